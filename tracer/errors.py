@@ -1,0 +1,109 @@
+"""Errors shared by the front end and the back end.
+
+`Status` is the small integer a compiled function returns: 0 for success, or which Python
+exception to raise. The exception type and message for each status are not typed in by hand:
+they are read off the running interpreter by evaluating a tiny Python expression that fails the
+same way (messages differ between CPython versions, e.g. ``float modulo`` vs ``float modulo by
+zero``), so compiled code always raises exactly what CPython raises.
+"""
+from __future__ import annotations
+
+import enum
+import linecache
+import math
+from dataclasses import dataclass
+
+
+class Status(enum.IntEnum):
+    OK = 0
+    FALLBACK = 1                      # the exact result needs Python (int past 64 bits, complex)
+    FLOAT_DIVISION_BY_ZERO = 2        # 1.0 / 0.0
+    FLOAT_FLOOR_DIVISION_BY_ZERO = 3  # 1.0 // 0.0
+    FLOAT_MODULO_BY_ZERO = 4          # 1.0 % 0.0
+    INT_DIVISION_BY_ZERO = 5          # 1 / 0
+    INT_FLOOR_DIVISION_BY_ZERO = 6    # 1 // 0
+    INT_MODULO_BY_ZERO = 7            # 1 % 0
+    ZERO_TO_NEGATIVE_POWER = 8        # 0.0 ** -1.0
+    POW_OVERFLOW = 9                  # 10.0 ** 400.0
+    MATH_DOMAIN = 10                  # math.sqrt(-1.0)
+    MATH_RANGE = 11                   # math.exp(1000.0)
+    FLOAT_INFINITY_TO_INT = 12        # int(inf)
+    FLOAT_NAN_TO_INT = 13             # int(nan)
+
+
+_PROBES = {
+    Status.FLOAT_DIVISION_BY_ZERO: lambda z: 1.0 / z,
+    Status.FLOAT_FLOOR_DIVISION_BY_ZERO: lambda z: 1.0 // z,
+    Status.FLOAT_MODULO_BY_ZERO: lambda z: 1.0 % z,
+    Status.INT_DIVISION_BY_ZERO: lambda z: 1 / int(z),
+    Status.INT_FLOOR_DIVISION_BY_ZERO: lambda z: 1 // int(z),
+    Status.INT_MODULO_BY_ZERO: lambda z: 1 % int(z),
+    Status.ZERO_TO_NEGATIVE_POWER: lambda z: z ** -1.0,
+    Status.POW_OVERFLOW: lambda z: 10.0 ** (400.0 + z),
+    Status.MATH_DOMAIN: lambda z: math.sqrt(z - 1.0),
+    Status.MATH_RANGE: lambda z: math.exp(1000.0 + z),
+    Status.FLOAT_INFINITY_TO_INT: lambda z: int(math.inf + z),
+    Status.FLOAT_NAN_TO_INT: lambda z: int(math.nan + z),
+}
+
+
+def _probe(status: Status) -> tuple[type[BaseException], str]:
+    try:
+        _PROBES[status](0.0)
+    except Exception as exc:  # the probe exists to fail
+        return type(exc), str(exc)
+    raise AssertionError(f"probe for {status.name} did not fail")
+
+
+# status -> (exception class, message), as this interpreter raises them
+STATUS_EXCEPTIONS: dict[Status, tuple[type[BaseException], str]] = {s: _probe(s) for s in _PROBES}
+
+
+def exception_for(status: int) -> BaseException:
+    """The exception CPython would raise for a failing status."""
+    exc_type, message = STATUS_EXCEPTIONS[Status(status)]
+    return exc_type(message)
+
+
+class OpFailure(Exception):
+    """Raised by an op's Python evaluator where the compiled op returns a failing status."""
+
+    def __init__(self, status: Status):
+        super().__init__(status.name)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """Where in the user's code an IR value (or an error) comes from."""
+    filename: str
+    lineno: int
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.lineno}"
+
+    @property
+    def source_line(self) -> str:
+        return linecache.getline(self.filename, self.lineno).strip()
+
+
+class TracerError(Exception):
+    """Something the tracer cannot compile. Names the user's file and line and quotes it."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None):
+        self.message = message
+        self.loc = loc
+        text = message
+        if loc is not None:
+            text = f"{loc}: {message}"
+            if loc.source_line:
+                text += f"\n    {loc.source_line}"
+        super().__init__(text)
+
+
+class UnsupportedError(TracerError):
+    """A Python construct the tracer does not handle (yet)."""
+
+
+class DataDependentControlFlow(UnsupportedError):
+    """A branch or loop condition that depends on a traced (runtime) value."""
