@@ -177,6 +177,8 @@ for _name, _py in [("lt", lambda a, b: a < b), ("le", lambda a, b: a <= b), ("gt
     _define(_name, f"comparison ({_name}); NaN compares unequal to everything", COMPARE, _py,
             commutative=_name in ("eq", "ne"))
 _define("not", "not a", _signature(((BOOL,), BOOL)), lambda a: not a)
+_define("select", "a if cond else b (both computed; no branch)",
+        _signature(*(((BOOL, t, t), t) for t in (F64, I64, BOOL))), lambda cond, a, b: a if cond else b)
 
 _define("to_f64", "float(a) for an i64 (round to nearest) or a bool",
         _signature(((I64,), F64), ((BOOL,), F64)), float)

@@ -1,0 +1,13 @@
+"""Builds the C extension tracer._frame; everything else is in pyproject.toml."""
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "tracer._frame",
+            sources=["tracer/_frame.c", "tracer/_dispatch.c"],
+            depends=["tracer/_dispatch.h"],
+            extra_compile_args=["-std=c99", "-Wall"],
+        )
+    ],
+)

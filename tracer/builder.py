@@ -1,0 +1,197 @@
+"""Builds IR while the symbolic interpreter runs, with Python's numeric semantics.
+
+Operands are either traced values (`ir.Value`, known only at run time) or trace-time constants
+(plain Python numbers). Two constants combine in Python right away (exact, big ints included);
+anything touching a traced value emits IR, converting operands the way CPython does
+(`int + float` converts the int; `True + 1` treats the bool as 1; `2 ** -1` is a float power).
+
+Every traced value also carries its *example*: its value for the arguments of the call being
+traced, evaluated with the op's reference semantics. When the tracer needs a concrete Python value
+(`range(n)`, an index, an `if` on an int) it `concretize`s: that is allowed for values computed
+only from int and bool arguments, and records a guard that those arguments keep their values.
+A branch on a float is data-dependent control flow, a clear error for now.
+"""
+from __future__ import annotations
+
+from bytecode import BinaryOp
+
+from . import ops
+from .errors import DataDependentControlFlow, OpFailure, SourceLoc, UnsupportedError
+from .ir import BOOL, F64, I64, Block, Function, ScalarType, Value, type_of_constant
+
+Operand = "Value | int | float | bool"
+_FAILED = object()  # example of a value whose op fails for the example arguments
+
+# BinaryOp -> (IR op, Python operator for constants)
+BINARY_OPS = {
+    BinaryOp.ADD: "add", BinaryOp.INPLACE_ADD: "add",
+    BinaryOp.SUBTRACT: "sub", BinaryOp.INPLACE_SUBTRACT: "sub",
+    BinaryOp.MULTIPLY: "mul", BinaryOp.INPLACE_MULTIPLY: "mul",
+    BinaryOp.TRUE_DIVIDE: "div", BinaryOp.INPLACE_TRUE_DIVIDE: "div",
+    BinaryOp.FLOOR_DIVIDE: "floordiv", BinaryOp.INPLACE_FLOOR_DIVIDE: "floordiv",
+    BinaryOp.REMAINDER: "mod", BinaryOp.INPLACE_REMAINDER: "mod",
+    BinaryOp.POWER: "pow", BinaryOp.INPLACE_POWER: "pow",
+}
+PYTHON_BINARY = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b, "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b,
+    "pow": lambda a, b: a ** b,
+}
+PYTHON_COMPARE = {
+    "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+}
+NUMBER_TYPES = (bool, int, float)
+
+
+def is_number(x) -> bool:
+    return isinstance(x, NUMBER_TYPES)
+
+
+def is_traced(x) -> bool:
+    return isinstance(x, Value)
+
+
+class GraphBuilder:
+    def __init__(self, name: str):
+        self.name = name
+        self.params: list[Value] = []
+        self.block = Block()
+        self.examples: dict[Value, object] = {}
+        self.loc: SourceLoc | None = None       # the user's line being traced
+        self.pinned: dict[Value, object] = {}   # params whose value the trace depends on
+
+    # ------------------------------------------------------------------ building blocks
+    def add_param(self, name: str, type: ScalarType, example) -> Value:
+        p = Value("param", (), type, {"index": len(self.params)}, loc=self.loc, name=name)
+        self.params.append(p)
+        self.examples[p] = example
+        return p
+
+    def emit(self, op: str, args: tuple[Value, ...], **attrs) -> Value:
+        opdef = ops.OPS[op]
+        result_type = opdef.result_type(tuple(a.type for a in args), attrs)
+        v = Value(op, args, result_type, attrs, loc=self.loc)
+        self.block.values.append(v)
+        operands = [self.examples[a] for a in args]
+        if any(x is _FAILED for x in operands):
+            self.examples[v] = _FAILED
+        else:
+            try:
+                self.examples[v] = ops.evaluate(v, operands)
+            except OpFailure:
+                self.examples[v] = _FAILED
+        return v
+
+    def const(self, x) -> Value:
+        return self.emit("const", (), value=x)
+
+    def value(self, x) -> Value:
+        """A traced value for an operand (constants become `const` ops)."""
+        return x if is_traced(x) else self.const(x)
+
+    def finish(self, result: Value) -> Function:
+        """The traced function: pinned params are replaced by their constant values."""
+        fn = Function(self.name, list(self.params), self.block)
+        fn.body.results = [result]
+        for p, example in self.pinned.items():
+            c = Value("const", (), p.type, {"value": example}, loc=p.loc)
+            fn.body.values.insert(0, c)
+            fn.replace_all_uses(p, c)
+        fn.params = [p for p in fn.params if p not in self.pinned]
+        for i, p in enumerate(fn.params):
+            p.attrs["index"] = i
+        return fn
+
+    # --------------------------------------------------------------- Python number semantics
+    @staticmethod
+    def kind(x) -> ScalarType:
+        return x.type if is_traced(x) else type_of_constant(x)
+
+    def convert(self, x, to: ScalarType) -> Value:
+        """Convert an operand to `to` the way Python's numeric tower does (bool < int < float)."""
+        if not is_traced(x):
+            return self.const(float(x) if to == F64 else int(x) if to == I64 else bool(x))
+        if x.type == to:
+            return x
+        if to == F64:
+            return self.emit("to_f64", (x,))
+        if to == I64 and x.type == BOOL:
+            return self.emit("to_i64", (x,))
+        raise AssertionError(f"no implicit conversion from {x.type} to {to}")
+
+    def _numeric(self, x, what: str) -> ScalarType:
+        if is_traced(x) or is_number(x):
+            return self.kind(x)
+        raise UnsupportedError(f"{what} of a {type(x).__name__} is not supported", self.loc)
+
+    def binary(self, op: str, a, b):
+        """a <op> b for op in add sub mul div floordiv mod pow."""
+        if not is_traced(a) and not is_traced(b):
+            return PYTHON_BINARY[op](a, b)
+        ka, kb = self._numeric(a, op), self._numeric(b, op)
+        if F64 in (ka, kb):
+            common = F64
+        elif op == "pow" and not is_traced(b) and b < 0:
+            common = F64       # int ** negative int is computed as a float power by CPython
+        else:
+            common = I64
+        return self.emit(op, (self.convert(a, common), self.convert(b, common)))
+
+    def compare(self, op: str, a, b):
+        if not is_traced(a) and not is_traced(b):
+            return PYTHON_COMPARE[op](a, b)
+        ka, kb = self._numeric(a, "comparison"), self._numeric(b, "comparison")
+        common = F64 if F64 in (ka, kb) else (BOOL if ka == kb == BOOL else I64)
+        return self.emit(op, (self.convert(a, common), self.convert(b, common)))
+
+    def negate(self, a):
+        if not is_traced(a):
+            return -a
+        return self.emit("neg", (self.convert(a, I64 if a.type == BOOL else a.type),))
+
+    def positive(self, a):
+        if not is_traced(a):
+            return +a
+        return self.convert(a, I64) if a.type == BOOL else a
+
+    def absolute(self, a):
+        if not is_traced(a):
+            return abs(a)
+        return self.emit("abs", (self.convert(a, I64 if a.type == BOOL else a.type),))
+
+    def truth(self, a):
+        """bool(a), traced or not."""
+        if not is_traced(a):
+            return bool(a)
+        return a if a.type == BOOL else self.emit("to_bool", (a,))
+
+    def logical_not(self, a):
+        t = self.truth(a)
+        return (not t) if not is_traced(t) else self.emit("not", (t,))
+
+    # ------------------------------------------------------------------ concrete values
+    def concretize(self, x, why: str):
+        """The Python value of `x` for this trace, guarding the arguments it depends on."""
+        if not is_traced(x):
+            return x
+        deps, stack, seen = [], [x], set()
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v.op == "param":
+                deps.append(v)
+            stack.extend(v.args)
+        floats = [p.name for p in deps if p.type == F64]
+        if floats:
+            raise DataDependentControlFlow(
+                f"data-dependent control flow is not supported yet: {why} depends on the value of "
+                f"float argument(s) {', '.join(floats)}", self.loc)
+        example = self.examples[x]
+        if example is _FAILED:
+            raise UnsupportedError(f"{why} needs a value whose computation fails for these arguments", self.loc)
+        for p in deps:
+            self.pinned[p] = self.examples[p]
+        return example

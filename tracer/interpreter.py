@@ -1,0 +1,373 @@
+"""The symbolic bytecode interpreter: runs a function's bytecode with traced values, emitting IR.
+
+`trace_frame` is the entry: given a code object and the real arguments of a call (handed over by
+the PEP 523 hook), it runs the bytecode instruction by instruction on a `SymbolicFrame`.
+Arithmetic on traced values goes to the `GraphBuilder`; everything known at trace time (ints
+from `range`, list lengths, branches on constants) is simply executed, so loops over known ranges
+unroll and calls to other Python functions are inlined (a new `SymbolicFrame`).
+
+Opcode handlers live in `tracer/opcodes/`, one mixin per family; the handler for an instruction
+is the method `op_<NAME>`. An instruction without a handler is an `UnsupportedError` naming it and
+the user's line.
+"""
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass
+
+from bytecode import Bytecode, Instr, Label
+
+from .builder import GraphBuilder, is_number, is_traced
+from .errors import SourceLoc, UnsupportedError
+from .ir import I64_MAX, I64_MIN, Function, Value
+from .objects import NULL, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction
+from .opcodes.calls import CallOps
+from .opcodes.containers import ContainerOps
+from .opcodes.control import ControlFlowOps
+from .opcodes.numbers import NumberOps
+from .opcodes.stack import StackOps
+from .sources import ArgSource, BindingGuard, RootSource, Source, StructureGuard, ValueGuard
+from . import library
+
+PY311 = sys.version_info[:2] == (3, 11)
+MAX_INSTRUCTIONS = 2_000_000   # a trace this long is almost certainly an endless trace-time loop
+MAX_INLINE_DEPTH = 64
+CO_GENERATOR = 0x20
+CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
+IMMUTABLE_CONSTANTS = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type,
+                       str, bytes, type(None), type(Ellipsis), range, types.MethodType)
+
+_BYTECODE_CACHE: dict[types.CodeType, tuple[list, dict]] = {}
+
+
+def instructions_of(code: types.CodeType) -> tuple[list, dict]:
+    """The `bytecode` package's abstract instructions of `code`, and each label's position."""
+    cached = _BYTECODE_CACHE.get(code)
+    if cached is None:
+        instrs = list(Bytecode.from_code(code))
+        labels = {item: i for i, item in enumerate(instrs) if isinstance(item, Label)}
+        cached = _BYTECODE_CACHE[code] = (instrs, labels)
+    return cached
+
+
+@dataclass
+class Trace:
+    """What one trace produced: the IR and everything the call depended on."""
+    function: Function
+    leaves: list[tuple[Source, Value]]      # each IR parameter and where to load it per call
+    pins: list[ValueGuard]                  # int/bool inputs the trace used as constants
+    structure_guards: list[StructureGuard]
+    binding_guards: list[BindingGuard]
+    nargs: int
+
+
+class Tracer:
+    """State shared by every frame of one trace: the IR builder, the inputs and the guards."""
+
+    def __init__(self, name: str):
+        self.builder = GraphBuilder(name)
+        self.leaves: dict[str, tuple[Source, Value]] = {}
+        self.structure_guards: list[StructureGuard] = []
+        self.binding_guards: dict[tuple, BindingGuard] = {}
+        self.identity_guards: list[ValueGuard] = []
+        self.call_stack: list[types.CodeType] = []
+        self.steps = 0
+
+    @property
+    def loc(self) -> SourceLoc | None:
+        return self.builder.loc
+
+    def error(self, message: str) -> UnsupportedError:
+        return UnsupportedError(message, self.loc)
+
+    # ------------------------------------------------------------------ inputs
+    def wrap(self, obj, source: Source):
+        """The symbolic value of an object read from a mutable place (argument, list, attribute)."""
+        if type(obj) in (float, int, bool):
+            key = str(source)
+            if key not in self.leaves:
+                if type(obj) is int and not I64_MIN <= obj <= I64_MAX:
+                    raise self.error(f"{key} is an int beyond 64 bits ({obj}); compiled code uses 64-bit ints")
+                param = self.builder.add_param(key, self.builder.kind(obj), obj)
+                self.leaves[key] = (source, param)
+            return self.leaves[key][1]
+        if type(obj) in (list, tuple):
+            self.structure_guards.append(StructureGuard(source, type(obj), len(obj)))
+            return ExternalList(self, obj, source)
+        if isinstance(obj, IMMUTABLE_CONSTANTS) or obj is None:
+            self.identity_guards.append(ValueGuard(source, obj))
+            return obj
+        if hasattr(obj, "__dict__") and type(obj).__module__ not in ("builtins", "numpy"):
+            self.structure_guards.append(StructureGuard(source, type(obj)))
+            return ExternalObject(self, obj, source)
+        raise self.error(f"{source} is a {type(obj).__name__}, which traced code does not support yet")
+
+    def constant(self, obj, label: str):
+        """The symbolic value of an object bound to a global or closure cell (binding is guarded)."""
+        if type(obj) in (float, int, bool) or isinstance(obj, IMMUTABLE_CONSTANTS) or obj is None:
+            return obj
+        if type(obj) is tuple and all(type(x) in (float, int, bool, tuple) for x in obj):
+            return tuple(self.constant(x, label) for x in obj)
+        return self.wrap(obj, RootSource(obj, label))
+
+    def guard_binding(self, namespace, key, expected, label):
+        self.binding_guards.setdefault((id(namespace), key), BindingGuard(namespace, key, expected, label))
+
+    def read_global(self, globals: dict, builtins: dict, name: str):
+        from .sources import ABSENT
+        if name in globals:
+            value = globals[name]
+            self.guard_binding(globals, name, value, f"globals()[{name!r}] is <{type(value).__name__}>")
+            return self.constant(value, name)
+        if name in builtins:
+            value = builtins[name]
+            self.guard_binding(globals, name, ABSENT, f"{name!r} not in globals()")
+            self.guard_binding(builtins, name, value, f"builtins[{name!r}] is {value!r}")
+            return self.constant(value, name)
+        raise NameError(f"name '{name}' is not defined")
+
+    def closure_cell(self, cell, name: str) -> Cell:
+        try:
+            contents = cell.cell_contents
+        except ValueError:
+            return Cell(NULL)
+        self.guard_binding(cell, None, contents, f"closure cell {name!r} is <{type(contents).__name__}>")
+        return Cell(self.constant(contents, name))
+
+    def class_attribute(self, ext: ExternalObject, name: str):
+        """An attribute found on an external object's class: methods bind, properties run."""
+        for klass in type(ext.obj).__mro__:
+            if name in klass.__dict__:
+                raw = klass.__dict__[name]
+                break
+        else:
+            raise AttributeError(f"'{type(ext.obj).__name__}' object has no attribute '{name}'")
+        if isinstance(raw, types.FunctionType):
+            return BoundMethod(raw, ext)
+        if isinstance(raw, property) and raw.fget is not None:
+            return self.call(raw.fget, [ext], {})
+        if isinstance(raw, staticmethod):
+            return raw.__func__
+        if type(raw) in (float, int, bool) or isinstance(raw, IMMUTABLE_CONSTANTS):
+            return raw   # class attributes are constants: the class itself is guarded
+        raise self.error(f"attribute {name!r} of class {type(ext.obj).__name__} is not supported")
+
+    # ------------------------------------------------------------------ calls
+    def call(self, fn, args: list, kwargs: dict):
+        if isinstance(fn, BoundMethod):
+            return self.call(fn.function, [fn.self_obj, *args], kwargs)
+        if isinstance(fn, SymbolicFunction):
+            return self.inline(fn.code, fn.globals, fn.globals.get("__builtins__", {}), fn.name,
+                               args, kwargs, fn.defaults, fn.kwdefaults, dict(zip(fn.code.co_freevars, fn.closure)))
+        if isinstance(fn, types.FunctionType):
+            cells = {name: self.closure_cell(c, name) for name, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())}
+            defaults = tuple(self.constant(d, f"{fn.__name__} default") for d in fn.__defaults__ or ())
+            kwdefaults = {k: self.constant(v, k) for k, v in (fn.__kwdefaults__ or {}).items()}
+            return self.inline(fn.__code__, fn.__globals__, fn.__builtins__, fn.__qualname__, args, kwargs,
+                               defaults, kwdefaults, cells)
+        if isinstance(fn, types.MethodType):
+            return self.call(fn.__func__, [self.constant(fn.__self__, "self"), *args], kwargs)
+        if isinstance(fn, ExternalObject):
+            return self.call(self.class_attribute(fn, "__call__"), args, kwargs)
+        implementation = library.lookup(fn)
+        if implementation is not None:
+            return implementation(self, *args, **kwargs)
+        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) is list and not isinstance(fn.__self__, ExternalList):
+            return fn(*args, **kwargs)   # list.append etc. on a list built inside the trace
+        if isinstance(fn, type) and issubclass(fn, BaseException) and all(is_number(a) or isinstance(a, str) for a in args):
+            return fn(*args)
+        raise self.error(f"calling {describe(fn)} is not supported")
+
+    def inline(self, code, globals, builtins, name, args, kwargs, defaults, kwdefaults, cells):
+        if code in self.call_stack:
+            raise self.error(f"recursive call to {name}() is not supported yet")
+        if len(self.call_stack) >= MAX_INLINE_DEPTH:
+            raise self.error("calls nested too deeply to inline")
+        local_values = bind_arguments(code, name, args, kwargs, defaults, kwdefaults)
+        if isinstance(builtins, types.ModuleType):
+            builtins = builtins.__dict__
+        frame = SymbolicFrame(self, code, globals, builtins, local_values, cells)
+        caller_loc = self.builder.loc
+        self.call_stack.append(code)
+        try:
+            return frame.run()
+        finally:
+            self.call_stack.pop()
+            self.builder.loc = caller_loc
+
+    def step(self):
+        self.steps += 1
+        if self.steps > MAX_INSTRUCTIONS:
+            raise self.error(f"trace exceeded {MAX_INSTRUCTIONS} bytecode instructions (an endless loop?)")
+
+    # ------------------------------------------------------------------ results
+    def result_value(self, obj) -> Value:
+        """The IR value of what the traced function returns."""
+        b = self.builder
+        if is_traced(obj):
+            return obj
+        if is_number(obj):
+            if type(obj) is int and not I64_MIN <= obj <= I64_MAX:
+                raise self.error("the function returns an int beyond 64 bits")
+            return b.const(obj)
+        if isinstance(obj, tuple):
+            return b.emit("tuple", tuple(self.result_value(x) for x in obj))
+        if isinstance(obj, ExternalList) and isinstance(obj.obj, tuple):
+            return b.emit("tuple", tuple(self.result_value(x) for x in obj.items()))
+        raise self.error(f"returning {describe(obj)} is not supported (return numbers or tuples of numbers)")
+
+
+def describe(obj) -> str:
+    if isinstance(obj, Value):
+        return f"a traced {obj.type} value"
+    if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)):
+        module = getattr(obj, "__module__", None)
+        return f"{module + '.' if module and module != 'builtins' else ''}{obj.__qualname__}()"
+    if isinstance(obj, type):
+        return f"class {obj.__qualname__}"
+    if isinstance(obj, (ExternalList, ExternalObject)):
+        return repr(obj)
+    return f"a {type(obj).__name__}"
+
+
+def bind_arguments(code, name, args, kwargs, defaults, kwdefaults) -> dict:
+    """Python's argument binding for an inlined call: a dict of the callee's argument locals."""
+    n_pos = code.co_argcount
+    n_kwonly = code.co_kwonlyargcount
+    names = code.co_varnames
+    pos_names = names[:n_pos]
+    kwonly_names = names[n_pos:n_pos + n_kwonly]
+    values: dict = {}
+    has_varargs = bool(code.co_flags & CO_VARARGS)
+    has_varkw = bool(code.co_flags & CO_VARKEYWORDS)
+    if len(args) > n_pos and not has_varargs:
+        raise TypeError(f"{name}() takes {n_pos} positional arguments but {len(args)} were given")
+    for n, a in zip(pos_names, args):
+        values[n] = a
+    extra_kw = {}
+    for k, v in kwargs.items():
+        if k in pos_names[code.co_posonlyargcount:] or k in kwonly_names:
+            if k in values:
+                raise TypeError(f"{name}() got multiple values for argument '{k}'")
+            values[k] = v
+        elif has_varkw:
+            extra_kw[k] = v
+        else:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+    first_default = n_pos - len(defaults)
+    for i, n in enumerate(pos_names):
+        if n not in values:
+            if i >= first_default:
+                values[n] = defaults[i - first_default]
+            else:
+                raise TypeError(f"{name}() missing required positional argument: '{n}'")
+    for n in kwonly_names:
+        if n not in values:
+            if n not in kwdefaults:
+                raise TypeError(f"{name}() missing required keyword-only argument: '{n}'")
+            values[n] = kwdefaults[n]
+    index = n_pos + n_kwonly
+    if has_varargs:
+        values[names[index]] = tuple(args[n_pos:])
+        index += 1
+    if has_varkw:
+        values[names[index]] = extra_kw
+    return values
+
+
+class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps):
+    """One Python frame being interpreted symbolically."""
+
+    def __init__(self, tracer: Tracer, code, globals, builtins, local_values: dict, cells: dict):
+        self.tracer = tracer
+        self.builder: GraphBuilder = tracer.builder
+        self.code = code
+        self.globals = globals
+        self.builtins = builtins
+        self.locals: dict = dict(local_values)
+        self.cells: dict[str, Cell] = dict(cells)
+        self.stack: list = []
+        self.instrs, self.labels = instructions_of(code)
+        self.pc = 0
+        self.kw_names: tuple = ()
+        self.is_generator = bool(code.co_flags & CO_GENERATOR)
+        self.yielded: list = []
+        self.return_value = NULL
+        self.lineno = code.co_firstlineno
+
+    def run(self):
+        while self.return_value is NULL:
+            instr = self.instrs[self.pc]
+            self.pc += 1
+            if not isinstance(instr, Instr):
+                continue            # labels, TryBegin/TryEnd, SetLineno
+            if instr.lineno is not None:
+                self.lineno = instr.lineno
+            self.builder.loc = SourceLoc(self.code.co_filename, self.lineno)
+            self.tracer.step()
+            handler = getattr(self, "op_" + instr.name, None)
+            if handler is None:
+                raise self.tracer.error(unsupported_instruction(instr.name))
+            handler(instr)
+        if self.is_generator:
+            return iter(self.yielded)
+        return self.return_value
+
+    def jump(self, label):
+        self.pc = self.labels[label]
+
+    def push(self, *values):
+        self.stack.extend(values)
+
+    def pop(self):
+        return self.stack.pop()
+
+    def popn(self, n: int) -> list:
+        if n == 0:
+            return []
+        values = self.stack[-n:]
+        del self.stack[-n:]
+        return values
+
+
+_UNSUPPORTED_NAMES = {
+    "BUILD_MAP": "a dict display", "BUILD_SET": "a set display", "FORMAT_VALUE": "an f-string",
+    "BUILD_STRING": "an f-string", "STORE_ATTR": "assigning an attribute", "STORE_GLOBAL": "assigning a global",
+    "IMPORT_NAME": "an import", "SETUP_WITH": "a with statement", "BEFORE_WITH": "a with statement",
+    "PUSH_EXC_INFO": "try/except", "CHECK_EXC_MATCH": "try/except", "YIELD_VALUE": "yield",
+    "DELETE_SUBSCR": "del x[i]", "STORE_SUBSCR": "item assignment", "BUILD_CONST_KEY_MAP": "a dict display",
+    "DICT_MERGE": "**kwargs in a call", "GET_AWAITABLE": "await",
+}
+
+
+def unsupported_instruction(name: str) -> str:
+    what = _UNSUPPORTED_NAMES.get(name)
+    return f"{what} ({name}) is not supported" if what else f"the bytecode instruction {name} is not supported"
+
+
+def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name: str) -> Trace:
+    """Trace one call: `args` are the frame's arguments as bound by CPython (positional order)."""
+    tracer = Tracer(name)
+    tracer.builder.loc = SourceLoc(code.co_filename, code.co_firstlineno)
+    if code.co_flags & CO_VARKEYWORDS:
+        raise tracer.error(f"{name}() takes **kwargs, which traced functions do not support yet")
+    if code.co_flags & CO_GENERATOR:
+        raise tracer.error(f"{name}() is a generator, which cannot be compiled")
+    local_values = {}
+    for i, arg in enumerate(args):
+        arg_name = code.co_varnames[i]
+        local_values[arg_name] = tracer.wrap(arg, ArgSource(i, arg_name))
+    cells = {n: tracer.closure_cell(c, n) for n, c in zip(code.co_freevars, closure or ())}
+    if isinstance(builtins, types.ModuleType):
+        builtins = builtins.__dict__
+    frame = SymbolicFrame(tracer, code, globals, builtins, local_values, cells)
+    tracer.call_stack.append(code)
+    result = tracer.result_value(frame.run())
+    fn = tracer.builder.finish(result)
+    fn.loc = SourceLoc(code.co_filename, code.co_firstlineno)
+    param_sources = {param: source for source, param in tracer.leaves.values()}
+    leaves = [(param_sources[p], p) for p in fn.params]
+    pins = [ValueGuard(param_sources[p], value) for p, value in tracer.builder.pinned.items()]
+    return Trace(fn, leaves, pins + tracer.identity_guards, tracer.structure_guards,
+                 list(tracer.binding_guards.values()), len(args))

@@ -1,0 +1,309 @@
+"""What calls to Python's builtins and `math` functions mean inside a trace.
+
+Each entry maps a real Python callable (the object itself, e.g. `math.sqrt`) to a function
+`(tracer, *args, **kwargs) -> symbolic result`. On trace-time constants they simply call the real
+function (exact Python semantics, errors included); on traced values they emit IR following
+CPython's implementation (argument conversions, `sum`'s summation algorithm, `max`'s ordering).
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import sys
+
+from .builder import is_number, is_traced
+from .ir import BOOL, F64, I64
+from .objects import ExternalList
+
+_TABLE: dict = {}
+
+
+def lookup(fn):
+    try:
+        return _TABLE.get(fn)
+    except TypeError:   # unhashable callables are never library functions
+        return None
+
+
+def implements(*functions):
+    def register(impl):
+        for f in functions:
+            _TABLE[f] = impl
+        return impl
+    return register
+
+
+def _all_constant(args) -> bool:
+    return not any(is_traced(a) or isinstance(a, ExternalList) for a in args)
+
+
+def _number(tracer, x, what: str):
+    if is_traced(x) or is_number(x):
+        return x
+    raise tracer.error(f"{what} of {type(x).__name__} is not supported")
+
+
+def _as_float(tracer, x, what):
+    """CPython's float conversion for math functions' arguments."""
+    x = _number(tracer, x, what)
+    return tracer.builder.convert(x, F64) if is_traced(x) else float(x)
+
+
+# ---------------------------------------------------------------------------------- math
+def _math_unary(name: str):
+    real = getattr(math, name)
+
+    def impl(tracer, x):
+        if _all_constant([x]):
+            return real(x)
+        return tracer.builder.emit(name, (_as_float(tracer, x, f"math.{name}()"),))
+    return impl
+
+
+for _name in ["sqrt", "exp", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos",
+              "atan", "sinh", "cosh", "tanh", "fabs"]:
+    _TABLE[getattr(math, _name)] = _math_unary(_name)
+
+
+def _math_binary(name: str, op: str):
+    real = getattr(math, name)
+
+    def impl(tracer, x, y):
+        if _all_constant([x, y]):
+            return real(x, y)
+        b = tracer.builder
+        return b.emit(op, (b.value(_as_float(tracer, x, name)), b.value(_as_float(tracer, y, name))))
+    return impl
+
+
+for _name, _op in [("atan2", "atan2"), ("copysign", "copysign"), ("fmod", "fmod"), ("pow", "math_pow")]:
+    _TABLE[getattr(math, _name)] = _math_binary(_name, _op)
+
+
+@implements(math.hypot)
+def _hypot(tracer, *args):
+    if _all_constant(args):
+        return math.hypot(*args)
+    if len(args) != 2:
+        raise tracer.error("math.hypot() of traced values takes exactly two arguments here")
+    return _math_binary("hypot", "hypot")(tracer, *args)
+
+
+@implements(math.log)
+def _log(tracer, x, base=None):
+    if _all_constant([x, base]):
+        return math.log(x) if base is None else math.log(x, base)
+    b = tracer.builder
+    num = b.emit("log", (b.value(_as_float(tracer, x, "math.log()")),))
+    if base is None:
+        return num
+    den = b.emit("log", (b.value(_as_float(tracer, base, "math.log()")),))
+    return b.emit("div", (num, den))   # CPython divides the two logs: log(x, 1) is a ZeroDivisionError
+
+
+def _rounding(name: str, op: str):
+    real = getattr(math, name)
+
+    def impl(tracer, x):
+        if _all_constant([x]):
+            return real(x)
+        b = tracer.builder
+        if x.type == F64:
+            return b.emit("to_i64", (b.emit(op, (x,)),))
+        return b.convert(x, I64)       # math.floor(int) is the int itself
+    return impl
+
+
+for _name in ["floor", "ceil", "trunc"]:
+    _TABLE[getattr(math, _name)] = _rounding(_name, _name)
+
+
+def _predicate(name: str):
+    real = getattr(math, name)
+
+    def impl(tracer, x):
+        if _all_constant([x]):
+            return real(x)
+        if x.type != F64:
+            return real(0.0)           # an int converted to float is finite and a number
+        return tracer.builder.emit(name, (x,))
+    return impl
+
+
+for _name in ["isnan", "isinf", "isfinite"]:
+    _TABLE[getattr(math, _name)] = _predicate(_name)
+
+
+# ------------------------------------------------------------------------------ builtins
+@implements(builtins.abs)
+def _abs(tracer, x):
+    return tracer.builder.absolute(_number(tracer, x, "abs()"))
+
+
+@implements(builtins.float)
+def _float(tracer, x=0.0):
+    if _all_constant([x]):
+        return float(x)
+    return tracer.builder.convert(_number(tracer, x, "float()"), F64)
+
+
+@implements(builtins.int)
+def _int(tracer, x=0, *base):
+    if _all_constant([x, *base]):
+        return int(x, *base)
+    x = _number(tracer, x, "int()")
+    if x.type == I64:
+        return x
+    return tracer.builder.emit("to_i64", (x,))
+
+
+@implements(builtins.bool)
+def _bool(tracer, x=False):
+    if _all_constant([x]):
+        return bool(x)
+    return tracer.builder.truth(_number(tracer, x, "bool()"))
+
+
+@implements(builtins.round)
+def _round(tracer, x, ndigits=None):
+    if _all_constant([x, ndigits]):
+        return round(x, ndigits)
+    if ndigits is not None:
+        raise tracer.error("round(x, ndigits) of a traced value is not supported yet")
+    x = _number(tracer, x, "round()")
+    b = tracer.builder
+    if x.type == F64:
+        return b.emit("to_i64", (b.emit("round_even", (x,)),))
+    return b.convert(x, I64)
+
+
+@implements(builtins.pow)
+def _pow(tracer, base, exp, mod=None):
+    if mod is not None:
+        raise tracer.error("pow() with a modulus is not supported")
+    return tracer.builder.binary("pow", base, exp)
+
+
+def _extremum(op: str, real):
+    def impl(tracer, *args, **kwargs):
+        if kwargs:
+            raise tracer.error(f"{real.__name__}() with key= or default= is not supported")
+        items = args if len(args) != 1 else tracer_items(tracer, args[0])
+        if not items:
+            raise ValueError(f"{real.__name__}() arg is an empty sequence")
+        if _all_constant(items):
+            return real(items)
+        b = tracer.builder
+        kinds = {b.kind(_number(tracer, x, f"{real.__name__}()")) for x in items}
+        if len(kinds) > 1:
+            # max(0, x) returns the int 0 or the float x depending on x: no single static type
+            raise tracer.error(f"{real.__name__}() of mixed {'/'.join(sorted(map(str, kinds)))} values has a "
+                               f"value-dependent type; make the constants floats (e.g. 0.0)")
+        result = items[0]
+        for x in items[1:]:
+            result = b.emit(op, (b.value(result), b.value(x)))
+        return result
+    return impl
+
+
+_TABLE[builtins.max] = _extremum("max", max)
+_TABLE[builtins.min] = _extremum("min", min)
+
+
+def tracer_items(tracer, x) -> list:
+    if isinstance(x, ExternalList):
+        return x.items()
+    if is_traced(x):
+        raise tracer.error("iterating over a traced number is not possible")
+    return list(x)
+
+
+@implements(builtins.sum)
+def _sum(tracer, iterable, start=0):
+    items = tracer_items(tracer, iterable)
+    if _all_constant([start, *items]):
+        return sum(items, start)
+    return _sum_like_cpython(tracer, items, start)
+
+
+def _sum_like_cpython(tracer, items, start):
+    """CPython's sum(): exact int adds; the first float is added to that int sum, then the rest
+    go through plain float adds (3.11) or Neumaier compensated summation (3.12+)."""
+    b = tracer.builder
+    result = start
+    i = 0
+    while i < len(items) and b.kind(result) != F64:   # int phase (bools count as ints)
+        result = b.binary("add", result, _number(tracer, items[i], "sum()"))
+        i += 1
+    if i == len(items):
+        return result
+    if sys.version_info < (3, 12):
+        for item in items[i:]:
+            result = b.binary("add", result, _number(tracer, item, "sum()"))
+        return result
+    f, c = b.value(result), b.const(0.0)
+    for item in items[i:]:
+        item = _number(tracer, item, "sum()")
+        if b.kind(item) != F64:
+            f = b.binary("add", f, item)     # ints are added without compensation
+            continue
+        t = b.emit("add", (f, item))
+        big_f = b.emit("ge", (b.emit("fabs", (f,)), b.emit("fabs", (item,))))
+        c = b.emit("add", (c, b.emit("select", (big_f, b.emit("add", (b.emit("sub", (f, t)), item)),
+                                                 b.emit("add", (b.emit("sub", (item, t)), f))))))
+        f = t
+    # CPython adds the compensation only when it is nonzero and finite
+    use_c = b.emit("select", (b.emit("ne", (c, b.const(0.0))), b.emit("isfinite", (c,)), b.const(False)))
+    return b.emit("select", (use_c, b.emit("add", (f, c)), f))
+
+
+@implements(builtins.len)
+def _len(tracer, x):
+    if isinstance(x, ExternalList):
+        return len(x)
+    if is_traced(x):
+        raise TypeError(f"object of type '{'float' if x.type == F64 else 'int'}' has no len()")
+    return len(x)
+
+
+@implements(builtins.range)
+def _range(tracer, *args):
+    return range(*(tracer.builder.concretize(a, "range()") for a in args))
+
+
+@implements(builtins.zip)
+def _zip(tracer, *iterables, strict=False):
+    return iter(list(zip(*(tracer_items(tracer, x) for x in iterables), strict=strict)))
+
+
+@implements(builtins.enumerate)
+def _enumerate(tracer, iterable, start=0):
+    return iter(list(enumerate(tracer_items(tracer, iterable), tracer.builder.concretize(start, "enumerate()"))))
+
+
+@implements(builtins.reversed)
+def _reversed(tracer, seq):
+    return iter(list(reversed(tracer_items(tracer, seq))))
+
+
+@implements(builtins.list)
+def _list(tracer, iterable=()):
+    return tracer_items(tracer, iterable)
+
+
+@implements(builtins.tuple)
+def _tuple(tracer, iterable=()):
+    return tuple(tracer_items(tracer, iterable))
+
+
+@implements(builtins.isinstance)
+def _isinstance(tracer, obj, classinfo):
+    if is_traced(obj):
+        python_type = {F64: float, I64: int, BOOL: bool}[obj.type]
+        return issubclass(python_type, classinfo)
+    if isinstance(obj, ExternalList):
+        return isinstance(obj.obj, classinfo)
+    from .objects import ExternalObject
+    if isinstance(obj, ExternalObject):
+        return isinstance(obj.obj, classinfo)
+    return isinstance(obj, classinfo)

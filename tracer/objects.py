@@ -1,0 +1,90 @@
+"""The symbolic stand-ins the interpreter keeps on its stack besides IR values and constants.
+
+- `ExternalList`: a list or tuple that came from outside the traced code (an argument, or an
+  attribute of a user object). Its length is guarded; its items are loaded on every call.
+- `ExternalObject`: a user object (a micrograd-style `Neuron`); attribute reads are loaded on every
+  call, its class is guarded, and its methods are inlined with `self` bound to it.
+- `SymbolicFunction` / `BoundMethod`: functions made or looked up inside the trace, to inline.
+- `Cell`: a closure cell of a traced frame.
+Lists and tuples *built* inside the traced code are plain Python lists and tuples of symbolic items.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class _Null:
+    """CPython's NULL stack slot (pushed before a callable, or an unbound local)."""
+    def __repr__(self):
+        return "NULL"
+
+
+NULL = _Null()
+
+
+@dataclass(eq=False)
+class Cell:
+    contents: object = NULL
+
+
+class ExternalList:
+    """A list/tuple from outside the trace: guarded length, items loaded per call."""
+
+    def __init__(self, tracer, obj, source):
+        self.tracer, self.obj, self.source = tracer, obj, source
+        self._items: dict[int, object] = {}
+
+    def __len__(self):
+        return len(self.obj)
+
+    def item(self, index: int):
+        if index not in self._items:
+            from .sources import ItemSource
+            self._items[index] = self.tracer.wrap(self.obj[index], ItemSource(self.source, index))
+        return self._items[index]
+
+    def items(self) -> list:
+        return [self.item(i) for i in range(len(self.obj))]
+
+    def __repr__(self):
+        return f"<{type(self.obj).__name__} {self.source}>"
+
+
+class ExternalObject:
+    """A user object from outside the trace: guarded class, attributes loaded per call."""
+
+    def __init__(self, tracer, obj, source):
+        self.tracer, self.obj, self.source = tracer, obj, source
+        self._attrs: dict[str, object] = {}
+
+    def getattr(self, name: str):
+        if name in self._attrs:
+            return self._attrs[name]
+        from .sources import AttrSource
+        instance_dict = getattr(self.obj, "__dict__", {})
+        if name in instance_dict:
+            value = self.tracer.wrap(instance_dict[name], AttrSource(self.source, name))
+        else:
+            value = self.tracer.class_attribute(self, name)
+        self._attrs[name] = value
+        return value
+
+    def __repr__(self):
+        return f"<{type(self.obj).__name__} object {self.source}>"
+
+
+@dataclass(eq=False)
+class SymbolicFunction:
+    """A function object created by MAKE_FUNCTION inside the trace (a lambda, a comprehension)."""
+    code: object
+    globals: dict
+    name: str
+    defaults: tuple = ()
+    kwdefaults: dict = field(default_factory=dict)
+    closure: tuple = ()
+
+
+@dataclass(eq=False)
+class BoundMethod:
+    function: object   # a Python function or SymbolicFunction
+    self_obj: object

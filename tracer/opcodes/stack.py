@@ -1,0 +1,110 @@
+"""Opcode handlers: the value stack, local variables, cells, globals, constants, returns."""
+from __future__ import annotations
+
+from ..objects import NULL, Cell
+
+
+def _name(arg) -> str:
+    """Cell and free variables arrive as CellVar/FreeVar objects on 3.11, as names later."""
+    return getattr(arg, "name", arg)
+
+
+class StackOps:
+    # -- no-ops: they matter to CPython's own bookkeeping only
+    def op_RESUME(self, instr): pass
+    def op_NOP(self, instr): pass
+    def op_PRECALL(self, instr): pass
+    def op_CACHE(self, instr): pass
+    def op_COPY_FREE_VARS(self, instr): pass  # free cells are installed when the frame is made
+
+    def op_POP_TOP(self, instr):
+        self.pop()
+
+    def op_PUSH_NULL(self, instr):
+        self.push(NULL)
+
+    def op_COPY(self, instr):
+        self.push(self.stack[-instr.arg])
+
+    def op_SWAP(self, instr):
+        self.stack[-1], self.stack[-instr.arg] = self.stack[-instr.arg], self.stack[-1]
+
+    def op_LOAD_CONST(self, instr):
+        self.push(instr.arg)
+
+    def op_RETURN_VALUE(self, instr):
+        self.return_value = self.pop()
+
+    def op_RETURN_CONST(self, instr):
+        self.return_value = instr.arg
+
+    # -- locals
+    def load_local(self, name):
+        value = self.locals.get(name, NULL)
+        if value is NULL:
+            raise UnboundLocalError(f"cannot access local variable '{name}' where it is not associated with a value")
+        return value
+
+    def op_LOAD_FAST(self, instr):
+        self.push(self.load_local(instr.arg))
+
+    op_LOAD_FAST_CHECK = op_LOAD_FAST
+
+    def op_LOAD_FAST_LOAD_FAST(self, instr):
+        for name in instr.arg:
+            self.push(self.load_local(name))
+
+    def op_LOAD_FAST_AND_CLEAR(self, instr):
+        # 3.12+ inlined comprehensions save the outer variable (or NULL) and restore it later
+        self.push(self.locals.pop(instr.arg, NULL))
+
+    def op_STORE_FAST(self, instr):
+        value = self.pop()
+        if value is NULL:
+            self.locals.pop(instr.arg, None)
+        else:
+            self.locals[instr.arg] = value
+
+    def op_STORE_FAST_STORE_FAST(self, instr):
+        for name in instr.arg:
+            self.locals[name] = self.pop()
+
+    def op_STORE_FAST_LOAD_FAST(self, instr):
+        store, load = instr.arg
+        self.locals[store] = self.pop()
+        self.push(self.load_local(load))
+
+    def op_DELETE_FAST(self, instr):
+        self.load_local(instr.arg)
+        del self.locals[instr.arg]
+
+    # -- cells (closures)
+    def op_MAKE_CELL(self, instr):
+        name = _name(instr.arg)
+        if name not in self.cells:
+            self.cells[name] = Cell(self.locals.pop(name, NULL))
+
+    def op_LOAD_CLOSURE(self, instr):
+        self.push(self.cells[_name(instr.arg)])
+
+    def op_LOAD_DEREF(self, instr):
+        name = _name(instr.arg)
+        value = self.cells[name].contents
+        if value is NULL:
+            raise NameError(f"cannot access free variable '{name}' where it is not associated with a value in enclosing scope")
+        self.push(value)
+
+    def op_STORE_DEREF(self, instr):
+        self.cells[_name(instr.arg)].contents = self.pop()
+
+    # -- globals
+    def op_LOAD_GLOBAL(self, instr):
+        push_null, name = instr.arg if isinstance(instr.arg, tuple) else (False, instr.arg)
+        value = self.tracer.read_global(self.globals, self.builtins, name)
+        if push_null:
+            self.push(NULL)   # NULL-then-callable works for CALL on every version (see op_CALL)
+        self.push(value)
+
+    # -- calls' keyword names (3.11/3.12; 3.13 passes them on the stack to CALL_KW)
+    def op_KW_NAMES(self, instr):
+        self.kw_names = instr.arg

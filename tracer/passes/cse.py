@@ -1,0 +1,54 @@
+"""Common subexpression elimination: one value per (op, operands, attrs, type).
+
+A later duplicate is dropped and its uses go to the first occurrence. That is safe even for ops
+that may fail: the duplicate would fail exactly where the first one already did.
+"""
+from __future__ import annotations
+
+import struct
+
+from .. import ir
+from ..ops import OPS
+
+
+def constant_key(value: object) -> tuple:
+    """Equality for constants: same Python type and, for floats, the same bits.
+
+    So 0.0 and -0.0 differ (1/x tells them apart), a NaN equals a NaN with the same bits, and
+    True differs from 1 (bool and i64 are different IR types).
+    """
+    if isinstance(value, float):
+        return (float, struct.pack("<d", value))
+    return (type(value), value)
+
+
+def _attrs_key(v: ir.Value) -> tuple:
+    return tuple(sorted((k, constant_key(a)) for k, a in v.attrs.items()))
+
+
+def eliminate_common_subexpressions(fn: ir.Function) -> ir.Function:
+    out = ir.clone(fn)
+    position = {p: i for i, p in enumerate(out.params)}
+    first: dict[tuple, ir.Value] = {}      # key -> the value that computes it
+    replaced: dict[ir.Value, ir.Value] = {}
+    kept = []
+    for v in out.body.values:
+        v.args = tuple(replaced.get(a, a) for a in v.args)
+        position[v] = len(position)
+        if v.regions:                      # control flow (a later issue): never merged
+            kept.append(v)
+            continue
+        args = tuple(position[a] for a in v.args)
+        # a + b and b + a are the same value (for f64 only which NaN's bits come through may
+        # differ; Python promises nothing about NaN bits, and LLVM commutes these freely too)
+        if OPS[v.op].commutative:
+            args = tuple(sorted(args))
+        key = (v.op, args, _attrs_key(v), v.type)
+        if key in first:
+            replaced[v] = first[key]
+        else:
+            first[key] = v
+            kept.append(v)
+    out.body.values = kept
+    out.body.results = [replaced.get(r, r) for r in out.body.results]
+    return out
