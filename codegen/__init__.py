@@ -1,0 +1,16 @@
+"""The back end: typed IR (tracer.ir) -> LLVM IR -> native code, with a CPython entry point.
+
+    lower_function(fn, module, symbol)     the kernel (codegen.lower; one lowering per op)
+    lower_module(fn, entry_args)           kernel + CPython entry in one llvmlite module
+    optimize(module) / assembly(module)    O3 for the host, and its assembly text
+    compile_function(fn, entry_args, name) JIT in process -> CompiledFunction
+
+It reads only tracer.ir, tracer.ops and tracer.errors.
+"""
+from .jit import CompiledFunction, compile_function
+from .lower import LOWERINGS, lower_function
+from .module import entry_symbol, kernel_symbol, lower_module
+from .target import assembly, host_target_machine, optimize, parse
+
+__all__ = ["CompiledFunction", "compile_function", "LOWERINGS", "lower_function", "lower_module",
+           "kernel_symbol", "entry_symbol", "optimize", "assembly", "parse", "host_target_machine"]

@@ -17,6 +17,7 @@ from llvmlite import ir as ll
 
 from tracer import ir
 from tracer.errors import Status
+from tracer.ops import MATH_CAN_OVERFLOW, MATH_UNARY
 
 DOUBLE = ll.DoubleType()
 I1 = ll.IntType(1)
@@ -45,9 +46,10 @@ def kernel_type(fn: ir.Function) -> ll.FunctionType:
 class KernelBuilder:
     """Emits one kernel: the LLVM values of the IR values, and the early exits for failures."""
 
-    def __init__(self, module: ll.Module, function: ll.Function):
+    def __init__(self, module: ll.Module, function: ll.Function, n_params: int):
         self.module = module
         self.function = function
+        self.params = list(function.args[:n_params])
         self.builder = ll.IRBuilder(function.append_basic_block("entry"))
         self._status_blocks: dict[Status, ll.Block] = {}
 
@@ -350,11 +352,6 @@ def _to_bool(k, v, a):
 
 
 # ----------------------------------------------------------------------------- math functions
-MATH_UNARY = ["sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan",
-              "asin", "acos", "atan", "sinh", "cosh", "tanh"]
-MATH_CAN_OVERFLOW = {"exp", "expm1", "sinh", "cosh"}
-
-
 def _math_unary(name: str):
     """CPython's math_1: NaN from non-NaN is a domain error; inf from finite is a range error if
     the function can overflow, else a domain error (a pole, like log(0.0))."""
@@ -402,8 +399,9 @@ def _math_hypot(k, v, x, y):
     last bit), then no error: an overflow is just inf."""
     b = k.builder
     ax, ay = k.intrinsic("fabs", x), k.intrinsic("fabs", y)
-    biggest = b.select(b.fcmp_ordered(">", ay, ax), ay, ax)
-    largest = b.select(b.fcmp_ordered(">", biggest, k.f64(0.0)), biggest, k.f64(0.0))  # `if (x > max)`
+    largest = k.f64(0.0)
+    for a in (ax, ay):                                   # `if (x > max) max = x;`: NaN skipped
+        largest = b.select(b.fcmp_ordered(">", a, largest), a, largest)
     norm = _vector_norm_2(k, ax, ay, largest)
     found_nan = b.or_(k.is_nan(ax), k.is_nan(ay))
     return k.select_chain(norm,
@@ -416,8 +414,8 @@ def _vector_norm_2(k, x0, x1, largest):
     """CPython's vector_norm body for finite |x0|, |x1| <= largest, largest > 0."""
     b = k.builder
     dbl_min = sys.float_info.min
-    # max_e < -1023 (largest below 2**-1023) is where scaling by 2**-max_e would overflow
-    tiny = b.fcmp_ordered("<", largest, k.f64(2.0 ** -1023))
+    # frexp's max_e < -1023, i.e. largest < 2**-1024: ldexp(1.0, -max_e) would overflow
+    tiny = b.fcmp_ordered("<", largest, k.f64(2.0 ** -1024))
     if sys.version_info >= (3, 12):
         # 3.12+: divide by DBL_MIN to make subnormals normal, recurse once, scale back
         def scaled(z):
@@ -429,16 +427,25 @@ def _vector_norm_2(k, x0, x1, largest):
 
 
 def _scale_for(k, largest):
-    """ldexp(1.0, -max_e) with frexp's max_e, for a normal largest: 2 ** -(exponent + 1)."""
+    """ldexp(1.0, -max_e) with max_e from frexp(largest), for 2**-1024 <= largest < inf.
+
+    Exact bit arithmetic: max_e is the unbiased exponent + 1 (a subnormal largest is first
+    scaled up by 2**54); 2**-max_e is normal except for max_e in (1023, 1024]."""
     b = k.builder
-    bits = b.bitcast(largest, I64)
-    biased = b.and_(b.lshr(bits, k.i64(52)), k.i64(0x7FF))          # max_e = biased - 1022
-    # 2 ** (1022 - biased) as a double has biased exponent 2045 - biased (in range for
-    # biased in [1, 2044]; a subnormal largest is routed elsewhere and only needs no trap)
-    exponent = b.sub(k.i64(2045), biased)
-    exponent = b.select(b.icmp_signed("<", exponent, k.i64(1)), k.i64(1), exponent)
-    exponent = b.select(b.icmp_signed(">", exponent, k.i64(2046)), k.i64(2046), exponent)
-    return b.bitcast(b.shl(exponent, k.i64(52)), DOUBLE)
+    subnormal = b.fcmp_ordered("<", largest, k.f64(2.0 ** -1022))
+    y = b.select(subnormal, b.fmul(largest, k.f64(2.0 ** 54)), largest)
+    biased = b.and_(b.lshr(b.bitcast(y, I64), k.i64(52)), k.i64(0x7FF))
+    max_e = b.sub(b.sub(biased, k.i64(1022)), b.select(subnormal, k.i64(54), k.i64(0)))
+    n = b.sub(k.i64(0), max_e)                                  # the scale is 2**n, n >= -1024
+
+    def clamp(x, lo, hi):
+        x = b.select(b.icmp_signed("<", x, k.i64(lo)), k.i64(lo), x)
+        return b.select(b.icmp_signed(">", x, k.i64(hi)), k.i64(hi), x)
+
+    normal_bits = b.shl(clamp(b.add(n, k.i64(1023)), 1, 2046), k.i64(52))
+    subnormal_bits = b.shl(k.i64(1), clamp(b.add(n, k.i64(1074)), 0, 51))
+    bits = b.select(b.icmp_signed(">=", n, k.i64(-1022)), normal_bits, subnormal_bits)
+    return b.bitcast(bits, DOUBLE)
 
 
 def _norm_fma(k, x0, x1, largest):
@@ -535,6 +542,7 @@ LOWERINGS = {
     "lt": _compare("<"), "le": _compare("<="), "gt": _compare(">"),
     "ge": _compare(">="), "eq": _compare("=="), "ne": _compare("!="),
     "not": lambda k, v, a: k.builder.not_(a),
+    "select": lambda k, v, cond, a, b: k.builder.select(cond, a, b),
     "to_f64": _to_f64, "to_i64": _to_i64, "to_bool": _to_bool,
     **{name: _math_unary(name) for name in MATH_UNARY},
     "fabs": lambda k, v, x: k.intrinsic("fabs", x),
@@ -566,9 +574,8 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str) -> ll.Functi
     """Emit `fn` into `module` as the kernel `symbol` (see the module docstring for the ABI)."""
     function = ll.Function(module, kernel_type(fn), symbol)
     function.attributes.add("nounwind")
-    k = KernelBuilder(module, function)
     n = len(fn.params)
-    k.params = list(function.args[:n])
+    k = KernelBuilder(module, function, n)
     for p, arg in zip(fn.params, k.params):
         arg.name = p.name or f"arg{p.attrs['index']}"
     outs = function.args[n:]

@@ -221,9 +221,9 @@ typedef struct {
     PyObject *weakreflist;
 } Dispatcher;
 
-PyObject *
-dispatcher_try_entries(PyObject *op, PyObject *const *args, Py_ssize_t nargs,
-                       int *missed)
+/* Inlined into the vectorcall below: this is the whole hot path. */
+static inline PyObject *
+try_entries(PyObject *op, PyObject *const *args, Py_ssize_t nargs, int *missed)
 {
     PyObject *table = ((Dispatcher *)op)->entries;
     Py_ssize_t n = PyTuple_GET_SIZE(table);
@@ -252,6 +252,13 @@ done:
     return result;
 }
 
+PyObject *
+dispatcher_try_entries(PyObject *op, PyObject *const *args, Py_ssize_t nargs,
+                       int *missed)
+{
+    return try_entries(op, args, nargs, missed);
+}
+
 static PyObject *
 dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf,
                       PyObject *kwnames)
@@ -260,9 +267,8 @@ dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf,
     /* Entries take positional arguments only; keywords go to `miss`. */
     if (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) {
         int missed;
-        PyObject *result = dispatcher_try_entries(op, args,
-                                                  PyVectorcall_NARGS(nargsf),
-                                                  &missed);
+        PyObject *result = try_entries(op, args, PyVectorcall_NARGS(nargsf),
+                                       &missed);
         if (!missed) {
             return result;
         }
@@ -433,8 +439,8 @@ dispatcher_try_entries_py(PyObject *op, PyObject *args)
         return NULL;
     }
     int missed;
-    PyObject *result = dispatcher_try_entries(
-        op, &PyTuple_GET_ITEM(args, 0), PyTuple_GET_SIZE(args), &missed);
+    PyObject *result = try_entries(op, &PyTuple_GET_ITEM(args, 0),
+                                   PyTuple_GET_SIZE(args), &missed);
     if (missed) {
         return Py_NewRef(dispatch_MISS);
     }

@@ -191,6 +191,84 @@ code_state_get(PyCodeObject *code)
 }
 
 /* ------------------------------------------------------------------------ */
+/* C stack guard                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* With a hook installed every Python-to-Python call recurses in C (CPython
+ * stops inlining them), through the hook.  3.11 does not count C recursion:
+ * with a raised recursion limit, deep recursion overflows the C stack
+ * (about 25000 frames deep in 8 MiB).  3.12 and 3.13 count it, but their
+ * limits assume a full-size stack, so a thread with a small stack
+ * (threading.stack_size) overflows too.  So the hook raises RecursionError
+ * itself when the thread's C stack is nearly used up.  The check runs only
+ * for frames deeper than STACK_CHECK_DEPTH Python frames, so the common
+ * case pays two loads and a compare. */
+#if defined(__linux__)
+#  include <pthread.h>
+#  define STACK_GUARD 1
+#  define STACK_CHECK_DEPTH 200
+#  define STACK_MARGIN_MAX (256 * 1024)
+
+/* Bounds of the last thread checked; refreshed when the stack pointer is
+ * not inside them or the thread changed. */
+static pthread_t stack_thread;
+static uintptr_t stack_low = 0, stack_high = 0, stack_margin = 0;
+
+static Py_NO_INLINE int
+stack_nearly_exhausted(void)
+{
+    char probe;
+    uintptr_t sp = (uintptr_t)&probe;
+    pthread_t self = pthread_self();
+    if (sp <= stack_low || sp >= stack_high
+            || !pthread_equal(self, stack_thread)) {
+        pthread_attr_t attr;
+        void *addr;
+        size_t size;
+        if (pthread_getattr_np(self, &attr) != 0) {
+            return 0;
+        }
+        int rc = pthread_attr_getstack(&attr, &addr, &size);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) {
+            return 0;
+        }
+        stack_thread = self;
+        stack_low = (uintptr_t)addr;
+        stack_high = stack_low + size;
+        stack_margin = size / 4 < STACK_MARGIN_MAX ? size / 4 : STACK_MARGIN_MAX;
+        if (sp <= stack_low || sp >= stack_high) {
+            stack_high = 0;  /* not on the reported stack: do not guess */
+            return 0;
+        }
+    }
+    return sp - stack_low < stack_margin;
+}
+
+static inline int
+python_depth(PyThreadState *tstate)
+{
+#if PY_3_12
+    return tstate->py_recursion_limit - tstate->py_recursion_remaining;
+#else
+    return tstate->recursion_limit - tstate->recursion_remaining;
+#endif
+}
+
+static inline int
+stack_guard_tripped(PyThreadState *tstate)
+{
+    if (python_depth(tstate) > STACK_CHECK_DEPTH && stack_nearly_exhausted()) {
+        PyErr_SetString(PyExc_RecursionError,
+                        "maximum recursion depth exceeded "
+                        "(C stack nearly exhausted with the frame hook installed)");
+        return 1;
+    }
+    return 0;
+}
+#endif
+
+/* ------------------------------------------------------------------------ */
 /* The hook                                                                 */
 /* ------------------------------------------------------------------------ */
 
@@ -289,6 +367,12 @@ hook(PyThreadState *tstate, _PyInterpreterFrame *frame, int throwflag)
 {
     /* Only function entries: not a generator being resumed or thrown into. */
     if (!throwflag && frame->owner == FRAME_OWNED_BY_THREAD) {
+#ifdef STACK_GUARD
+        if (stack_guard_tripped(tstate)) {
+            frame_dispose(tstate, frame);
+            return NULL;
+        }
+#endif
         PyCodeObject *code = frame_code(frame);
         int flags = code->co_flags;
         if ((flags & CO_OPTIMIZED) && !(flags & CODE_NOT_INTERCEPTED)) {

@@ -1,0 +1,227 @@
+"""The CPython entry point of a kernel, generated in LLVM IR.
+
+    ptr @<symbol>(ptr %self, ptr %args, i64 %nargs)        ; METH_FASTCALL
+
+called by the dispatcher (not by CPython's call machinery), so its protocol is:
+  - a guard miss (wrong argument count, an argument of another exact type, an int past 64 bits,
+    a trace-time constant argument with another value) returns NULL with NO exception set;
+  - Status.OK returns the boxed result (a new reference);
+  - Status.FALLBACK returns PyObject_Vectorcall(self, args, nargs, NULL): `self` runs the
+    original Python function, which gives the exact (big int, complex) answer;
+  - any other status sets the exception CPython raises (tracer.errors.STATUS_EXCEPTIONS) and
+    returns NULL.
+Arguments are borrowed. Object layouts used (GIL builds of 3.11-3.13): PyObject is
+{ob_refcnt: i64, ob_type: ptr} and PyFloatObject adds ob_fval: double.
+"""
+from __future__ import annotations
+
+import struct
+
+from llvmlite import ir as ll
+
+from tracer import ir
+from tracer.errors import STATUS_EXCEPTIONS, Status
+from tracer.ops import OPS
+
+from .lower import DOUBLE, I1, I32, I64, PTR, llvm_type
+
+I8 = ll.IntType(8)
+PY_OBJECT = ll.LiteralStructType([I64, PTR])            # ob_refcnt, ob_type
+PY_FLOAT = ll.LiteralStructType([I64, PTR, DOUBLE])     # ..., ob_fval
+NULL = ll.Constant(PTR, None)
+
+EXACT_TYPES = {ir.F64: "PyFloat_Type", ir.I64: "PyLong_Type", ir.BOOL: "PyBool_Type"}
+
+
+class CApi:
+    """Declarations of the C API symbols a module uses (resolved in process by the JIT)."""
+
+    SIGNATURES = {
+        "PyLong_AsLongLongAndOverflow": (I64, [PTR, PTR]),
+        "PyFloat_FromDouble": (PTR, [DOUBLE]),
+        "PyLong_FromLongLong": (PTR, [I64]),
+        "PyTuple_New": (PTR, [I64]),
+        "PyTuple_SetItem": (I32, [PTR, I64, PTR]),
+        "Py_IncRef": (ll.VoidType(), [PTR]),      # a function, so immortal objects (3.12+) are right
+        "Py_DecRef": (ll.VoidType(), [PTR]),
+        "PyErr_SetString": (ll.VoidType(), [PTR, PTR]),
+        "PyObject_Vectorcall": (PTR, [PTR, PTR, I64, PTR]),
+    }
+
+    def __init__(self, module: ll.Module, builder: ll.IRBuilder):
+        self.module = module
+        self.builder = builder
+
+    def call(self, name: str, *args: ll.Value) -> ll.Value:
+        fn = self.module.globals.get(name)
+        if fn is None:
+            ret, params = self.SIGNATURES[name]
+            fn = ll.Function(self.module, ll.FunctionType(ret, params), name)
+        return self.builder.call(fn, args)
+
+    def address(self, name: str) -> ll.GlobalVariable:
+        """The address of a data symbol (a type object, Py_True): only the address is used."""
+        g = self.module.globals.get(name)
+        if g is None:
+            g = ll.GlobalVariable(self.module, I8, name)
+        return g
+
+    def exception(self, exc_type: type) -> ll.Value:
+        """The class object PyExc_<Name> (a `PyObject *` variable)."""
+        if exc_type.__module__ != "builtins":
+            raise NotImplementedError(f"codegen: no PyExc_ global for {exc_type!r}")
+        return self.builder.load(self.address(f"PyExc_{exc_type.__name__}"), typ=PTR)
+
+    def string(self, text: str) -> ll.GlobalVariable:
+        data = text.encode("utf-8") + b"\0"
+        name = f"__tracer_str_{len(self.module.globals)}"
+        g = ll.GlobalVariable(self.module, ll.ArrayType(I8, len(data)), name)
+        g.initializer = ll.Constant(ll.ArrayType(I8, len(data)), bytearray(data))
+        g.global_constant = True
+        g.linkage = "private"
+        g.unnamed_addr = True
+        return g
+
+
+class EntryBuilder:
+    def __init__(self, module: ll.Module, function: ll.Function):
+        self.function = function
+        self.builder = ll.IRBuilder(function.append_basic_block("entry"))
+        self.api = CApi(module, self.builder)
+        self.miss = function.append_basic_block("guard_miss")
+        with self.builder.goto_block(self.miss):
+            self.builder.ret(NULL)
+
+    def guard(self, cond: ll.Value) -> None:
+        """Go on if `cond`, else return NULL without an exception."""
+        ok = self.function.append_basic_block("guard_ok")
+        self.builder.cbranch(cond, ok, self.miss)
+        self.builder.position_at_end(ok)
+
+    def unbox(self, obj: ll.Value, arg: ir.EntryArg, overflow: ll.Value) -> ll.Value:
+        b, api = self.builder, self.api
+        if arg.type == ir.BOOL:       # the only bools are the two singletons
+            is_true = b.icmp_unsigned("==", obj, api.address("_Py_TrueStruct"))
+            self.guard(b.or_(is_true, b.icmp_unsigned("==", obj, api.address("_Py_FalseStruct"))))
+            return is_true
+        ob_type = b.load(b.gep(obj, [ll.Constant(I32, 0), ll.Constant(I32, 1)], source_etype=PY_OBJECT), typ=PTR)
+        self.guard(b.icmp_unsigned("==", ob_type, api.address(EXACT_TYPES[arg.type])))
+        if arg.type == ir.F64:
+            fval = b.gep(obj, [ll.Constant(I32, 0), ll.Constant(I32, 2)], source_etype=PY_FLOAT)
+            return b.load(fval, typ=DOUBLE)
+        value = api.call("PyLong_AsLongLongAndOverflow", obj, overflow)
+        self.guard(b.icmp_signed("==", b.load(overflow, typ=I32), ll.Constant(I32, 0)))
+        return value
+
+    def guard_equals(self, value: ll.Value, arg: ir.EntryArg) -> None:
+        """A trace-time constant: the same value, floats compared bit for bit (-0.0 is not 0.0)."""
+        b, t, expected = self.builder, arg.type, arg.equals
+        if type(expected) is not {ir.F64: float, ir.I64: int, ir.BOOL: bool}[t]:
+            raise ValueError(f"codegen: EntryArg {arg} expects a value of another type")
+        if t == ir.F64:
+            bits = struct.unpack("<q", struct.pack("<d", expected))[0]
+            self.guard(b.icmp_signed("==", b.bitcast(value, I64), ll.Constant(I64, bits)))
+        elif t == ir.I64:
+            if not ir.I64_MIN <= expected <= ir.I64_MAX:
+                raise ValueError(f"codegen: EntryArg {arg} expects an int past 64 bits")
+            self.guard(b.icmp_signed("==", value, ll.Constant(I64, expected)))
+        else:
+            self.guard(b.icmp_unsigned("==", value, ll.Constant(I1, int(expected))))
+
+    def box(self, t: ir.Type, leaves: list[ll.Value]) -> ll.Value:
+        """A new reference to the Python value of `t` from its leaves (consumed from the front),
+        or NULL with an exception set (and nothing leaked) if an allocation fails."""
+        b, api = self.builder, self.api
+        if t == ir.F64:
+            return api.call("PyFloat_FromDouble", leaves.pop(0))
+        if t == ir.I64:
+            return api.call("PyLong_FromLongLong", leaves.pop(0))
+        if t == ir.BOOL:
+            obj = b.select(leaves.pop(0), api.address("_Py_TrueStruct"), api.address("_Py_FalseStruct"))
+            api.call("Py_IncRef", obj)
+            return obj
+        assert isinstance(t, ir.TupleType), t
+        fill = self.function.append_basic_block("tuple_fill")
+        cleanup = self.function.append_basic_block("tuple_cleanup")
+        done = self.function.append_basic_block("tuple_done")
+        tup = api.call("PyTuple_New", ll.Constant(I64, len(t.elements)))
+        allocation = b.block
+        b.cbranch(b.icmp_unsigned("==", tup, NULL), done, fill)
+        b.position_at_end(fill)
+        for i, element in enumerate(t.elements):
+            item = self.box(element, leaves)
+            store = self.function.append_basic_block("tuple_store")
+            b.cbranch(b.icmp_unsigned("==", item, NULL), cleanup, store)
+            b.position_at_end(store)
+            api.call("PyTuple_SetItem", tup, ll.Constant(I64, i), item)   # steals item
+        filled = b.block
+        b.branch(done)
+        with b.goto_block(cleanup):                 # a tuple with NULL slots deallocates fine
+            api.call("Py_DecRef", tup)
+            b.branch(done)
+        b.position_at_end(done)
+        result = b.phi(PTR)
+        result.add_incoming(NULL, allocation)
+        result.add_incoming(NULL, cleanup)
+        result.add_incoming(tup, filled)
+        return result
+
+
+def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Module,
+                kernel: ll.Function, symbol: str) -> ll.Function:
+    """Emit the METH_FASTCALL entry `symbol` that unboxes, calls `kernel` and boxes."""
+    fed = sorted(a.param for a in entry_args if a.param is not None)
+    if fed != list(range(len(fn.params))):
+        raise ValueError(f"codegen: entry args {entry_args} must feed each of the {len(fn.params)} "
+                         f"parameters of {fn.name} exactly once")
+    for a in entry_args:
+        if a.param is not None and fn.params[a.param].type != a.type:
+            raise ValueError(f"codegen: {a} feeds parameter {fn.params[a.param].name} of type "
+                             f"{fn.params[a.param].type}")
+
+    function = ll.Function(module, ll.FunctionType(PTR, [PTR, PTR, I64]), symbol)
+    function.attributes.add("nounwind")     # no unwind tables: CPython code never unwinds through C
+    self_, args, nargs = function.args
+    self_.name, args.name, nargs.name = "self", "args", "nargs"
+    e = EntryBuilder(module, function)
+    b = e.builder
+    leaves = ir.leaf_types(fn.result_type)
+    outs = [b.alloca(llvm_type(t), name=f"out{i}") for i, t in enumerate(leaves)]
+    overflow = b.alloca(I32, name="overflow")
+
+    e.guard(b.icmp_signed("==", nargs, ll.Constant(I64, len(entry_args))))
+    params: list[ll.Value | None] = [None] * len(fn.params)
+    for i, arg in enumerate(entry_args):
+        obj = b.load(b.gep(args, [ll.Constant(I64, i)], source_etype=PTR), typ=PTR, name=f"arg{i}")
+        value = e.unbox(obj, arg, overflow)
+        if arg.param is None:
+            e.guard_equals(value, arg)
+        else:
+            params[arg.param] = value
+    status = b.call(kernel, params + outs, name="status")
+
+    # only the statuses this kernel can return get a case: a smaller module compiles faster
+    possible = {st for v in fn.walk() if OPS[v.op].may_fail(v) for st in OPS[v.op].statuses}
+    boxing = function.append_basic_block("ok")
+    unknown = function.append_basic_block("unknown_status")
+    switch = b.switch(status, unknown)
+    switch.add_case(ll.Constant(I32, int(Status.OK)), boxing)
+    if Status.FALLBACK in possible:
+        fallback = function.append_basic_block("fallback")
+        switch.add_case(ll.Constant(I32, int(Status.FALLBACK)), fallback)
+        with b.goto_block(fallback):
+            b.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+    for st, (exc_type, message) in STATUS_EXCEPTIONS.items():
+        if st in possible:
+            block = function.append_basic_block(f"raise_{st.name.lower()}")
+            switch.add_case(ll.Constant(I32, int(st)), block)
+            with b.goto_block(block):
+                e.api.call("PyErr_SetString", e.api.exception(exc_type), e.api.string(message))
+                b.ret(NULL)
+    with b.goto_block(unknown):   # a status the op table did not declare: an error, not a crash
+        e.api.call("PyErr_SetString", e.api.exception(SystemError), e.api.string("tracer: unexpected status"))
+        b.ret(NULL)
+    b.position_at_end(boxing)
+    values = [b.load(out, typ=llvm_type(t)) for out, t in zip(outs, leaves)]
+    b.ret(e.box(fn.result_type, values))
+    return function

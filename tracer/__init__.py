@@ -1,0 +1,17 @@
+"""tracer: compile plain Python numeric functions to native code.
+
+    from tracer import trace
+
+    @trace
+    def fma(x, y, z):
+        return x * y + z
+
+    fma(3.0, -1.0, 2.0)   # first call: capture (PEP 523), trace, optimize, compile; then native
+
+See README.md and the design in DESIGN.md: capture -> interpreter -> IR -> passes -> codegen.
+"""
+from .api import trace
+from .capture import capture, stats
+from .errors import DataDependentControlFlow, TracerError, UnsupportedError
+
+__all__ = ["trace", "capture", "stats", "TracerError", "UnsupportedError", "DataDependentControlFlow"]

@@ -1,0 +1,96 @@
+"""Command line: `python -m tracer dump TARGET [--args ...] [--stage ...] [--no-fma]`.
+
+TARGET is `path/to/file.py:function` or `package.module:function`. Argument types come from
+example values (`--args 3.0 -1.0 2`) or, without --args, from the function's annotations.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+
+from .dump import STAGES, dump_function
+from .errors import TracerError
+
+EXAMPLE_FOR_ANNOTATION = {float: 1.0, int: 1, bool: True, "float": 1.0, "int": 1, "bool": True}
+
+
+class CommandError(Exception):
+    pass
+
+
+def load_target(target: str):
+    if ":" not in target:
+        raise CommandError(f"TARGET must be path/to/file.py:function or package.module:function, got {target!r}")
+    where, name = target.rsplit(":", 1)
+    if where.endswith(".py"):
+        if not os.path.isfile(where):
+            raise CommandError(f"no such file: {where}")
+        module_name = os.path.splitext(os.path.basename(where))[0]
+        spec = importlib.util.spec_from_file_location(module_name, where)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules.setdefault(module_name, module)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(where)))
+        spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(where)
+        except ImportError as exc:
+            raise CommandError(f"cannot import module {where!r}: {exc}") from None
+    fn = getattr(module, name, None)
+    if fn is None:
+        raise CommandError(f"{where} has no function {name!r}")
+    fn = getattr(fn, "py_func", fn)
+    if not inspect.isfunction(fn):
+        raise CommandError(f"{target} is not a Python function")
+    return fn
+
+
+def parse_args_for(fn, values: list[str] | None) -> tuple:
+    if values is not None:
+        out = []
+        for text in values:
+            try:
+                out.append(ast.literal_eval(text))
+            except (ValueError, SyntaxError):
+                raise CommandError(f"--args: {text!r} is not a Python literal (e.g. 3.0, 2, True, [1.0, 2.0])") from None
+        return tuple(out)
+    args = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.annotation in EXAMPLE_FOR_ANNOTATION:
+            args.append(EXAMPLE_FOR_ANNOTATION[p.annotation])
+        elif p.default is not inspect.Parameter.empty:
+            break
+        else:
+            raise CommandError(f"argument {p.name!r} has no float/int/bool annotation: pass example values with --args")
+    return tuple(args)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tracer")
+    commands = parser.add_subparsers(dest="command", required=True)
+    dump = commands.add_parser("dump", help="show the bytecode, IR, optimized IR, LLVM IR or assembly of a function")
+    dump.add_argument("target", help="path/to/file.py:function or package.module:function")
+    dump.add_argument("--args", nargs="*", help="example argument values (Python literals)")
+    dump.add_argument("--stage", choices=STAGES, default="opt")
+    dump.add_argument("--no-fma", action="store_true", help="turn FMA fusion off")
+    options = parser.parse_args(argv)
+    try:
+        fn = load_target(options.target)
+        args = parse_args_for(fn, options.args)
+        print(dump_function(fn, args, stage=options.stage, fuse_fma=not options.no_fma))
+    except (CommandError, TracerError) as exc:
+        print(f"error: {exc}".splitlines()[0] if isinstance(exc, CommandError) else f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:   # the user's code raised while tracing (e.g. a bad argument)
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

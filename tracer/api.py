@@ -1,0 +1,148 @@
+"""`@trace`: compile on the first call, cache per specialization, native speed afterwards.
+
+`trace(fn)` returns a `tracer._frame.Dispatcher`: a C callable that tries each compiled native
+entry and, when none accepts the arguments, calls back into `CodeCompiler.on_call`, which
+compiles a new specialization by letting the PEP 523 hook hand the call's frame to the tracer.
+"""
+from __future__ import annotations
+
+import inspect
+import types
+
+from . import _frame
+from .capture import call_intercepted, run_plain, warn_storm
+from .interpreter import IMMUTABLE_CONSTANTS, trace_frame
+from .ir import I64_MAX, I64_MIN
+from .specialize import NeedsPython, Specialization
+
+DEFAULT_MAX_SPECIALIZATIONS = 16
+
+
+class CodeCompiler:
+    """The specializations of one code object, and the dispatcher that selects among them."""
+
+    _by_code: dict = {}
+
+    def __init__(self, code, name: str, fuse_fma: bool, max_specializations: int, py_func=None):
+        self.code = code
+        self.name = name
+        self.fuse_fma = fuse_fma
+        self.max_specializations = max_specializations
+        self.py_func = py_func
+        self.specializations: list[Specialization] = []
+        self.dispatcher = _frame.Dispatcher(self.on_call, name)
+        self.signature = inspect.signature(py_func) if py_func is not None else None
+        self._warned = False
+
+    @classmethod
+    def for_code(cls, code, fuse_fma=True, max_specializations=DEFAULT_MAX_SPECIALIZATIONS):
+        """The compiler `capture()` regions share for a code object."""
+        if code not in cls._by_code:
+            cls._by_code[code] = cls(code, code.co_qualname, fuse_fma, max_specializations)
+        return cls._by_code[code]
+
+    # ---------------------------------------------------------------- compiling
+    def compile_and_call(self, args: tuple, globals, builtins, closure):
+        """Trace this frame's call, compile it, keep it, and return its result for `args`."""
+        trace = trace_frame(self.code, args, globals, builtins, closure, self.name)
+        py_func = self.py_func or types.FunctionType(self.code, globals, self.name, None, closure)
+        fallback = _Fallback(py_func)
+        spec = Specialization.build(trace, self.name, self.fuse_fma, fallback)
+        self.specializations.append(spec)
+        if spec.fast:
+            self.dispatcher.add_native(spec.compiled.entry_address, fallback, spec.native_guards())
+            result = self.dispatcher.try_entries(args)
+            if result is _frame.MISS:
+                raise AssertionError(f"{self.name}: a new specialization rejected the call it was made for")
+            return result
+        return self._call_loaded(spec, args, fallback)
+
+    def _call_loaded(self, spec, args, fallback=None):
+        leaves = spec.load(args)
+        if leaves is None:
+            return _frame.MISS
+        try:
+            return spec.call_loaded(leaves)
+        except NeedsPython:
+            return (fallback or _Fallback(self.py_func))(*args)
+
+    # ---------------------------------------------------------------- the miss path
+    def on_call(self, *args, **kwargs):
+        """No native entry took these arguments: bind them, try the other paths, else compile."""
+        if not kwargs and len(args) == self.code.co_argcount:
+            full = args
+        else:
+            try:
+                bound = self.signature.bind(*args, **kwargs)
+            except TypeError:
+                return self.py_func(*args, **kwargs)   # raises CPython's own TypeError for the call
+            bound.apply_defaults()
+            full = tuple(bound.arguments.values())
+        if full is not args:
+            result = self.dispatcher.try_entries(full)
+            if result is not _frame.MISS:
+                return result
+        for spec in self.specializations:
+            if not spec.fast:
+                result = self._call_loaded(spec, full)
+                if result is not _frame.MISS:
+                    return result
+        self._check_argument_types(full)
+        if any(type(a) is int and not I64_MIN <= a <= I64_MAX for a in full):
+            return run_plain(self.py_func, *args, **kwargs)   # exact big-int arithmetic needs Python
+        if len(self.specializations) >= self.max_specializations:
+            if not self._warned:
+                warn_storm(self.name, self.max_specializations)
+                self._warned = True
+            return run_plain(self.py_func, *args, **kwargs)
+        return call_intercepted(self.py_func, args, kwargs, self._on_frame)
+
+    def _on_frame(self, code, args, globals, builtins, closure):
+        return self.compile_and_call(args, globals, builtins, closure)
+
+    def _check_argument_types(self, args: tuple):
+        names = list(self.signature.parameters)
+        for name, a in zip(names, args):
+            if type(a) in (float, int, bool, list, tuple) or isinstance(a, IMMUTABLE_CONSTANTS):
+                continue
+            if hasattr(a, "__dict__") and type(a).__module__ not in ("builtins", "numpy"):
+                continue   # a user object: its attributes are read by the trace
+            raise TypeError(f"{self.name}() argument '{name}' is a {type(a).__name__}: traced functions "
+                            f"take float, int and bool arguments, and lists, tuples or objects holding them")
+
+
+class _Fallback:
+    """Runs the original function for a call whose exact result needs Python (e.g. big ints)."""
+
+    def __init__(self, py_func):
+        self.py_func = py_func
+
+    def __call__(self, *args):
+        return run_plain(self.py_func, *args)
+
+
+def trace(fn=None, *, fuse_fma: bool = True, max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS):
+    """Compile `fn` to native code on its first call (per argument types), then call that.
+
+    `fuse_fma=False` keeps every multiply and add separately rounded, so results equal CPython's
+    bit for bit. The returned callable has `py_func` (the original), `specializations` (what has
+    been compiled, with guards) and `dump(*args, stage=...)`.
+    """
+    if fn is None:
+        return lambda f: trace(f, fuse_fma=fuse_fma, max_specializations=max_specializations)
+    fn = getattr(fn, "py_func", fn)
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"trace() takes a Python function, not {type(fn).__name__}")
+    compiler = CodeCompiler(fn.__code__, fn.__qualname__, fuse_fma, max_specializations, py_func=fn)
+    d = compiler.dispatcher
+    d.py_func = d.__wrapped__ = fn
+    d.__doc__ = fn.__doc__
+    d.__module__ = fn.__module__
+    d.fuse_fma = fuse_fma
+    d.specializations = compiler.specializations
+
+    def dump(*args, stage: str = "opt"):
+        from .dump import dump_function
+        return dump_function(fn, args, stage=stage, fuse_fma=fuse_fma)
+    d.dump = dump
+    return d

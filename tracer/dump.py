@@ -1,0 +1,45 @@
+"""Show what the compiler does to a function: bytecode, IR as captured, IR after the passes,
+optimized LLVM IR, and assembly (`python -m tracer dump FILE.py:fn --args 3.0 -1.0 2.0`)."""
+from __future__ import annotations
+
+import dis
+
+from .capture import call_intercepted
+from .passes import count_fused, optimize
+
+STAGES = ("bytecode", "ir", "opt", "llvm", "asm")
+
+
+def capture_trace(py_func, args: tuple):
+    """Trace `py_func` for `args` through the PEP 523 hook, without compiling or running it."""
+    from .interpreter import trace_frame
+    traces = []
+
+    def on_frame(code, frame_args, globals, builtins, closure):
+        traces.append(trace_frame(code, frame_args, globals, builtins, closure, py_func.__qualname__))
+        return None
+
+    call_intercepted(py_func, args, {}, on_frame)
+    return traces[0]
+
+
+def dump_function(py_func, args: tuple, stage: str = "opt", fuse_fma: bool = True) -> str:
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES)}")
+    if stage == "bytecode":
+        return dis.Bytecode(py_func).dis()
+    trace = capture_trace(py_func, args)
+    if stage == "ir":
+        return str(trace.function)
+    optimized = optimize(trace.function, fuse_fma=fuse_fma)
+    if stage == "opt":
+        before, after = len(list(trace.function.walk())), len(list(optimized.walk()))
+        note = (f"# {before} values captured, {after} after passes; "
+                f"fused multiply-adds: {count_fused(optimized)}{'' if fuse_fma else ' (fusion off)'}")
+        return f"{optimized}\n{note}"
+    from codegen.jit import assembly_for, llvm_ir_for
+    from .specialize import entry_args_for
+    entry_args = entry_args_for(trace, optimized)
+    if stage == "llvm":
+        return llvm_ir_for(optimized, entry_args, py_func.__qualname__)
+    return assembly_for(optimized, entry_args, py_func.__qualname__)

@@ -1,0 +1,83 @@
+"""Generate one straight-line Python function that checks a specialization's guards and loads its
+inputs, so the loaded path costs a few tens of nanoseconds per input instead of a tree walk.
+
+    def load(args):
+        s0 = args[0]
+        if type(s0) is not K0: return None        # structure guard: type(model) is MLP
+        s1 = s0.layers
+        if type(s1) is not list or len(s1) != 3: return None
+        ...
+        return [s7, s9, ...]                       # one value per IR parameter
+"""
+from __future__ import annotations
+
+from .interpreter import Trace
+from .ir import BOOL, F64, I64, I64_MAX, I64_MIN
+from .sources import ABSENT, ArgSource, AttrSource, ItemSource, RootSource, Source
+
+PY_TYPE = {F64: "float", I64: "int", BOOL: "bool"}
+
+
+def make_loader(trace: Trace):
+    """A function `load(args) -> list | None` (None: some guard failed)."""
+    lines: list[str] = []
+    names: dict[int, str] = {}           # id(source) -> local variable
+    constants: dict[str, object] = {"ABSENT": ABSENT}
+
+    def constant(value) -> str:
+        name = f"K{len(constants)}"
+        constants[name] = value
+        return name
+
+    def var(source: Source) -> str:
+        key = id(source)
+        if key in names:
+            return names[key]
+        if isinstance(source, ArgSource):
+            expr = f"args[{source.index}]"
+        elif isinstance(source, RootSource):
+            expr = constant(source.obj)
+        elif isinstance(source, AttrSource):
+            expr = f"{var(source.base)}.{source.attr}"
+        elif isinstance(source, ItemSource):
+            expr = f"{var(source.base)}[{source.index}]"
+        else:
+            raise TypeError(f"unknown source {source!r}")
+        name = names[key] = f"s{len(names)}"
+        lines.append(f"{name} = {expr}")
+        return name
+
+    for g in trace.binding_guards:
+        if g.key is None:
+            lines.append(f"if {constant(g.namespace)}.cell_contents is not {constant(g.expected)}: return None")
+        else:
+            lines.append(f"if {constant(g.namespace)}.get({g.key!r}, ABSENT) is not {constant(g.expected)}: return None")
+    for g in trace.structure_guards:
+        v = var(g.source)
+        check = f"type({v}) is not {constant(g.cls)}"
+        if g.length is not None:
+            check += f" or len({v}) != {g.length}"
+        lines.append(f"if {check}: return None")
+    for g in trace.pins:
+        v = var(g.source)
+        if type(g.value) in (int, float, bool):
+            lines.append(f"if type({v}) is not {type(g.value).__name__} or {v} != {g.value!r}: return None")
+        else:
+            lines.append(f"if {v} is not {constant(g.value)}: return None")
+    leaves = []
+    for source, param in trace.leaves:
+        v = var(source)
+        check = f"type({v}) is not {PY_TYPE[param.type]}"
+        if param.type == I64:
+            check += f" or not {I64_MIN} <= {v} <= {I64_MAX}"
+        lines.append(f"if {check}: return None")
+        leaves.append(v)
+    lines.append(f"return [{', '.join(leaves)}]")
+    body = "\n".join("        " + line for line in lines)
+    source_text = (f"def load(args):\n    try:\n{body}\n"
+                   f"    except (AttributeError, IndexError, KeyError, TypeError, ValueError):\n        return None\n")
+    namespace = dict(constants)
+    exec(compile(source_text, f"<loader of {trace.function.name}>", "exec"), namespace)
+    load = namespace["load"]
+    load.source_text = source_text
+    return load

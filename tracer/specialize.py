@@ -1,0 +1,108 @@
+"""A compiled specialization: one trace, optimized and compiled, plus the guards that select it.
+
+Two ways in:
+- *native fast path*: when every input is a number passed directly as an argument, the generated
+  CPython entry checks argument types (and pinned values) itself and the C dispatcher checks
+  global/closure bindings; no Python runs per call.
+- *loaded path*: when inputs come from lists or user objects (a micrograd `MLP`), each call checks
+  the structure guards and loads the current numbers in Python, then calls native code with them.
+  Contents are never frozen: a weight updated in place is read on the next call.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from codegen.jit import compile_function
+
+from . import _frame
+from .interpreter import Trace
+from .ir import EntryArg, Function, type_of_constant
+from .passes import optimize
+from .loader import make_loader
+from .sources import ABSENT, ArgSource
+
+PY_TYPE_NAMES = {"f64": "float", "i64": "int", "bool": "bool"}
+
+
+class NeedsPython(Exception):
+    """The compiled code returned FALLBACK on the loaded path: the exact answer needs Python."""
+
+
+def _raise_needs_python(*args):
+    raise NeedsPython
+
+
+@dataclass(eq=False)
+class Specialization:
+    name: str
+    trace: Trace
+    optimized: Function
+    compiled: object                        # codegen's CompiledFunction (keeps the code alive)
+    fast: bool
+    entry_args: list[EntryArg] = field(default_factory=list)
+    leaf_call: object = None                # loaded path: a Dispatcher over the leaf entry
+    loader: object = None                   # loaded path: generated guard checks + input loads
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def build(cls, trace: Trace, name: str, fuse_fma: bool, fallback) -> "Specialization":
+        optimized = optimize(trace.function, fuse_fma=fuse_fma)
+        fast = _is_fast(trace)
+        entry_args = entry_args_for(trace, optimized)
+        compiled = compile_function(optimized, entry_args, name)
+        spec = cls(name, trace, optimized, compiled, fast, entry_args)
+        if not fast:
+            spec.leaf_call = _frame.Dispatcher(_raise_needs_python, name)
+            spec.leaf_call.add_native(compiled.entry_address, _raise_needs_python, ())
+        return spec
+
+    def native_guards(self) -> tuple:
+        """The binding guards as (namespace, key, expected) tuples for the C dispatcher."""
+        return tuple((g.namespace, g.key, _frame.ABSENT if g.expected is ABSENT else g.expected)
+                     for g in self.trace.binding_guards)
+
+    # ------------------------------------------------------------------ the loaded path
+    def load(self, args: tuple) -> list | None:
+        """The leaf values for this call, or None when a guard fails (generated code)."""
+        if self.loader is None:
+            self.loader = make_loader(self.trace)
+        return self.loader(args)
+
+    def call_loaded(self, leaves: list):
+        return self.leaf_call(*leaves)
+
+    # ------------------------------------------------------------------ display
+    def signature(self) -> str:
+        return ", ".join(f"{p.name}: {PY_TYPE_NAMES[str(p.type)]}" for p in self.optimized.params)
+
+    def guards(self) -> list[str]:
+        t = self.trace
+        return [str(g) for g in [*t.structure_guards, *t.pins, *t.binding_guards]]
+
+    def __repr__(self) -> str:
+        path = "native entry" if self.fast else "loaded inputs"
+        return f"<Specialization {self.name}({self.signature()}) [{path}], guards: {self.guards()}>"
+
+
+def _is_fast(trace: Trace) -> bool:
+    return (not trace.structure_guards
+            and all(isinstance(s, ArgSource) for s, _ in trace.leaves)
+            and all(isinstance(g.source, ArgSource) for g in trace.pins))
+
+
+def entry_args_for(trace: Trace, optimized: Function) -> list[EntryArg]:
+    """How the native entry takes its Python arguments: the call's own arguments on the fast
+    path, or the loaded leaves (one per IR parameter) otherwise."""
+    if _is_fast(trace):
+        return _entry_args_for_arguments(trace)
+    return [EntryArg(p.type, i) for i, p in enumerate(optimized.params)]
+
+
+def _entry_args_for_arguments(trace: Trace) -> list[EntryArg]:
+    by_arg: dict[int, EntryArg] = {}
+    for i, (source, param) in enumerate(trace.leaves):
+        by_arg[source.index] = EntryArg(param.type, i)
+    for pin in trace.pins:
+        by_arg[pin.source.index] = EntryArg(type_of_constant(pin.value), None, pin.value)
+    assert sorted(by_arg) == list(range(trace.nargs)), "every argument is a leaf or pinned"
+    return [by_arg[i] for i in range(trace.nargs)]
