@@ -23,7 +23,7 @@ from tracer import ir
 from tracer.errors import STATUS_EXCEPTIONS, Status
 from tracer.ops import OPS
 
-from .lower import DOUBLE, I1, I32, I64, PTR, llvm_type
+from .kernel import DOUBLE, I1, I32, I64, PTR, llvm_type
 
 I8 = ll.IntType(8)
 PY_OBJECT = ll.LiteralStructType([I64, PTR])            # ob_refcnt, ob_type

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import threading
+import time
 from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
@@ -28,33 +29,67 @@ class CompiledFunction:
     name: str
     kernel_symbol: str
     entry_symbol: str
-    kernel_address: int              # the kernel ABI of codegen.lower
+    kernel_address: int | None       # the kernel ABI of codegen.lower (None: not exported)
     entry_address: int               # the METH_FASTCALL entry of codegen.entry
-    llvm_ir: str                     # as lowered
-    optimized_ir: str                # after O3
-    _tracker: object = field(repr=False)   # the code is unloaded when this is collected
+    llvm_ir: str                     # as lowered, before any pass
+    timings: dict = field(repr=False)       # seconds per stage: lower, optimize, codegen, link
+    _module: llvm.ModuleRef = field(repr=False)
+    _tracker: object = field(repr=False)    # the code is unloaded when this is collected
+
+    @functools.cached_property
+    def optimized_ir(self) -> str:
+        """The LLVM IR after O3 (text made on demand: a compile does not need it)."""
+        with _lock:
+            return str(self._module)
 
     @functools.cached_property
     def assembly(self) -> str:
-        """Host assembly of the optimized module (made on demand: it costs a codegen)."""
+        """Host assembly of the optimized module, as loaded (made on demand: a second codegen)."""
         with _lock:
-            return assembly(self.optimized_ir)
+            return assembly(self._module)
 
 
-def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None = None) -> CompiledFunction:
+def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None = None,
+                     export_kernel: bool = True) -> CompiledFunction:
+    """Lower `fn` with its CPython entry, optimize at O3 for this CPU, and load it.
+
+    With `export_kernel=False` the kernel lives only inlined in the entry (kernel_address is
+    None): a third less to optimize and compile, for callers that only use the entry."""
     name = name or fn.name
     with _lock:
+        t0 = time.perf_counter()
         n = next(_serial)
         symbol = f"{kernel_symbol(name)}_{n}"        # unique: one process, many specializations
         module = lower_module(fn, entry_args, symbol)
+        if not export_kernel:
+            module.get_global(symbol).linkage = "internal"
         llvm_ir = str(module)
+        t1 = time.perf_counter()
         optimized = optimize(llvm_ir)
-        optimized_ir = str(optimized)
-        tracker = (llvm.JITLibraryBuilder()
-                   .add_ir(optimized_ir)
-                   .add_current_process()
-                   .export_symbol(symbol)
-                   .export_symbol(entry_symbol(symbol))
-                   .link(_lljit(), f"tracer_{n}"))
-    return CompiledFunction(name, symbol, entry_symbol(symbol), tracker[symbol],
-                            tracker[entry_symbol(symbol)], llvm_ir, optimized_ir, tracker)
+        t2 = time.perf_counter()
+        # codegen with our target machine (the JIT's is built from the same one), then link
+        obj = host_target_machine().emit_object(optimized)
+        t3 = time.perf_counter()
+        library = (llvm.JITLibraryBuilder()
+                   .add_object_img(obj)
+                   .add_current_process()          # the C API and libm, resolved in process
+                   .export_symbol(entry_symbol(symbol)))
+        if export_kernel:
+            library.export_symbol(symbol)
+        tracker = library.link(_lljit(), f"tracer_{n}")
+        t4 = time.perf_counter()
+    timings = {"lower": t1 - t0, "optimize": t2 - t1, "codegen": t3 - t2, "link": t4 - t3}
+    return CompiledFunction(name, symbol, entry_symbol(symbol), tracker[symbol] if export_kernel else None,
+                            tracker[entry_symbol(symbol)], llvm_ir, timings, optimized, tracker)
+
+
+def llvm_ir_for(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None = None) -> str:
+    """The optimized LLVM IR `compile_function` would load (for `dump`; nothing is loaded)."""
+    with _lock:
+        return str(optimize(lower_module(fn, entry_args, kernel_symbol(name or fn.name))))
+
+
+def assembly_for(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None = None) -> str:
+    """The host assembly of that optimized module (for `dump`; nothing is loaded)."""
+    with _lock:
+        return assembly(optimize(lower_module(fn, entry_args, kernel_symbol(name or fn.name))))

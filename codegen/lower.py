@@ -1,17 +1,16 @@
 """IR -> LLVM IR: one kernel function per IR function, one table entry per op (`LOWERINGS`).
 
 Kernel ABI:  i32 @symbol(<one arg per IR param>, ptr %out0, ..., ptr %outK)
-  - params: f64 -> double, i64 -> i64, bool -> i1;
+  - params: f64 -> double, i64 -> i64, bool -> i1 (zeroext, like C's bool);
   - one out pointer per scalar leaf of the result type (`ir.leaf_types`), left to right;
   - returns int(Status): 0 writes the outputs, anything else leaves them untouched.
 
 Every lowering must give what the op's evaluator in `tracer.ops` gives, bit for bit: plain IEEE
 float ops (no fast-math flags), i64 ops that never wrap (overflow returns FALLBACK), and CPython's
-own algorithms where CPython does not simply call libm (float //, %, **; math.hypot).
+own algorithms where CPython does not simply call libm (codegen.cpython_float).
+A lowering is `(k: KernelBuilder, v: ir.Value, *operands) -> LLVM value` (a tuple for tuples).
 """
 from __future__ import annotations
-
-import sys
 
 from llvmlite import ir as ll
 
@@ -19,114 +18,8 @@ from tracer import ir
 from tracer.errors import Status
 from tracer.ops import MATH_CAN_OVERFLOW, MATH_UNARY
 
-DOUBLE = ll.DoubleType()
-I1 = ll.IntType(1)
-I32 = ll.IntType(32)
-I64 = ll.IntType(64)
-PTR = ll.PointerType()
-
-LLVM_TYPES = {ir.F64: DOUBLE, ir.I64: I64, ir.BOOL: I1}
-
-INF = float("inf")
-
-
-def llvm_type(t: ir.Type) -> ll.Type:
-    try:
-        return LLVM_TYPES[t]
-    except KeyError:
-        raise NotImplementedError(f"codegen: no LLVM type for IR type {t}") from None
-
-
-def kernel_type(fn: ir.Function) -> ll.FunctionType:
-    params = [llvm_type(p.type) for p in fn.params]
-    outs = [PTR] * len(ir.leaf_types(fn.result_type))
-    return ll.FunctionType(I32, params + outs)
-
-
-class KernelBuilder:
-    """Emits one kernel: the LLVM values of the IR values, and the early exits for failures."""
-
-    def __init__(self, module: ll.Module, function: ll.Function, n_params: int):
-        self.module = module
-        self.function = function
-        self.params = list(function.args[:n_params])
-        self.builder = ll.IRBuilder(function.append_basic_block("entry"))
-        self._status_blocks: dict[Status, ll.Block] = {}
-
-    # -- constants -------------------------------------------------------------------------
-    @staticmethod
-    def f64(x: float) -> ll.Constant:
-        return ll.Constant(DOUBLE, x)
-
-    @staticmethod
-    def i64(n: int) -> ll.Constant:
-        return ll.Constant(I64, n)
-
-    # -- failures: a branch to a block that returns the status -----------------------------
-    def fail_if(self, cond: ll.Value, status: Status) -> None:
-        block = self._status_blocks.get(status)
-        if block is None:
-            block = self.function.append_basic_block(f"fail_{status.name.lower()}")
-            with self.builder.goto_block(block):
-                self.builder.ret(ll.Constant(I32, int(status)))
-            self._status_blocks[status] = block
-        ok = self.function.append_basic_block("ok")
-        br = self.builder.cbranch(cond, block, ok)
-        br.set_weights([1, 1 << 20])      # failures are cold: keep the fast path straight
-        self.builder.position_at_end(ok)
-
-    # -- calls ---------------------------------------------------------------------------------
-    def _declare(self, name: str, fnty: ll.FunctionType, attrs=()) -> ll.Function:
-        fn = self.module.globals.get(name)
-        if fn is None:
-            fn = ll.Function(self.module, fnty, name)
-            for a in attrs:
-                fn.attributes.add(a)
-        return fn
-
-    def intrinsic(self, name: str, *args: ll.Value) -> ll.Value:
-        """llvm.<name>.f64 on doubles (exact operations: sqrt, fabs, floor, fma, copysign...)."""
-        fnty = ll.FunctionType(DOUBLE, [DOUBLE] * len(args))
-        return self.builder.call(self._declare(f"llvm.{name}.f64", fnty), args)
-
-    def libm(self, name: str, *args: ll.Value) -> ll.Value:
-        """A call to the C library's `name`, exactly as CPython makes it.
-
-        `nobuiltin` stops LLVM from treating it as the known libm function: otherwise it folds
-        pow(x, 2.0) into x * x (or constants with its own folder), which can differ in the last bit.
-        """
-        fnty = ll.FunctionType(DOUBLE, [DOUBLE] * len(args))
-        attrs = ("nobuiltin", "readnone", "nounwind")  # errno is never read: no memory effects
-        return self.builder.call(self._declare(name, fnty, attrs), args)
-
-    def checked(self, op: str, a: ll.Value, b: ll.Value) -> ll.Value:
-        """i64 a <op> b (op: sadd, ssub, smul) that returns FALLBACK instead of wrapping."""
-        fnty = ll.FunctionType(ll.LiteralStructType([I64, I1]), [I64, I64])
-        pair = self.builder.call(self._declare(f"llvm.{op}.with.overflow.i64", fnty), [a, b])
-        self.fail_if(self.builder.extract_value(pair, 1), Status.FALLBACK)
-        return self.builder.extract_value(pair, 0)
-
-    # -- float predicates ----------------------------------------------------------------------
-    def is_nan(self, x):
-        return self.builder.fcmp_unordered("uno", x, x)
-
-    def is_inf(self, x):
-        return self.builder.fcmp_ordered("==", self.intrinsic("fabs", x), self.f64(INF))
-
-    def is_finite(self, x):
-        return self.builder.fcmp_ordered("<", self.intrinsic("fabs", x), self.f64(INF))
-
-    def is_odd_integer(self, x):
-        """CPython's DOUBLE_IS_ODD_INTEGER: fmod(fabs(x), 2.0) == 1.0 (frem is C's fmod)."""
-        b = self.builder
-        return b.fcmp_ordered("==", b.frem(self.intrinsic("fabs", x), self.f64(2.0)), self.f64(1.0))
-
-    def select_chain(self, default, *cases):
-        """`cases` are (cond, value) with the first true one winning, else `default`."""
-        result = default
-        for cond, value in reversed(cases):
-            result = self.builder.select(cond, value, result)
-        return result
+from .cpython_float import float_floordiv, float_mod, float_pow, math_hypot
+from .kernel import DOUBLE, I1, I32, I64, KernelBuilder, kernel_type, llvm_type
 
 
 # --------------------------------------------------------------------------------- arithmetic
@@ -165,43 +58,17 @@ def _div(k, v, a, b):
         return bld.fdiv(a, b)
     k.fail_if(bld.icmp_signed("==", b, k.i64(0)), Status.INT_DIVISION_BY_ZERO)
     # beyond 2**53 an int is not exact as a double and Python divides the big ints itself
-    limit = 2 ** 53
-    too_big = [bld.icmp_signed(op, x, k.i64(bound))
-               for x in (a, b) for op, bound in ((">", limit), ("<", -limit))]
-    k.fail_if(bld.or_(bld.or_(too_big[0], too_big[1]), bld.or_(too_big[2], too_big[3])), Status.FALLBACK)
+    def too_big(x):
+        return bld.or_(bld.icmp_signed(">", x, k.i64(2 ** 53)), bld.icmp_signed("<", x, k.i64(-2 ** 53)))
+    k.fail_if(bld.or_(too_big(a), too_big(b)), Status.FALLBACK)
     return bld.fdiv(bld.sitofp(a, DOUBLE), bld.sitofp(b, DOUBLE))
-
-
-def _float_mod(k, vx, wx):
-    """CPython's float_rem: fmod, then the sign of the divisor (signed zero included)."""
-    b = k.builder
-    mod = b.frem(vx, wx)
-    nonzero = b.fcmp_unordered("!=", mod, k.f64(0.0))            # C's `if (mod)`: NaN is true
-    signs_differ = b.xor(b.fcmp_ordered("<", wx, k.f64(0.0)), b.fcmp_ordered("<", mod, k.f64(0.0)))
-    return k.select_chain(k.intrinsic("copysign", k.f64(0.0), wx),
-                          (b.and_(nonzero, signs_differ), b.fadd(mod, wx)),
-                          (nonzero, mod))
-
-
-def _float_floordiv(k, vx, wx):
-    """CPython's _float_div_mod, the floor quotient half: derived from fmod, then snapped."""
-    b = k.builder
-    mod = b.frem(vx, wx)
-    div = b.fdiv(b.fsub(vx, mod), wx)
-    nonzero = b.fcmp_unordered("!=", mod, k.f64(0.0))
-    signs_differ = b.xor(b.fcmp_ordered("<", wx, k.f64(0.0)), b.fcmp_ordered("<", mod, k.f64(0.0)))
-    div = b.select(b.and_(nonzero, signs_differ), b.fsub(div, k.f64(1.0)), div)
-    floor = k.intrinsic("floor", div)
-    snapped = b.select(b.fcmp_ordered(">", b.fsub(div, floor), k.f64(0.5)), b.fadd(floor, k.f64(1.0)), floor)
-    zero = k.intrinsic("copysign", k.f64(0.0), b.fdiv(vx, wx))  # a zero with the true quotient's sign
-    return b.select(b.fcmp_unordered("!=", div, k.f64(0.0)), snapped, zero)
 
 
 def _floordiv(k, v, a, b):
     bld = k.builder
     if _is_float(v):
         k.fail_if(bld.fcmp_ordered("==", b, k.f64(0.0)), Status.FLOAT_FLOOR_DIVISION_BY_ZERO)
-        return _float_floordiv(k, a, b)
+        return float_floordiv(k, a, b)
     k.fail_if(bld.icmp_signed("==", b, k.i64(0)), Status.INT_FLOOR_DIVISION_BY_ZERO)
     k.fail_if(bld.and_(bld.icmp_signed("==", a, k.i64(ir.I64_MIN)), bld.icmp_signed("==", b, k.i64(-1))),
               Status.FALLBACK)
@@ -215,52 +82,13 @@ def _mod(k, v, a, b):
     bld = k.builder
     if _is_float(v):
         k.fail_if(bld.fcmp_ordered("==", b, k.f64(0.0)), Status.FLOAT_MODULO_BY_ZERO)
-        return _float_mod(k, a, b)
+        return float_mod(k, a, b)
     k.fail_if(bld.icmp_signed("==", b, k.i64(0)), Status.INT_MODULO_BY_ZERO)
     # INT_MIN % -1 traps in hardware; x % -1 == x % 1 == 0
     b = bld.select(bld.icmp_signed("==", b, k.i64(-1)), k.i64(1), b)
     r = bld.srem(a, b)
     adjust = bld.and_(bld.icmp_signed("!=", r, k.i64(0)), bld.icmp_signed("<", bld.xor(r, b), k.i64(0)))
     return bld.select(adjust, bld.add(r, b), r)
-
-
-def _float_pow(k, iv, iw):
-    """CPython's float_pow: its special cases, then libm pow on |v| with the sign put back."""
-    b = k.builder
-    zero, one = k.f64(0.0), k.f64(1.0)
-    w_finite, v_finite = k.is_finite(iw), k.is_finite(iv)
-    v_zero = b.fcmp_ordered("==", iv, zero)
-    v_negative = b.fcmp_ordered("<", iv, zero)
-    w_odd = k.is_odd_integer(iw)
-    # 0.0 ** negative finite raises; negative ** finite non-integer is complex in Python
-    k.fail_if(b.and_(v_zero, b.and_(b.fcmp_ordered("<", iw, zero), w_finite)), Status.ZERO_TO_NEGATIVE_POWER)
-    w_fraction = b.fcmp_unordered("!=", iw, k.intrinsic("floor", iw))
-    k.fail_if(b.and_(b.and_(v_negative, v_finite), b.and_(w_finite, w_fraction)), Status.FALLBACK)
-
-    av = k.intrinsic("fabs", iv)
-    negate = b.and_(v_negative, w_odd)
-    p = k.libm("pow", av, iw)
-    general = b.and_(b.and_(w_finite, v_finite),
-                     b.and_(b.fcmp_unordered("!=", iw, zero),
-                            b.and_(b.fcmp_unordered("!=", iv, zero), b.fcmp_unordered("!=", av, one))))
-    k.fail_if(b.and_(general, k.is_inf(p)), Status.POW_OVERFLOW)
-
-    w_positive = b.fcmp_ordered(">", iw, zero)
-    inf_base = b.select(w_positive, b.select(w_odd, iv, av),
-                        b.select(w_odd, k.intrinsic("copysign", zero, iv), zero))
-    inf_exponent = k.select_chain(
-        zero, (b.fcmp_ordered("==", av, one), one),
-        (b.icmp_unsigned("==", w_positive, b.fcmp_ordered(">", av, one)), k.intrinsic("fabs", iw)))
-    return k.select_chain(
-        b.select(negate, b.fneg(p), p),
-        (b.fcmp_ordered("==", iw, zero), one),                        # v ** 0 is 1, even nan ** 0
-        (k.is_nan(iv), iv),
-        (k.is_nan(iw), b.select(b.fcmp_ordered("==", iv, one), one, iw)),
-        (k.is_inf(iw), inf_exponent),
-        (k.is_inf(iv), inf_base),
-        (v_zero, b.select(w_odd, iv, zero)),
-        (b.fcmp_ordered("==", av, one), b.select(negate, k.f64(-1.0), one)),
-    )
 
 
 def _int_pow(k, base, exp):
@@ -281,17 +109,15 @@ def _int_pow(k, base, exp):
 
     b.position_at_end(body)
     odd = b.trunc(e, I1)
-    fnty = ll.FunctionType(ll.LiteralStructType([I64, I1]), [I64, I64])
-    smul = k._declare("llvm.smul.with.overflow.i64", fnty)
-    product = b.call(smul, [r, x])
-    k.fail_if(b.and_(odd, b.extract_value(product, 1)), Status.FALLBACK)
-    r_next = b.select(odd, b.extract_value(product, 0), r)
+    product, product_overflowed = k.with_overflow("smul", r, x)
+    k.fail_if(b.and_(odd, product_overflowed), Status.FALLBACK)
+    r_next = b.select(odd, product, r)
     e_next = b.lshr(e, k.i64(1))
-    square = b.call(smul, [x, x])
+    square, square_overflowed = k.with_overflow("smul", x, x)
     # the square is only used while bits remain, and then it overflowing means the result does
-    k.fail_if(b.and_(b.icmp_signed("!=", e_next, k.i64(0)), b.extract_value(square, 1)), Status.FALLBACK)
+    k.fail_if(b.and_(b.icmp_signed("!=", e_next, k.i64(0)), square_overflowed), Status.FALLBACK)
     latch = b.block
-    for phi, nxt in ((r, r_next), (x, b.extract_value(square, 0)), (e, e_next)):
+    for phi, nxt in ((r, r_next), (x, square), (e, e_next)):
         phi.add_incoming(nxt, latch)
     b.branch(head)
 
@@ -300,7 +126,7 @@ def _int_pow(k, base, exp):
 
 
 def _pow(k, v, a, b):
-    return _float_pow(k, a, b) if _is_float(v) else _int_pow(k, a, b)
+    return float_pow(k, a, b) if _is_float(v) else _int_pow(k, a, b)
 
 
 def _min(k, v, a, b):
@@ -394,135 +220,6 @@ def _math_pow(k, v, x, y):
     return r
 
 
-def _math_hypot(k, v, x, y):
-    """math.hypot(x, y): CPython's vector_norm for two coordinates (libm hypot differs in the
-    last bit), then no error: an overflow is just inf."""
-    b = k.builder
-    ax, ay = k.intrinsic("fabs", x), k.intrinsic("fabs", y)
-    largest = k.f64(0.0)
-    for a in (ax, ay):                                   # `if (x > max) max = x;`: NaN skipped
-        largest = b.select(b.fcmp_ordered(">", a, largest), a, largest)
-    norm = _vector_norm_2(k, ax, ay, largest)
-    found_nan = b.or_(k.is_nan(ax), k.is_nan(ay))
-    return k.select_chain(norm,
-                          (k.is_inf(largest), largest),
-                          (found_nan, k.f64(float("nan"))),
-                          (b.fcmp_ordered("==", largest, k.f64(0.0)), largest))
-
-
-def _vector_norm_2(k, x0, x1, largest):
-    """CPython's vector_norm body for finite |x0|, |x1| <= largest, largest > 0."""
-    b = k.builder
-    dbl_min = sys.float_info.min
-    # frexp's max_e < -1023, i.e. largest < 2**-1024: ldexp(1.0, -max_e) would overflow
-    tiny = b.fcmp_ordered("<", largest, k.f64(2.0 ** -1024))
-    if sys.version_info >= (3, 12):
-        # 3.12+: divide by DBL_MIN to make subnormals normal, recurse once, scale back
-        def scaled(z):
-            return b.select(tiny, b.fdiv(z, k.f64(dbl_min)), z)
-        norm = _norm_fma(k, scaled(x0), scaled(x1), scaled(largest))
-        return b.select(tiny, b.fmul(k.f64(dbl_min), norm), norm)
-    # 3.11: Veltkamp-Dekker squares; the tiny case divides by max instead
-    return b.select(tiny, _norm_tiny_311(k, x0, x1, largest), _norm_split_311(k, x0, x1, largest))
-
-
-def _scale_for(k, largest):
-    """ldexp(1.0, -max_e) with max_e from frexp(largest), for 2**-1024 <= largest < inf.
-
-    Exact bit arithmetic: max_e is the unbiased exponent + 1 (a subnormal largest is first
-    scaled up by 2**54); 2**-max_e is normal except for max_e in (1023, 1024]."""
-    b = k.builder
-    subnormal = b.fcmp_ordered("<", largest, k.f64(2.0 ** -1022))
-    y = b.select(subnormal, b.fmul(largest, k.f64(2.0 ** 54)), largest)
-    biased = b.and_(b.lshr(b.bitcast(y, I64), k.i64(52)), k.i64(0x7FF))
-    max_e = b.sub(b.sub(biased, k.i64(1022)), b.select(subnormal, k.i64(54), k.i64(0)))
-    n = b.sub(k.i64(0), max_e)                                  # the scale is 2**n, n >= -1024
-
-    def clamp(x, lo, hi):
-        x = b.select(b.icmp_signed("<", x, k.i64(lo)), k.i64(lo), x)
-        return b.select(b.icmp_signed(">", x, k.i64(hi)), k.i64(hi), x)
-
-    normal_bits = b.shl(clamp(b.add(n, k.i64(1023)), 1, 2046), k.i64(52))
-    subnormal_bits = b.shl(k.i64(1), clamp(b.add(n, k.i64(1074)), 0, 51))
-    bits = b.select(b.icmp_signed(">=", n, k.i64(-1022)), normal_bits, subnormal_bits)
-    return b.bitcast(bits, DOUBLE)
-
-
-def _norm_fma(k, x0, x1, largest):
-    """vector_norm of 3.12+: exact squares through fma (dl_mul), Neumaier sums (dl_fast_sum)."""
-    b = k.builder
-    scale = _scale_for(k, largest)
-    one = k.f64(1.0)
-    csum, frac1, frac2 = one, k.f64(0.0), k.f64(0.0)
-
-    def dl_mul(p, q):
-        z = b.fmul(p, q)
-        return z, k.intrinsic("fma", p, q, b.fneg(z))
-
-    def dl_fast_sum(p, q):
-        s = b.fadd(p, q)
-        return s, b.fadd(b.fsub(p, s), q)
-
-    for x in (x0, x1):
-        x = b.fmul(x, scale)
-        hi, lo = dl_mul(x, x)
-        csum, s_lo = dl_fast_sum(csum, hi)
-        frac1, frac2 = b.fadd(frac1, lo), b.fadd(frac2, s_lo)
-    h = k.intrinsic("sqrt", b.fadd(b.fsub(csum, one), b.fadd(frac1, frac2)))
-    hi, lo = dl_mul(b.fneg(h), h)
-    csum, s_lo = dl_fast_sum(csum, hi)
-    frac1, frac2 = b.fadd(frac1, lo), b.fadd(frac2, s_lo)
-    x = b.fadd(b.fsub(csum, one), b.fadd(frac1, frac2))
-    h = b.fadd(h, b.fdiv(x, b.fmul(k.f64(2.0), h)))
-    return b.fdiv(h, scale)
-
-
-def _norm_split_311(k, x0, x1, largest):
-    """vector_norm of 3.11: Veltkamp-Dekker split squares, three compensated accumulators."""
-    b = k.builder
-    scale = _scale_for(k, largest)
-    one, t27 = k.f64(1.0), k.f64(134217729.0)
-    csum, fracs = one, [k.f64(0.0)] * 3
-
-    def split(x):
-        t = b.fmul(x, t27)
-        hi = b.fsub(t, b.fsub(t, x))
-        return hi, b.fsub(x, hi)
-
-    def accumulate(x, i):
-        nonlocal csum
-        new = b.fadd(csum, x)
-        fracs[i] = b.fadd(fracs[i], b.fadd(b.fsub(csum, new), x))
-        csum = new
-
-    for x in (x0, x1):
-        hi, lo = split(b.fmul(x, scale))
-        accumulate(b.fmul(hi, hi), 0)
-        accumulate(b.fmul(b.fmul(k.f64(2.0), hi), lo), 1)
-        fracs[2] = b.fadd(fracs[2], b.fmul(lo, lo))
-    total = lambda: b.fadd(b.fsub(csum, one), b.fadd(b.fadd(fracs[0], fracs[1]), fracs[2]))
-    h = k.intrinsic("sqrt", total())
-    hi, lo = split(h)
-    accumulate(b.fmul(b.fneg(hi), hi), 0)
-    accumulate(b.fmul(b.fmul(k.f64(-2.0), hi), lo), 1)
-    accumulate(b.fmul(b.fneg(lo), lo), 2)
-    x = total()
-    return b.fdiv(b.fadd(h, b.fdiv(x, b.fmul(k.f64(2.0), h))), scale)
-
-
-def _norm_tiny_311(k, x0, x1, largest):
-    b = k.builder
-    one = k.f64(1.0)
-    csum, frac1 = one, k.f64(0.0)
-    for x in (x0, x1):
-        x = b.fdiv(x, largest)
-        x = b.fmul(x, x)
-        new = b.fadd(csum, x)
-        frac1 = b.fadd(frac1, b.fadd(b.fsub(csum, new), x))
-        csum = new
-    return b.fmul(largest, k.intrinsic("sqrt", b.fadd(b.fsub(csum, one), frac1)))
-
-
 # ------------------------------------------------------------------------------ the op table
 def _const(k, v):
     return ll.Constant(llvm_type(v.type), v.attrs["value"])
@@ -547,7 +244,7 @@ LOWERINGS = {
     **{name: _math_unary(name) for name in MATH_UNARY},
     "fabs": lambda k, v, x: k.intrinsic("fabs", x),
     "atan2": _math_binary(lambda k, y, x: k.libm("atan2", y, x)),
-    "hypot": _math_hypot,
+    "hypot": lambda k, v, x, y: math_hypot(k, x, y),
     "copysign": _math_binary(lambda k, x, y: k.intrinsic("copysign", x, y)),
     "fmod": _math_binary(lambda k, x, y: k.builder.frem(x, y)),
     "math_pow": _math_pow,
@@ -578,6 +275,8 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str) -> ll.Functi
     k = KernelBuilder(module, function, n)
     for p, arg in zip(fn.params, k.params):
         arg.name = p.name or f"arg{p.attrs['index']}"
+        if p.type == ir.BOOL:
+            arg.add_attribute("zeroext")
     outs = function.args[n:]
     for i, out in enumerate(outs):
         out.name = f"out{i}"

@@ -183,21 +183,24 @@ entry_guards_hold(NativeEntry *e)
     Py_ssize_t n = Py_SIZE(e);
     for (Py_ssize_t i = 0; i < n; i++) {
         const Guard *g = &e->checks[i];
-        PyObject *value;
         if (g->key == NULL) {
-            value = PyCell_GET(g->target);
-        }
-        else {
-            value = PyDict_GetItemWithError(g->target, g->key);
-            if (value == NULL) {
-                if (PyErr_Occurred()) {
-                    return -1;
-                }
-                value = dispatch_ABSENT;
+            if (PyCell_GET(g->target) != g->expected) {
+                return 0;
             }
         }
-        if (value != g->expected) {
-            return 0;
+        else if (g->expected == dispatch_ABSENT) {
+            /* PyDict_Contains reports errors in its result, sparing the
+             * PyErr_Occurred() (a thread-local read) a missing key needs. */
+            int found = PyDict_Contains(g->target, g->key);
+            if (found != 0) {
+                return found > 0 ? 0 : -1;
+            }
+        }
+        else {
+            PyObject *value = PyDict_GetItemWithError(g->target, g->key);
+            if (value != g->expected) {
+                return (value == NULL && PyErr_Occurred()) ? -1 : 0;
+            }
         }
     }
     return 1;

@@ -200,49 +200,71 @@ code_state_get(PyCodeObject *code)
  * (about 25000 frames deep in 8 MiB).  3.12 and 3.13 count it, but their
  * limits assume a full-size stack, so a thread with a small stack
  * (threading.stack_size) overflows too.  So the hook raises RecursionError
- * itself when the thread's C stack is nearly used up.  The check runs only
- * for frames deeper than STACK_CHECK_DEPTH Python frames, so the common
- * case pays two loads and a compare. */
-#if defined(__linux__)
+ * itself when the thread's C stack is nearly used up.  The check costs a
+ * few loads and compares; it skips shallow frames (STACK_CHECK_DEPTH), so
+ * short-lived threads never look their stack up. */
+#if defined(__linux__) && defined(__GNUC__)
 #  include <pthread.h>
 #  define STACK_GUARD 1
-#  define STACK_CHECK_DEPTH 200
+#  define STACK_CHECK_DEPTH 16
 #  define STACK_MARGIN_MAX (256 * 1024)
+#  define STACK_SLOTS 4
 
-/* Bounds of the last thread checked; refreshed when the stack pointer is
- * not inside them or the thread changed. */
-static pthread_t stack_thread;
-static uintptr_t stack_low = 0, stack_high = 0, stack_margin = 0;
+/* Bounds of the stacks checked most recently, most recent first.  Looking
+ * a thread's bounds up is cheap, except for the main thread (glibc reads
+ * /proc/self/maps), so a few are kept for threads taking turns. */
+typedef struct {
+    uintptr_t low, size, margin;
+} StackBounds;
 
+static StackBounds stacks[STACK_SLOTS];
+
+/* Moves the bounds of the stack holding sp to stacks[0]; 0 if unknown. */
 static Py_NO_INLINE int
-stack_nearly_exhausted(void)
+stack_bounds_find(uintptr_t sp)
 {
-    char probe;
-    uintptr_t sp = (uintptr_t)&probe;
-    pthread_t self = pthread_self();
-    if (sp <= stack_low || sp >= stack_high
-            || !pthread_equal(self, stack_thread)) {
+    StackBounds found;
+    int i;
+    for (i = 1; i < STACK_SLOTS; i++) {
+        if (sp - stacks[i].low < stacks[i].size) {
+            break;
+        }
+    }
+    if (i < STACK_SLOTS) {
+        found = stacks[i];
+    }
+    else {
         pthread_attr_t attr;
         void *addr;
         size_t size;
-        if (pthread_getattr_np(self, &attr) != 0) {
+        if (pthread_getattr_np(pthread_self(), &attr) != 0) {
             return 0;
         }
         int rc = pthread_attr_getstack(&attr, &addr, &size);
         pthread_attr_destroy(&attr);
-        if (rc != 0) {
+        if (rc != 0 || sp - (uintptr_t)addr >= size) {
             return 0;
         }
-        stack_thread = self;
-        stack_low = (uintptr_t)addr;
-        stack_high = stack_low + size;
-        stack_margin = size / 4 < STACK_MARGIN_MAX ? size / 4 : STACK_MARGIN_MAX;
-        if (sp <= stack_low || sp >= stack_high) {
-            stack_high = 0;  /* not on the reported stack: do not guess */
-            return 0;
-        }
+        found.low = (uintptr_t)addr;
+        found.size = size;
+        found.margin = size / 4 < STACK_MARGIN_MAX ? size / 4 : STACK_MARGIN_MAX;
+        i = STACK_SLOTS - 1;  /* drop the least recent */
     }
-    return sp - stack_low < stack_margin;
+    for (; i > 0; i--) {
+        stacks[i] = stacks[i - 1];
+    }
+    stacks[0] = found;
+    return 1;
+}
+
+static inline int
+stack_nearly_exhausted(void)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    if (sp - stacks[0].low >= stacks[0].size && !stack_bounds_find(sp)) {
+        return 0;
+    }
+    return sp - stacks[0].low < stacks[0].margin;
 }
 
 static inline int
@@ -272,12 +294,9 @@ stack_guard_tripped(PyThreadState *tstate)
 /* The hook                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static PyObject *hook(PyThreadState *tstate, _PyInterpreterFrame *frame,
-                      int throwflag);
-
-/* Frames that are not plain function calls: generators, coroutines and
- * async generators (their first evaluation only creates the generator),
- * and module or class bodies (not CO_OPTIMIZED: they use a locals dict). */
+/* Generators, coroutines and async generators: their first evaluation only
+ * creates the generator object.  (Module and class bodies are excluded too,
+ * by requiring CO_OPTIMIZED: they run with a locals dict.) */
 #define CODE_NOT_INTERCEPTED \
     (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)
 
@@ -331,7 +350,8 @@ intercept(PyThreadState *tstate, _PyInterpreterFrame *frame, PyObject *state)
 
     /* A frame object would need CPython's take_ownership on disposal; an
      * unlinked frame cannot have one, but never risk it. */
-    if (frame->frame_obj != NULL || frame_function(frame) == NULL) {
+    PyFunctionObject *func = frame_function(frame);
+    if (frame->frame_obj != NULL || func == NULL || !PyFunction_Check(func)) {
         return previous_eval(tstate, frame, 0);
     }
     /* The callback may replace the code's state, dropping this reference. */

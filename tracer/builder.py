@@ -142,8 +142,32 @@ class GraphBuilder:
         if not is_traced(a) and not is_traced(b):
             return PYTHON_COMPARE[op](a, b)
         ka, kb = self._numeric(a, "comparison"), self._numeric(b, "comparison")
+        if {ka, kb} == {I64, F64}:
+            n = a if ka == I64 else b
+            if is_traced(n) or float(n) != n:
+                return self._compare_int_float(op, a, b)
         common = F64 if F64 in (ka, kb) else (BOOL if ka == kb == BOOL else I64)
         return self.emit(op, (self.convert(a, common), self.convert(b, common)))
+
+    def _compare_int_float(self, op: str, a, b) -> Value:
+        """Python compares an int with a float exactly; float(n) rounds when |n| > 2**53.
+
+        Rounding is monotonic, so float(n) < x implies n < x (and likewise for >). When
+        float(n) == x, x is an integer in [-2**63, 2**63]: compare as ints, except x == 2**63,
+        which is above every i64.
+        """
+        int_first = self.kind(a) == I64
+        n, x = (a, b) if int_first else (b, a)
+        n, x = self.value(n), self.value(x)
+        nf = self.emit("to_f64", (n,))
+        rounded_equal = self.emit("eq", (nf, x))
+        below_2_63 = self.emit("lt", (x, self.const(2.0 ** 63)))
+        use_int = self.emit("select", (rounded_equal, below_2_63, self.const(False)))
+        xi = self.emit("to_i64", (self.emit("select", (use_int, x, self.const(0.0))),))   # never fails
+        by_int = self.emit(op, (n, xi) if int_first else (xi, n))
+        by_float = self.emit(op, (nf, x) if int_first else (x, nf))
+        n_below_x = self.const(PYTHON_COMPARE[op](0, 1) if int_first else PYTHON_COMPARE[op](1, 0))
+        return self.emit("select", (use_int, by_int, self.emit("select", (rounded_equal, n_below_x, by_float))))
 
     def negate(self, a):
         if not is_traced(a):

@@ -229,7 +229,7 @@ def verify(fn: Function) -> Function:
                     raise VerificationError(f"{fn.name}: {v!r} uses {a!r} before it is defined")
             try:
                 expected = opdef.result_type(tuple(a.type for a in v.args), v.attrs)
-            except (TypeError, KeyError, ValueError) as exc:
+            except (TypeError, KeyError, ValueError, IndexError, AttributeError) as exc:
                 raise VerificationError(f"{fn.name}: {v!r}: {exc}") from None
             if expected != v.type:
                 raise VerificationError(f"{fn.name}: {v!r} has type {v.type}, its op gives {expected}")

@@ -13,7 +13,7 @@ import sys
 
 from .builder import is_number, is_traced
 from .ir import BOOL, F64, I64
-from .objects import ExternalList
+from .objects import ExternalList, ExternalObject
 
 _TABLE: dict = {}
 
@@ -137,6 +137,8 @@ for _name in ["isnan", "isinf", "isfinite"]:
 # ------------------------------------------------------------------------------ builtins
 @implements(builtins.abs)
 def _abs(tracer, x):
+    if not is_traced(x) and not isinstance(x, (ExternalList, ExternalObject)):
+        return abs(x)                  # a trace-time constant: Python's own result (or TypeError)
     return tracer.builder.absolute(_number(tracer, x, "abs()"))
 
 
@@ -228,9 +230,15 @@ def _sum(tracer, iterable, start=0):
 
 def _sum_like_cpython(tracer, items, start):
     """CPython's sum(): exact int adds; the first float is added to that int sum, then the rest
-    go through plain float adds (3.11) or Neumaier compensated summation (3.12+)."""
+    go through plain float adds (3.11) or Neumaier compensated summation (3.12+).
+    A start that is neither exactly an int nor exactly a float (a bool) takes neither fast path:
+    every item is added with plain `+`."""
     b = tracer.builder
     result = start
+    if b.kind(_number(tracer, start, "sum()")) == BOOL:
+        for item in items:
+            result = b.binary("add", result, _number(tracer, item, "sum()"))
+        return result
     i = 0
     while i < len(items) and b.kind(result) != F64:   # int phase (bools count as ints)
         result = b.binary("add", result, _number(tracer, items[i], "sum()"))
@@ -247,6 +255,7 @@ def _sum_like_cpython(tracer, items, start):
         if b.kind(item) != F64:
             f = b.binary("add", f, item)     # ints are added without compensation
             continue
+        item = b.value(item)                 # a float constant in the list
         t = b.emit("add", (f, item))
         big_f = b.emit("ge", (b.emit("fabs", (f,)), b.emit("fabs", (item,))))
         c = b.emit("add", (c, b.emit("select", (big_f, b.emit("add", (b.emit("sub", (f, t)), item)),

@@ -39,6 +39,8 @@ class OpDef:
         """Whether this use of the op can fail at run time (dead failing ops must stay)."""
         if not self.statuses:
             return False
+        if self.statuses == (Status.FALLBACK,) and v.type != I64:
+            return False          # only i64 arithmetic can leave 64 bits; f64 never falls back
         # division and modulo by a nonzero constant cannot fail (an i64 // -1 still can)
         if self.name in ("div", "floordiv", "mod") and v.args[1].op == "const":
             d = v.args[1].attrs["value"]
@@ -114,8 +116,8 @@ def _int_true_div(a, b):
 
 
 def _pow(a, b):
-    if isinstance(a, int) and b < 0:          # int ** negative int is a float in Python
-        raise OpFailure(Status.FALLBACK)
+    if isinstance(a, int) and (b < 0 or (abs(a) >= 2 and b >= 64)):
+        raise OpFailure(Status.FALLBACK)      # a float in Python, or certainly past 64 bits
     return _python(lambda x, y: x ** y, {ZeroDivisionError: Status.ZERO_TO_NEGATIVE_POWER,
                                          OverflowError: Status.POW_OVERFLOW})(a, b)
 
@@ -212,20 +214,17 @@ _define("getitem", "element attrs['index'] of a tuple (a constant index)",
 
 
 def _fma(a: float, b: float, c: float) -> float:
-    """Fused multiply-add, one rounding. math.fma exists from Python 3.13; before, exact rationals."""
-    if hasattr(math, "fma"):
-        return math.fma(a, b, c)
+    """Fused multiply-add, one rounding, IEEE results for inf/nan/overflow (never raises)."""
     if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
-        return a * b + c
+        return a * b + c          # no rounding question: the result is inf or nan (or exact)
     from fractions import Fraction
     exact = Fraction(a) * Fraction(b) + Fraction(c)
     if exact == 0:
-        # the sign of an exact zero follows IEEE: a*b + c rounds to +0 unless both are -0
-        return a * b + c
+        return a * b + c          # the sign of an exact zero follows IEEE rules for a*b + c
     try:
-        return float(exact)        # Fraction -> float rounds correctly (round half to even)
+        return float(exact)       # Fraction -> float rounds correctly (half to even)
     except OverflowError:
-        return math.copysign(math.inf, exact)
+        return math.inf if exact > 0 else -math.inf
 
 
 def evaluate(v: Value, operands: list) -> object:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..builder import is_traced
+from ..ir import F64
 from ..objects import ExternalList
 
 
@@ -92,6 +93,8 @@ class ContainerOps:
             return a + b
         if op == "mul":
             seq, n = (a, b) if not isinstance(a, (int, float)) and not is_traced(a) else (b, a)
+            if is_traced(n) and n.type == F64:   # as Python: a float count is a TypeError, whatever its value
+                raise TypeError("can't multiply sequence by non-int of type 'float'")
             n = self.builder.concretize(n, "a repetition count")
             return (self.materialize(seq) if isinstance(seq, ExternalList) else seq) * n
         raise self.tracer.error(f"the operator {op} on sequences is not supported")

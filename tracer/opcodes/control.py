@@ -92,7 +92,8 @@ class ControlFlowOps:
         self.push(None)
 
     def op_CALL_INTRINSIC_1(self, instr):
-        name = str(instr.arg).rsplit(".", 1)[-1].split(":")[0].strip("<> ")
+        # `bytecode` gives an Intrinsic1Op IntEnum, whose str() is just its number: use its name
+        name = getattr(instr.arg, "name", None) or str(instr.arg).rsplit(".", 1)[-1].split(":")[0].strip("<> ")
         value = self.pop()
         if "LIST_TO_TUPLE" in name:
             self.push(tuple(value))

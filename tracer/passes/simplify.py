@@ -62,7 +62,7 @@ def _rewrite(v: ir.Value) -> ir.Value:
                     return x
                 if _is(c, -1.0):
                     return ir.Value("neg", (x,), ir.F64, loc=v.loc)
-        if v.op == "div" and _is(args[1], 1.0) and args[0].type == ir.F64:
+        if v.op == "div" and _is(args[1], 1.0):
             return args[0]
         if v.op == "sub" and _is(args[1], 0.0):
             return args[0]

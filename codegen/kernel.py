@@ -1,0 +1,122 @@
+"""The kernel being emitted: LLVM types of the IR's scalars, and `KernelBuilder`, the helpers
+every lowering uses (early exits with a status, libm calls, intrinsics, checked i64 arithmetic)."""
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from tracer import ir
+from tracer.errors import Status
+
+DOUBLE = ll.DoubleType()
+I1 = ll.IntType(1)
+I32 = ll.IntType(32)
+I64 = ll.IntType(64)
+PTR = ll.PointerType()
+
+LLVM_TYPES = {ir.F64: DOUBLE, ir.I64: I64, ir.BOOL: I1}
+
+INF = float("inf")
+
+
+def llvm_type(t: ir.Type) -> ll.Type:
+    try:
+        return LLVM_TYPES[t]
+    except KeyError:
+        raise NotImplementedError(f"codegen: no LLVM type for IR type {t}") from None
+
+
+def kernel_type(fn: ir.Function) -> ll.FunctionType:
+    params = [llvm_type(p.type) for p in fn.params]
+    outs = [PTR] * len(ir.leaf_types(fn.result_type))
+    return ll.FunctionType(I32, params + outs)
+
+
+class KernelBuilder:
+    """Emits one kernel: the LLVM values of the IR values, and the early exits for failures."""
+
+    def __init__(self, module: ll.Module, function: ll.Function, n_params: int):
+        self.module = module
+        self.function = function
+        self.params = list(function.args[:n_params])
+        self.builder = ll.IRBuilder(function.append_basic_block("entry"))
+        self._status_blocks: dict[Status, ll.Block] = {}
+
+    # -- constants -------------------------------------------------------------------------
+    @staticmethod
+    def f64(x: float) -> ll.Constant:
+        return ll.Constant(DOUBLE, x)
+
+    @staticmethod
+    def i64(n: int) -> ll.Constant:
+        return ll.Constant(I64, n)
+
+    # -- failures: a branch to a block that returns the status -----------------------------
+    def fail_if(self, cond: ll.Value, status: Status) -> None:
+        block = self._status_blocks.get(status)
+        if block is None:
+            block = self.function.append_basic_block(f"fail_{status.name.lower()}")
+            with self.builder.goto_block(block):
+                self.builder.ret(ll.Constant(I32, int(status)))
+            self._status_blocks[status] = block
+        ok = self.function.append_basic_block("ok")
+        br = self.builder.cbranch(cond, block, ok)
+        br.set_weights([1, 1 << 20])      # failures are cold: keep the fast path straight
+        self.builder.position_at_end(ok)
+
+    # -- calls ---------------------------------------------------------------------------------
+    def _declare(self, name: str, fnty: ll.FunctionType, attrs=()) -> ll.Function:
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ll.Function(self.module, fnty, name)
+            for a in attrs:
+                fn.attributes.add(a)
+        return fn
+
+    def intrinsic(self, name: str, *args: ll.Value) -> ll.Value:
+        """llvm.<name>.f64 on doubles (exact operations: sqrt, fabs, floor, fma, copysign...)."""
+        fnty = ll.FunctionType(DOUBLE, [DOUBLE] * len(args))
+        return self.builder.call(self._declare(f"llvm.{name}.f64", fnty), args)
+
+    def libm(self, name: str, *args: ll.Value) -> ll.Value:
+        """A call to the C library's `name`, exactly as CPython makes it.
+
+        `nobuiltin` stops LLVM from treating it as the known libm function: otherwise it folds
+        pow(x, 2.0) into x * x (or constants with its own folder), which can differ in the last bit.
+        """
+        fnty = ll.FunctionType(DOUBLE, [DOUBLE] * len(args))
+        attrs = ("nobuiltin", "readnone", "nounwind")  # errno is never read: no memory effects
+        return self.builder.call(self._declare(name, fnty, attrs), args)
+
+    def with_overflow(self, op: str, a: ll.Value, b: ll.Value) -> tuple[ll.Value, ll.Value]:
+        """i64 a <op> b (op: sadd, ssub, smul) and whether it overflowed."""
+        fnty = ll.FunctionType(ll.LiteralStructType([I64, I1]), [I64, I64])
+        pair = self.builder.call(self._declare(f"llvm.{op}.with.overflow.i64", fnty), [a, b])
+        return self.builder.extract_value(pair, 0), self.builder.extract_value(pair, 1)
+
+    def checked(self, op: str, a: ll.Value, b: ll.Value) -> ll.Value:
+        """i64 a <op> b that returns FALLBACK instead of wrapping."""
+        value, overflowed = self.with_overflow(op, a, b)
+        self.fail_if(overflowed, Status.FALLBACK)
+        return value
+
+    # -- float predicates ----------------------------------------------------------------------
+    def is_nan(self, x):
+        return self.builder.fcmp_unordered("uno", x, x)
+
+    def is_inf(self, x):
+        return self.builder.fcmp_ordered("==", self.intrinsic("fabs", x), self.f64(INF))
+
+    def is_finite(self, x):
+        return self.builder.fcmp_ordered("<", self.intrinsic("fabs", x), self.f64(INF))
+
+    def is_odd_integer(self, x):
+        """CPython's DOUBLE_IS_ODD_INTEGER: fmod(fabs(x), 2.0) == 1.0 (frem is C's fmod)."""
+        b = self.builder
+        return b.fcmp_ordered("==", b.frem(self.intrinsic("fabs", x), self.f64(2.0)), self.f64(1.0))
+
+    def select_chain(self, default, *cases):
+        """`cases` are (cond, value) with the first true one winning, else `default`."""
+        result = default
+        for cond, value in reversed(cases):
+            result = self.builder.select(cond, value, result)
+        return result
