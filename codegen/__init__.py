@@ -8,13 +8,11 @@
 
 It reads only tracer.ir, tracer.ops and tracer.errors.
 """
-# Importing tracer.ir first runs tracer/__init__, which imports the API and, through it,
-# codegen.jit: let that finish first, so codegen.jit never meets this package half-initialized.
-import tracer  # noqa: F401  (import order only)
 from .jit import CompiledFunction, assembly_for, compile_function, llvm_ir_for
 from .lower import LOWERINGS, lower_function
 from .module import entry_symbol, kernel_symbol, lower_module
 from .target import assembly, host_target_machine, optimize, parse
 
-__all__ = ["CompiledFunction", "compile_function", "llvm_ir_for", "assembly_for", "LOWERINGS", "lower_function", "lower_module",
-           "kernel_symbol", "entry_symbol", "optimize", "assembly", "parse", "host_target_machine"]
+__all__ = ["CompiledFunction", "compile_function", "llvm_ir_for", "assembly_for", "LOWERINGS",
+           "lower_function", "lower_module", "kernel_symbol", "entry_symbol", "optimize", "assembly",
+           "parse", "host_target_machine"]

@@ -2,7 +2,8 @@
 
 Kernel ABI:  i32 @symbol(<one arg per IR param>, ptr %out0, ..., ptr %outK)
   - params: f64 -> double, i64 -> i64, bool -> i1 (zeroext, like C's bool);
-  - one out pointer per scalar leaf of the result type (`ir.leaf_types`), left to right;
+  - one out pointer per scalar leaf of the result type (`ir.leaf_types`), left to right
+    (distinct, `noalias`; a bool is stored as one byte 0/1);
   - returns int(Status): 0 writes the outputs, anything else leaves them untouched.
 
 Every lowering must give what the op's evaluator in `tracer.ops` gives, bit for bit: plain IEEE

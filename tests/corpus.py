@@ -6,6 +6,7 @@ registered with `@case(kind, ...)`, one kind per parameter; the kinds say what t
 
     F               a float, edge values included (0.0, -0.0, tiny, huge, inf, -inf, nan)
     I               an int: small, near the 64-bit limits, and a few past them
+    I64             an int within 64 bits (items of lists: a list holding a bigger int is a TracerError)
     B               a bool
     NUM             a float, an int or a bool (mixed-type arithmetic)
     SMALL_NUM       a float, an int in [-5, 40] or a bool (exponents)
@@ -64,14 +65,17 @@ class _Float(Kind):
 
 
 class _Int(Kind):
+    def __init__(self, past_64_bits: bool = True):
+        self.edge_ints = EDGE_INTS if past_64_bits else [n for n in EDGE_INTS if I64_MIN <= n <= I64_MAX]
+
     def strategy(self, fused):
-        return st.one_of(st.sampled_from(EDGE_INTS), st.integers(-100, 100), st.integers(I64_MIN, I64_MAX))
+        return st.one_of(st.sampled_from(self.edge_ints), st.integers(-100, 100), st.integers(I64_MIN, I64_MAX))
 
     def edges(self, fused):
-        return EDGE_INTS
+        return self.edge_ints
 
     def __repr__(self):
-        return "I"
+        return "I" if len(self.edge_ints) == len(EDGE_INTS) else "I64"
 
 
 class _Bool(Kind):
@@ -109,7 +113,7 @@ class _SmallNumber(Kind):
         return "SMALL_NUM"
 
 
-F, I, B, NUM, SMALL_NUM = _Float(), _Int(), _Bool(), _Number(), _SmallNumber()
+F, I, I64, B, NUM, SMALL_NUM = _Float(), _Int(), _Int(past_64_bits=False), _Bool(), _Number(), _SmallNumber()
 
 
 @dataclass(frozen=True)
@@ -264,6 +268,36 @@ def fma_shape(x, y, z):
 @case(F)
 def float_constant_arith(x):
     return x * 0.0, x + 0.0, x - 0.0, x * 1.0, 0.0 - x, x / 1.0, x * -1.0
+
+
+@case(F)
+def identity_traps(x):
+    # none of these is an identity in IEEE arithmetic (inf, nan, -0.0): simplification must not apply
+    return x - x, x / x, x + -0.0, -0.0 - x, (x + 1.0) - 1.0, x * 2.0 * 0.5, abs(-x), 0.0 * x + x
+
+
+@case(F)
+def power_traps(x):
+    # x ** 0.5 is not sqrt(x) (-0.0, -inf); x ** 1.0, x ** 0.0 and x ** 2.0 have their own rules
+    return x ** 0.5, x ** 2.0, x ** 1.0, x ** 0.0, x ** -1.0, x ** 2, x ** -2, x ** 3, math.pow(x, 0.5)
+
+
+@case(I64)
+def int_identity_traps(n):
+    return n - n, n * 0, n * 1, n // 1, n % 1, 0 - n, n // -1, n * -1, n + 0, n ** 1
+
+
+@case(F, F)
+def first_error_wins(x, y):
+    # both may fail: Python raises the first one, in evaluation order
+    return math.sqrt(y), 1.0 / x, x % y, math.log(x)
+
+
+@case(F)
+def unused_failing_operations(x):
+    unused = 1.0 / x            # still raises ZeroDivisionError at 0.0
+    also_unused = math.sqrt(x)  # still raises ValueError below 0.0
+    return 2.0
 
 
 # ---------------------------------------------------------------- ints, bools, mixing
@@ -485,7 +519,7 @@ def sum_with_start(xs):
     return sum(xs, 10), sum(xs, 0.5), sum(xs, True)
 
 
-@case(ListOf(I, 3))
+@case(ListOf(I64, 3))
 def sum_ints(ns):
     return sum(ns)
 
@@ -511,7 +545,7 @@ def range_argument(x, n):
     return acc
 
 
-@case(Count(0, 5), Count(1, 3))
+@case(Count(0, 5), Count(1, 2))
 def range_with_step(n, step):
     return sum(range(0, n, step)), len(range(n)), sum(i * i for i in range(n, -1, -step))
 
@@ -792,6 +826,93 @@ def neuron_call(neuron, x):
 
 
 # ---------------------------------------------------------------- a few more mixed programs
+@case(F, F)
+def nonlocal_accumulator(x, y):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total += v
+    add(x)
+    add(y * 2.0)
+    return total
+
+
+def _sum_all(*values, scale=1.0):
+    return sum(values) * scale
+
+
+@case(F, F, F)
+def varargs_helper(x, y, z):
+    weigh = lambda v, k=2.0: v * k   # noqa: E731
+    return _sum_all(x, y, z), _sum_all(x, weigh(y), scale=0.5), _sum_all(), _sum_all(*[x, z])
+
+
+@case(ListOf(F, 5))
+def slicing(xs):
+    head, tail, odd, rev = xs[:2], xs[2:], xs[1::2], xs[::-1]
+    return sum(head) - sum(tail), tuple(odd), rev[0], len(xs[5:]), sum(xs[0:0])
+
+
+@case(F, F, I64)
+def pow_builtin(x, y, n):
+    return pow(x, y), pow(x, 2), pow(n % 5, 3), pow(2.0, n % 7 - 3)
+
+
+@case(ListOf(F, 3))
+def max_of_generator(xs):
+    return max(v * v for v in xs), min(-v for v in xs), max(xs[0], 1.5), min(xs[1:])
+
+
+@case(F, Count(0, 3))
+def builtins_on_ranges(x, n):
+    idx = list(range(n))
+    back = tuple(reversed(range(n)))
+    pairs = list(zip(idx, back, strict=True))
+    return sum(a * x - b for a, b in pairs), len(idx), float("inf") > x, float("-1.5") * x
+
+
+@case(B, B)
+def bool_division(p, q):
+    return p / q, p // q, p % q
+
+
+@case(I64)
+def math_log_of_ints(n):
+    return math.log(n), math.log2(n), math.log10(n), math.log(n, 2), math.atan2(n, 3)
+
+
+@case(F, Count(0, 3))
+def while_true_with_break(x, n):
+    i = 0
+    while True:
+        if i >= n:
+            break
+        x = x / 2.0 + i
+        i += 1
+    return x
+
+
+class Vector2:
+    dims = 2
+
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+
+    @property
+    def norm(self):
+        return math.hypot(self.x, self.y)
+
+    def dot(self, other):
+        return self.x * other.x + self.y * other.y
+
+
+@case(ObjectOf(Vector2, (F, F)), ObjectOf(Vector2, (F, F)))
+def object_property_and_class_attribute(u, v):
+    return u.norm, u.dot(v) * u.dims, Vector2.dims + v.dims
+
+
 @case(F, F, Count(1, 4))
 def newton_sqrt(a, guess, steps):
     x = guess

@@ -27,7 +27,7 @@ import random
 import struct
 
 import pytest
-from hypothesis import HealthCheck, given, note, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from corpus import CASES
 from tracer import trace
@@ -45,6 +45,7 @@ SETTINGS = settings(
 EDGE_GRID_LIMIT = 1000       # combinations of edge values per function and mode
 FUSED_REL_TOL = 1e-12
 CONDITIONING_REL_TOL = 1e-13
+ILL_CONDITIONED: list[str] = []   # fused checks that fell back to comparing types only
 
 # one compiled callable per function and mode, for the whole module
 EXACT = {c.name: trace(c.fn, fuse_fma=False) for c in CASES}
@@ -175,7 +176,7 @@ def check_fused(case, args):
     message = (f"{case.name}{show(tuple(args))} with fuse_fma=True:\n"
                f"  CPython  {show_outcome(expected)}\n  compiled {show_outcome(got)}")
     assert ill_conditioned, message + "\n  (CPython's answer is stable under 1-ulp input changes)"
-    note(f"ill-conditioned input, fused result only checked for its type: {message}")
+    ILL_CONDITIONED.append(message)   # the fused result is only checked for its type
     candidates = [expected, *nearby]
     if got[0] == "raise":
         assert any(o[0] == "raise" and o[1] is got[1] for o in candidates), message

@@ -101,9 +101,9 @@ frame_clear_and_pop_312(PyThreadState *tstate, _PyInterpreterFrame *frame)
     Py_DECREF(frame->f_funcobj);
     Py_DECREF(frame->f_code);
 
-    /* _PyThreadState_PopFrame: a frame at the very start of a chunk owns
-     * that chunk (push_chunk never puts the first frame of the root chunk
-     * there), so free it and resume the previous chunk. */
+    /* As _PyThreadState_PopFrame: a frame at the very start of a chunk
+     * opened that chunk, so free it and go back to the previous one (the
+     * root chunk's first frame starts at data[1]: it is never freed). */
     PyObject **base = (PyObject **)frame;
     _PyStackChunk *chunk = tstate->datastack_chunk;
     if (base == &chunk->data[0]) {

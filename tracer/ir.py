@@ -273,7 +273,8 @@ class EntryArg:
     `type` is the exact Python type required: F64 -> float, I64 -> int (not bool; it must fit in
     64 bits), BOOL -> bool. `param` is the index of the IR parameter the unboxed value feeds, or
     None when the trace used the argument's value as a trace-time constant: then the entry only
-    checks that the argument equals `equals` (same exact type). A failed check is a guard miss.
+    checks that the argument equals `equals` (same exact type; floats compare by their bits, so
+    -0.0 is not 0.0). A failed check is a guard miss.
     """
     type: ScalarType
     param: int | None

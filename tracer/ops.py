@@ -118,6 +118,8 @@ def _int_true_div(a, b):
 def _pow(a, b):
     if isinstance(a, int) and (b < 0 or (abs(a) >= 2 and b >= 64)):
         raise OpFailure(Status.FALLBACK)      # a float in Python, or certainly past 64 bits
+    if isinstance(a, float) and a < 0 and math.isfinite(a) and math.isfinite(b) and b != math.floor(b):
+        raise OpFailure(Status.FALLBACK)      # a complex result (or complex overflow) in Python
     return _python(lambda x, y: x ** y, {ZeroDivisionError: Status.ZERO_TO_NEGATIVE_POWER,
                                          OverflowError: Status.POW_OVERFLOW})(a, b)
 
@@ -197,8 +199,9 @@ MATH_CAN_OVERFLOW = {"exp", "expm1", "sinh", "cosh"}
 for _name in MATH_UNARY:
     _define(_name, f"math.{_name}(a)", F64_UNARY, _python(getattr(math, _name), MATH_ERRORS), MATH_FAILS)
 _define("fabs", "math.fabs(a)", F64_UNARY, math.fabs)
-for _name in ["atan2", "hypot", "copysign", "fmod"]:
+for _name in ["atan2", "copysign", "fmod"]:
     _define(_name, f"math.{_name}(a, b)", F64_BINARY, _python(getattr(math, _name), MATH_ERRORS), MATH_FAILS)
+_define("hypot", "math.hypot(a, b) (CPython's own algorithm, not libm's; never fails)", F64_BINARY, math.hypot)
 _define("math_pow", "math.pow(a, b) (domain errors instead of ZeroDivisionError/complex)", F64_BINARY,
         _python(math.pow, MATH_ERRORS), MATH_FAILS)
 _define("floor", "floor as f64 (math.floor is this then to_i64)", F64_UNARY, _zero_signed(math.floor))
@@ -215,8 +218,10 @@ _define("getitem", "element attrs['index'] of a tuple (a constant index)",
 
 def _fma(a: float, b: float, c: float) -> float:
     """Fused multiply-add, one rounding, IEEE results for inf/nan/overflow (never raises)."""
-    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
-        return a * b + c          # no rounding question: the result is inf or nan (or exact)
+    if math.isfinite(a) and math.isfinite(b) and not math.isfinite(c):
+        return c                  # the exact product is finite, so c (inf or nan) decides
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return a * b + c          # an infinite or nan product is exact: no rounding question
     from fractions import Fraction
     exact = Fraction(a) * Fraction(b) + Fraction(c)
     if exact == 0:

@@ -40,8 +40,12 @@ class StackOps:
 
     # -- locals
     def load_local(self, name):
+        name = _name(name)
         value = self.locals.get(name, NULL)
         if value is NULL:
+            if name in self.cells:
+                # 3.13 has no LOAD_CLOSURE: LOAD_FAST of a cell variable pushes the cell itself
+                return self.cells[name]
             raise UnboundLocalError(f"cannot access local variable '{name}' where it is not associated with a value")
         return value
 
