@@ -11,7 +11,7 @@ import types
 
 from . import _frame
 from .capture import call_intercepted, run_plain, warn_storm
-from .interpreter import IMMUTABLE_CONSTANTS, trace_frame
+from .interpreter import trace_frame
 from .ir import I64_MAX, I64_MIN
 from .specialize import NeedsPython, Specialization
 
@@ -103,7 +103,7 @@ class CodeCompiler:
     def _check_argument_types(self, args: tuple):
         names = list(self.signature.parameters)
         for name, a in zip(names, args):
-            if type(a) in (float, int, bool, list, tuple) or isinstance(a, IMMUTABLE_CONSTANTS):
+            if type(a) in (float, int, bool, list, tuple, types.FunctionType, types.BuiltinFunctionType) or a is None:
                 continue
             if hasattr(a, "__dict__") and type(a).__module__ not in ("builtins", "numpy"):
                 continue   # a user object: its attributes are read by the trace

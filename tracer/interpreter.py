@@ -28,7 +28,7 @@ from .opcodes.control import ControlFlowOps
 from .opcodes.numbers import NumberOps
 from .opcodes.stack import StackOps
 from .sources import ArgSource, BindingGuard, RootSource, Source, StructureGuard, ValueGuard
-from . import library
+from . import _frame, library
 
 PY311 = sys.version_info[:2] == (3, 11)
 MAX_INSTRUCTIONS = 2_000_000   # a trace this long is almost certainly an endless trace-time loop
@@ -36,7 +36,7 @@ MAX_INLINE_DEPTH = 64
 CO_GENERATOR = 0x20
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 IMMUTABLE_CONSTANTS = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type,
-                       str, bytes, type(None), type(Ellipsis), range, types.MethodType)
+                       str, bytes, type(None), type(Ellipsis), range, types.MethodType, _frame.Dispatcher)
 
 _BYTECODE_CACHE: dict[types.CodeType, tuple[list, dict]] = {}
 
@@ -157,6 +157,8 @@ class Tracer:
     def call(self, fn, args: list, kwargs: dict):
         if isinstance(fn, BoundMethod):
             return self.call(fn.function, [fn.self_obj, *args], kwargs)
+        if isinstance(fn, _frame.Dispatcher):       # another @trace'd function: inline its Python
+            return self.call(fn.py_func, args, kwargs)
         if isinstance(fn, SymbolicFunction):
             return self.inline(fn.code, fn.globals, fn.globals.get("__builtins__", {}), fn.name,
                                args, kwargs, fn.defaults, fn.kwdefaults, dict(zip(fn.code.co_freevars, fn.closure)))

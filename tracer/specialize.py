@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from codegen.jit import compile_function
+
 from . import _frame
 from .interpreter import Trace
 from .ir import EntryArg, Function, type_of_constant
@@ -44,7 +46,6 @@ class Specialization:
     # ------------------------------------------------------------------ building
     @classmethod
     def build(cls, trace: Trace, name: str, fuse_fma: bool, fallback) -> "Specialization":
-        from codegen.jit import compile_function   # loads LLVM: only when something compiles
         optimized = optimize(trace.function, fuse_fma=fuse_fma)
         fast = _is_fast(trace)
         entry_args = entry_args_for(trace, optimized)
