@@ -11,7 +11,7 @@ import types
 
 from . import _frame
 from .capture import call_intercepted, run_plain, warn_storm
-from .interpreter import trace_frame
+from .interpreter import BigIntInput, bind_arguments, trace_frame
 from .ir import I64_MAX, I64_MIN
 from .specialize import NeedsPython, Specialization
 
@@ -31,7 +31,7 @@ class CodeCompiler:
         self.py_func = py_func
         self.specializations: list[Specialization] = []
         self.dispatcher = _frame.Dispatcher(self.on_call, name)
-        self.signature = inspect.signature(py_func) if py_func is not None else None
+        self.signature = inspect.signature(py_func) if py_func is not None else None   # for messages
         self._warned = False
 
     @classmethod
@@ -69,15 +69,15 @@ class CodeCompiler:
     # ---------------------------------------------------------------- the miss path
     def on_call(self, *args, **kwargs):
         """No native entry took these arguments: bind them, try the other paths, else compile."""
-        if not kwargs and len(args) == self.code.co_argcount:
+        f = self.py_func
+        if not kwargs and len(args) == self.code.co_argcount and not self.code.co_kwonlyargcount:
             full = args
         else:
-            try:
-                bound = self.signature.bind(*args, **kwargs)
+            try:    # the function's current defaults, as CPython would bind them
+                full = tuple(bind_arguments(self.code, self.name, args, kwargs, f.__defaults__ or (),
+                                            f.__kwdefaults__ or {}).values())
             except TypeError:
-                return self.py_func(*args, **kwargs)   # raises CPython's own TypeError for the call
-            bound.apply_defaults()
-            full = tuple(bound.arguments.values())
+                return f(*args, **kwargs)   # raises CPython's own TypeError for the call
         if full is not args:
             result = self.dispatcher.try_entries(full)
             if result is not _frame.MISS:
@@ -95,7 +95,10 @@ class CodeCompiler:
                 warn_storm(self.name, self.max_specializations)
                 self._warned = True
             return run_plain(self.py_func, *args, **kwargs)
-        return call_intercepted(self.py_func, args, kwargs, self._on_frame)
+        try:
+            return call_intercepted(self.py_func, args, kwargs, self._on_frame)
+        except BigIntInput:
+            return run_plain(self.py_func, *args, **kwargs)   # an int past 64 bits inside an input
 
     def _on_frame(self, code, args, globals, builtins, closure):
         return self.compile_and_call(args, globals, builtins, closure)
@@ -105,6 +108,10 @@ class CodeCompiler:
         for name, a in zip(names, args):
             if type(a) in (float, int, bool, list, tuple, types.FunctionType, types.BuiltinFunctionType) or a is None:
                 continue
+            if isinstance(a, (int, float)):
+                raise TypeError(f"{self.name}() argument '{name}' is a {type(a).__name__} (a subclass of "
+                                f"{'float' if isinstance(a, float) else 'int'}): traced functions take exact "
+                                f"float, int and bool numbers")
             if hasattr(a, "__dict__") and type(a).__module__ not in ("builtins", "numpy"):
                 continue   # a user object: its attributes are read by the trace
             raise TypeError(f"{self.name}() argument '{name}' is a {type(a).__name__}: traced functions "

@@ -16,10 +16,14 @@ import sys
 import types
 from dataclasses import dataclass
 
-from bytecode import Bytecode, Instr, Label
+from bytecode import Bytecode, Instr, Label, TryBegin
 
 from .builder import GraphBuilder, is_number, is_traced
 from .errors import SourceLoc, UnsupportedError
+
+
+class BigIntInput(UnsupportedError):
+    """An input int past 64 bits: the call runs the Python function, which is exact."""
 from .ir import I64_MAX, I64_MIN, Function, Value
 from .objects import NULL, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction
 from .opcodes.calls import CallOps
@@ -88,13 +92,16 @@ class Tracer:
             key = str(source)
             if key not in self.leaves:
                 if type(obj) is int and not I64_MIN <= obj <= I64_MAX:
-                    raise self.error(f"{key} is an int beyond 64 bits ({obj}); compiled code uses 64-bit ints")
+                    raise BigIntInput(f"{key} is an int beyond 64 bits; compiled code uses 64-bit ints", self.loc)
                 param = self.builder.add_param(key, self.builder.kind(obj), obj)
                 self.leaves[key] = (source, param)
             return self.leaves[key][1]
         if type(obj) in (list, tuple):
             self.structure_guards.append(StructureGuard(source, type(obj), len(obj)))
             return ExternalList(self, obj, source)
+        if isinstance(obj, (int, float, complex, str)):
+            raise self.error(f"{source} is a {type(obj).__name__}, which traced code does not support "
+                             f"(numbers must be exactly float, int or bool)")
         if isinstance(obj, IMMUTABLE_CONSTANTS) or obj is None:
             self.identity_guards.append(ValueGuard(source, obj))
             return obj
@@ -137,12 +144,7 @@ class Tracer:
 
     def class_attribute(self, ext: ExternalObject, name: str):
         """An attribute found on an external object's class: methods bind, properties run."""
-        for klass in type(ext.obj).__mro__:
-            if name in klass.__dict__:
-                raw = klass.__dict__[name]
-                break
-        else:
-            raise AttributeError(f"'{type(ext.obj).__name__}' object has no attribute '{name}'")
+        raw = self.class_lookup(type(ext.obj), name)
         if isinstance(raw, types.FunctionType):
             return BoundMethod(raw, ext)
         if isinstance(raw, property) and raw.fget is not None:
@@ -152,6 +154,15 @@ class Tracer:
         if type(raw) in (float, int, bool) or isinstance(raw, IMMUTABLE_CONSTANTS):
             return raw   # class attributes are constants: the class itself is guarded
         raise self.error(f"attribute {name!r} of class {type(ext.obj).__name__} is not supported")
+
+    def class_lookup(self, cls: type, name: str):
+        """`name` found on a class (through its MRO), guarded: redefining it recompiles."""
+        for klass in cls.__mro__:
+            if name in klass.__dict__:
+                raw = klass.__dict__[name]
+                self.guard_binding(klass.__dict__, name, raw, f"{klass.__name__}.{name} is <{type(raw).__name__}>")
+                return raw
+        raise AttributeError(f"type object '{cls.__name__}' has no attribute '{name}'")
 
     # ------------------------------------------------------------------ calls
     def call(self, fn, args: list, kwargs: dict):
@@ -275,7 +286,8 @@ def bind_arguments(code, name, args, kwargs, defaults, kwdefaults) -> dict:
         index += 1
     if has_varkw:
         values[names[index]] = extra_kw
-    return values
+        index += 1
+    return {n: values[n] for n in names[:index]}   # in the frame's order of arguments
 
 
 class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps):
@@ -303,7 +315,9 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps):
             instr = self.instrs[self.pc]
             self.pc += 1
             if not isinstance(instr, Instr):
-                continue            # labels, TryBegin/TryEnd, SetLineno
+                if isinstance(instr, TryBegin) and self.starts_exception_handler(instr.target):
+                    raise self.tracer.error("try/except and try/finally are not supported yet")
+                continue            # labels, TryEnd, SetLineno; comprehension cleanups (3.12+)
             if instr.lineno is not None:
                 self.lineno = instr.lineno
             self.builder.loc = SourceLoc(self.code.co_filename, self.lineno)
@@ -315,6 +329,14 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps):
         if self.is_generator:
             return iter(self.yielded)
         return self.return_value
+
+    def starts_exception_handler(self, label) -> bool:
+        """Whether a try-block's handler is user code (a `try` statement), not the cleanup
+        CPython 3.12+ wraps around inlined comprehensions: user handlers push the exception."""
+        pc = self.labels[label]
+        while not isinstance(self.instrs[pc], Instr):
+            pc += 1
+        return self.instrs[pc].name == "PUSH_EXC_INFO"
 
     def jump(self, label):
         self.pc = self.labels[label]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from codegen.jit import compile_function
+import codegen.jit   # a module reference: codegen imports tracer.ir, so no names at import
 
 from . import _frame
 from .interpreter import Trace
@@ -49,7 +49,7 @@ class Specialization:
         optimized = optimize(trace.function, fuse_fma=fuse_fma)
         fast = _is_fast(trace)
         entry_args = entry_args_for(trace, optimized)
-        compiled = compile_function(optimized, entry_args, name)
+        compiled = codegen.jit.compile_function(optimized, entry_args, name)
         spec = cls(name, trace, optimized, compiled, fast, entry_args)
         if not fast:
             spec.leaf_call = _frame.Dispatcher(_raise_needs_python, name)
@@ -86,6 +86,7 @@ class Specialization:
 
 def _is_fast(trace: Trace) -> bool:
     return (not trace.structure_guards
+            and all(type(g.namespace) is dict or g.key is None for g in trace.binding_guards)
             and all(isinstance(s, ArgSource) for s, _ in trace.leaves)
             and all(isinstance(g.source, ArgSource) for g in trace.pins))
 

@@ -81,6 +81,11 @@ class CallOps:
             raise self.tracer.error(f"attribute .{name} of a traced number is not supported")
         if isinstance(obj, ExternalList):
             raise self.tracer.error(f"calling .{name}() on a list from outside the traced function is not supported")
+        if isinstance(obj, type) and not name.startswith("__"):
+            raw = self.tracer.class_lookup(obj, name)        # a class attribute, guarded
+            if isinstance(raw, (staticmethod, classmethod)):
+                return getattr(obj, name)
+            return self.tracer.constant(raw, f"{obj.__name__}.{name}")
         if isinstance(obj, types.ModuleType):
             # module attributes (math.sqrt) are constants: the global naming the module is guarded
             return self.tracer.constant(getattr(obj, name), f"{obj.__name__}.{name}")
