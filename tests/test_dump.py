@@ -1,0 +1,115 @@
+"""`python -m tracer dump`: a golden test of the fma table, every stage, and one-line errors."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tracer import trace
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FMA = os.path.join("examples", "fma.py") + ":fma"
+
+GOLDEN_IR = """\
+func fma(x: f64, y: f64, z: f64) -> f64
+  value  op   operands  type  source
+  %0     mul  x, y      f64   fma.py:12  return x * y + z
+  %1     add  %0, z     f64   fma.py:12  return x * y + z
+  return %1"""
+
+GOLDEN_OPT = """\
+func fma(x: f64, y: f64, z: f64) -> f64
+  value  op   operands  type  source
+  %0     fma  x, y, z   f64   fma.py:12  return x * y + z
+  return %0
+# 2 values captured, 1 after passes; fused multiply-adds: 1"""
+
+
+def run_cli(*args, cwd=ROOT):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "tracer", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_golden_ir_and_opt_tables_for_fma():
+    ir = run_cli("dump", FMA, "--args", "3.0", "-1.0", "2.0", "--stage", "ir")
+    assert ir.returncode == 0, ir.stderr
+    assert ir.stdout.rstrip() == GOLDEN_IR
+    opt = run_cli("dump", FMA, "--args", "3.0", "-1.0", "2.0", "--stage", "opt")
+    assert opt.stdout.rstrip() == GOLDEN_OPT
+
+
+def test_no_fma_keeps_the_multiply_and_the_add():
+    out = run_cli("dump", FMA, "--args", "3.0", "-1.0", "2.0", "--no-fma").stdout
+    assert " mul " in out and " add " in out and " fma " not in out
+    assert "fused multiply-adds: 0 (fusion off)" in out
+
+
+def test_asm_is_a_single_fused_multiply_add():
+    out = run_cli("dump", FMA, "--args", "3.0", "-1.0", "2.0", "--stage", "asm").stdout
+    kernel = out.split("__tracer_fma:", 1)[1].split(".Lfunc_end0", 1)[0]
+    instructions = [line.split()[0] for line in kernel.splitlines() if line.strip() and not line.strip().startswith((".", "#"))]
+    assert sum(i.startswith("vfmadd") for i in instructions) == 1
+    assert not any(i in ("vmulsd", "vaddsd", "mulsd", "addsd") for i in instructions), instructions
+
+
+def test_llvm_and_bytecode_stages():
+    llvm = run_cli("dump", FMA, "--args", "3.0", "-1.0", "2.0", "--stage", "llvm").stdout
+    assert "@llvm.fma.f64" in llvm and "define" in llvm
+    bytecode = run_cli("dump", FMA, "--stage", "bytecode", "--args", "1.0", "1.0", "1.0").stdout
+    assert "BINARY_OP" in bytecode and "RETURN_VALUE" in bytecode
+
+
+def test_annotations_give_the_argument_types(tmp_path):
+    source = tmp_path / "annotated.py"
+    source.write_text("def f(n: int, x: float) -> float:\n    return x * n\n")
+    out = run_cli("dump", f"{source}:f", "--stage", "ir")
+    assert out.returncode == 0, out.stderr
+    assert "func f(n: i64, x: f64) -> f64" in out.stdout
+
+
+def test_package_module_target(tmp_path):
+    package = tmp_path / "mypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "kernels.py").write_text("def saxpy(a, x, y):\n    return a * x + y\n")
+    env_path = str(tmp_path)
+    out = subprocess.run([sys.executable, "-m", "tracer", "dump", "mypkg.kernels:saxpy", "--args", "2.0", "1.0", "0.5"],
+                         cwd=env_path, capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join([env_path, ROOT])))
+    assert out.returncode == 0, out.stderr
+    assert "func saxpy(a: f64, x: f64, y: f64) -> f64" in out.stdout and " fma " in out.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (("dump", "examples/nope.py:fma"), "no such file"),
+    (("dump", "examples/fma.py:nope"), "has no function 'nope'"),
+    (("dump", "examples/fma.py"), "TARGET must be"),
+    (("dump", "no_such_module_xyz:f"), "cannot import module"),
+    (("dump", FMA, "--args", "3.0", "oops", "1.0"), "is not a Python literal"),
+    (("dump", FMA), "has no float/int/bool annotation"),
+])
+def test_errors_are_one_line_and_a_nonzero_exit(args, message):
+    out = run_cli(*args)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_unsupported_construct_names_file_and_line(tmp_path):
+    source = tmp_path / "bad.py"
+    source.write_text(textwrap.dedent("""\
+        def f(x):
+            d = {"a": x}
+            return d["a"]
+    """))
+    out = run_cli("dump", f"{source}:f", "--args", "1.0")
+    assert out.returncode == 2
+    assert f"{source}:2" in out.stderr and "dict display" in out.stderr and 'd = {"a": x}' in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_traced_function_dump_method():
+    f = trace(lambda x, y: x * y + 1.0)
+    assert " fma " in f.dump(2.0, 3.0, stage="opt")
