@@ -18,34 +18,13 @@ from hypothesis import given, settings, strategies as st
 
 from codegen import (LOWERINGS, assembly, compile_function, host_target_machine, lower_module,
                      optimize)
+from ir_builder import Builder
 from tracer import ir, ops
 from tracer.errors import STATUS_EXCEPTIONS, OpFailure, Status
 from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, EntryArg
 
 
 # ------------------------------------------------------------------------------------ building IR
-class Builder:
-    """b = Builder(F64, I64); x, n = b.params; b.op("add", x, x); fn = b.function(result)."""
-
-    def __init__(self, *types, name="f"):
-        self.name = name
-        self.params = [ir.make_param(i, f"p{i}", t) for i, t in enumerate(types)]
-        self.values: list[ir.Value] = []
-
-    def const(self, value) -> ir.Value:
-        v = ir.Value("const", (), ir.type_of_constant(value), {"value": value})
-        self.values.append(v)
-        return v
-
-    def op(self, name, *args, **attrs) -> ir.Value:
-        v = ir.Value(name, args, ops.OPS[name].result_type(tuple(a.type for a in args), attrs), attrs)
-        self.values.append(v)
-        return v
-
-    def function(self, result) -> ir.Function:
-        return ir.verify(ir.Function(self.name, self.params, ir.Block(list(self.values), [result])))
-
-
 def single_op(op: str, types, **attrs) -> ir.Function:
     b = Builder(*types, name=op)
     return b.function(b.op(op, *b.params, **attrs))

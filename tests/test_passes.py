@@ -7,6 +7,7 @@ import struct
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from ir_builder import Builder
 from tracer import ir, ops
 from tracer.errors import OpFailure, Status
 from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN
@@ -17,29 +18,6 @@ EXACT_PASSES = [fold_constants, simplify, eliminate_common_subexpressions, elimi
 
 
 # ------------------------------------------------------------------------------------ building IR
-class Builder:
-    """Build a function by hand: b = Builder(F64, I64); x, n = b.params; b.op("add", x, x)."""
-
-    def __init__(self, *types):
-        self.params = [ir.make_param(i, f"p{i}", t) for i, t in enumerate(types)]
-        self.values: list[ir.Value] = []
-
-    def const(self, value) -> ir.Value:
-        v = ir.Value("const", (), ir.type_of_constant(value), {"value": value})
-        self.values.append(v)
-        return v
-
-    def op(self, name, *args, **attrs) -> ir.Value:
-        t = ops.OPS[name].result_type(tuple(a.type for a in args), attrs)
-        v = ir.Value(name, args, t, attrs)
-        self.values.append(v)
-        return v
-
-    def function(self, *results) -> ir.Function:
-        result = results[0] if len(results) == 1 else self.op("tuple", *results)
-        return ir.verify(ir.Function("f", self.params, ir.Block(list(self.values), [result])))
-
-
 def bits(x: float) -> bytes:
     return struct.pack("<d", x)
 
