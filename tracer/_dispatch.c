@@ -61,11 +61,34 @@ sentinel_new(const char *name)
 
 /* One identity guard.  Pointers are borrowed from the guards tuple that the
  * entry keeps alive (tuples are immutable, so they stay valid). */
+enum guard_kind { GUARD_DICT, GUARD_CELL, GUARD_CODE, GUARD_DEFAULTS, GUARD_KWDEFAULTS };
+
 typedef struct {
-    PyObject *target;    /* a dict, or a cell */
-    PyObject *key;       /* the dict key; NULL for a cell guard */
+    int kind;            /* enum guard_kind */
+    PyObject *target;    /* a dict, a cell, or a function */
+    PyObject *key;       /* the dict key (dict guards only) */
     PyObject *expected;  /* compared by identity; ABSENT = key missing */
 } Guard;
+
+/* A function guard names one of these attributes, read straight off the
+ * function object (an inlined function's code and defaults are constants). */
+static int
+function_guard_kind(PyObject *key)
+{
+    if (!PyUnicode_Check(key)) {
+        return -1;
+    }
+    if (PyUnicode_CompareWithASCIIString(key, "__code__") == 0) {
+        return GUARD_CODE;
+    }
+    if (PyUnicode_CompareWithASCIIString(key, "__defaults__") == 0) {
+        return GUARD_DEFAULTS;
+    }
+    if (PyUnicode_CompareWithASCIIString(key, "__kwdefaults__") == 0) {
+        return GUARD_KWDEFAULTS;
+    }
+    return -1;
+}
 
 typedef struct {
     PyObject_VAR_HEAD          /* ob_size = number of guards */
@@ -116,6 +139,7 @@ static PyTypeObject NativeEntry_Type = {
 };
 
 /* Validates `guards` (a tuple of (dict, key, expected) / (cell, None,
+ * expected) / (function, "__code__" | "__defaults__" | "__kwdefaults__",
  * expected)) and builds an entry.  Errors are raised here, once, so that
  * the call path never has to validate. */
 static NativeEntry *
@@ -149,9 +173,16 @@ entry_new(dispatch_entry_fn fn, PyObject *self_obj, PyObject *guards)
                 return NULL;
             }
         }
+        else if (PyFunction_Check(target)) {
+            if (function_guard_kind(key) < 0) {
+                PyErr_Format(PyExc_ValueError, "guard %zd: a function guard's key must be "
+                             "'__code__', '__defaults__' or '__kwdefaults__'", i);
+                return NULL;
+            }
+        }
         else {
             PyErr_Format(PyExc_TypeError,
-                         "guard %zd: target must be a dict or a cell, not %.100s",
+                         "guard %zd: target must be a dict, a cell or a function, not %.100s",
                          i, Py_TYPE(target)->tp_name);
             return NULL;
         }
@@ -167,8 +198,12 @@ entry_new(dispatch_entry_fn fn, PyObject *self_obj, PyObject *guards)
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *g = PyTuple_GET_ITEM(guards, i);
         PyObject *target = PyTuple_GET_ITEM(g, 0);
+        PyObject *key = PyTuple_GET_ITEM(g, 1);
+        e->checks[i].kind = PyCell_Check(target) ? GUARD_CELL
+                          : PyDict_Check(target) ? GUARD_DICT
+                          : function_guard_kind(key);
         e->checks[i].target = target;
-        e->checks[i].key = PyCell_Check(target) ? NULL : PyTuple_GET_ITEM(g, 1);
+        e->checks[i].key = e->checks[i].kind == GUARD_DICT ? key : NULL;
         e->checks[i].expected = PyTuple_GET_ITEM(g, 2);
     }
     PyObject_GC_Track((PyObject *)e);
@@ -183,23 +218,37 @@ entry_guards_hold(NativeEntry *e)
     Py_ssize_t n = Py_SIZE(e);
     for (Py_ssize_t i = 0; i < n; i++) {
         const Guard *g = &e->checks[i];
-        if (g->key == NULL) {
+        PyObject *value;
+        switch (g->kind) {
+        case GUARD_CELL:
             if (PyCell_GET(g->target) != g->expected) {
                 return 0;
             }
-        }
-        else if (g->expected == dispatch_ABSENT) {
-            /* PyDict_Contains reports errors in its result, sparing the
-             * PyErr_Occurred() (a thread-local read) a missing key needs. */
-            int found = PyDict_Contains(g->target, g->key);
-            if (found != 0) {
-                return found > 0 ? 0 : -1;
+            break;
+        case GUARD_CODE:
+        case GUARD_DEFAULTS:
+        case GUARD_KWDEFAULTS:
+            value = g->kind == GUARD_CODE ? PyFunction_GET_CODE(g->target)
+                  : g->kind == GUARD_DEFAULTS ? PyFunction_GET_DEFAULTS(g->target)
+                  : PyFunction_GET_KW_DEFAULTS(g->target);
+            if ((value != NULL ? value : Py_None) != g->expected) {   /* NULL reads as None */
+                return 0;
             }
-        }
-        else {
-            PyObject *value = PyDict_GetItemWithError(g->target, g->key);
-            if (value != g->expected) {
-                return (value == NULL && PyErr_Occurred()) ? -1 : 0;
+            break;
+        default:
+            if (g->expected == dispatch_ABSENT) {
+                /* PyDict_Contains reports errors in its result, sparing the
+                 * PyErr_Occurred() (a thread-local read) a missing key needs. */
+                int found = PyDict_Contains(g->target, g->key);
+                if (found != 0) {
+                    return found > 0 ? 0 : -1;
+                }
+            }
+            else {
+                value = PyDict_GetItemWithError(g->target, g->key);
+                if (value != g->expected) {
+                    return (value == NULL && PyErr_Occurred()) ? -1 : 0;
+                }
             }
         }
     }

@@ -11,7 +11,8 @@ import types
 
 from . import _frame
 from .capture import call_intercepted, run_plain, warn_storm
-from .interpreter import BigIntInput, bind_arguments, trace_frame
+from .errors import BigIntInput
+from .interpreter import bind_arguments, trace_frame
 from .ir import I64_MAX, I64_MIN
 from .specialize import NeedsPython, Specialization
 

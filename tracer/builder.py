@@ -16,11 +16,18 @@ from __future__ import annotations
 from bytecode import BinaryOp
 
 from . import ops
-from .errors import DataDependentControlFlow, OpFailure, SourceLoc, UnsupportedError
+from .errors import (BigIntInput, DataDependentControlFlow, OpFailure, SourceLoc, Status, UnsupportedError,
+                     exception_for)
 from .ir import BOOL, F64, I64, Block, Function, ScalarType, Value, type_of_constant
 
 Operand = "Value | int | float | bool"
-_FAILED = object()  # example of a value whose op fails for the example arguments
+
+
+class Failed:
+    """The example of a value whose op fails for the example arguments (and how it fails)."""
+
+    def __init__(self, status):
+        self.status = status
 
 # BinaryOp -> (IR op, Python operator for constants)
 BINARY_OPS = {
@@ -74,13 +81,14 @@ class GraphBuilder:
         v = Value(op, args, result_type, attrs, loc=self.loc)
         self.block.values.append(v)
         operands = [self.examples[a] for a in args]
-        if any(x is _FAILED for x in operands):
-            self.examples[v] = _FAILED
+        failed = next((x for x in operands if isinstance(x, Failed)), None)
+        if failed is not None:
+            self.examples[v] = failed
         else:
             try:
                 self.examples[v] = ops.evaluate(v, operands)
-            except OpFailure:
-                self.examples[v] = _FAILED
+            except OpFailure as exc:
+                self.examples[v] = Failed(exc.status)
         return v
 
     def const(self, x) -> Value:
@@ -214,8 +222,13 @@ class GraphBuilder:
                 f"data-dependent control flow is not supported yet: {why} depends on the value of "
                 f"float argument(s) {', '.join(floats)}", self.loc)
         example = self.examples[x]
-        if example is _FAILED:
-            raise UnsupportedError(f"{why} needs a value whose computation fails for these arguments", self.loc)
+        if isinstance(example, Failed):
+            # CPython raised at the first operation that failed (ops are emitted in program order):
+            # raise the same, or let Python compute the exact answer
+            example = next(self.examples[v] for v in self.block.values if isinstance(self.examples[v], Failed))
+            if example.status == Status.FALLBACK:
+                raise BigIntInput(f"{why} needs a value only Python can compute exactly", self.loc)
+            raise exception_for(example.status)
         for p in deps:
             self.pinned[p] = self.examples[p]
         return example

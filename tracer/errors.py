@@ -105,5 +105,9 @@ class UnsupportedError(TracerError):
     """A Python construct the tracer does not handle (yet)."""
 
 
+class BigIntInput(UnsupportedError):
+    """An input int past 64 bits: the call runs the original Python function, which is exact."""
+
+
 class DataDependentControlFlow(UnsupportedError):
     """A branch or loop condition that depends on a traced (runtime) value."""

@@ -12,18 +12,13 @@ the user's line.
 """
 from __future__ import annotations
 
-import sys
 import types
 from dataclasses import dataclass
 
 from bytecode import Bytecode, Instr, Label, TryBegin
 
 from .builder import GraphBuilder, is_number, is_traced
-from .errors import SourceLoc, UnsupportedError
-
-
-class BigIntInput(UnsupportedError):
-    """An input int past 64 bits: the call runs the Python function, which is exact."""
+from .errors import BigIntInput, SourceLoc, UnsupportedError
 from .ir import I64_MAX, I64_MIN, Function, Value
 from .objects import NULL, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction
 from .opcodes.calls import CallOps
@@ -31,10 +26,10 @@ from .opcodes.containers import ContainerOps
 from .opcodes.control import ControlFlowOps
 from .opcodes.numbers import NumberOps
 from .opcodes.stack import StackOps
-from .sources import ArgSource, BindingGuard, RootSource, Source, StructureGuard, ValueGuard
+from .sources import ArgSource, AttrSource, BindingGuard, MissingAttrGuard, RootSource, Source, StructureGuard, ValueGuard
 from . import _frame, library
 
-PY311 = sys.version_info[:2] == (3, 11)
+_MISSING = object()
 MAX_INSTRUCTIONS = 2_000_000   # a trace this long is almost certainly an endless trace-time loop
 MAX_INLINE_DEPTH = 64
 CO_GENERATOR = 0x20
@@ -61,9 +56,15 @@ class Trace:
     function: Function
     leaves: list[tuple[Source, Value]]      # each IR parameter and where to load it per call
     pins: list[ValueGuard]                  # int/bool inputs the trace used as constants
+    identity_guards: list[ValueGuard]       # functions, None, ... read from inputs
     structure_guards: list[StructureGuard]
+    missing_attr_guards: list[MissingAttrGuard]
     binding_guards: list[BindingGuard]
     nargs: int
+
+    def guards(self) -> list:
+        return [*self.structure_guards, *self.missing_attr_guards, *self.pins, *self.identity_guards,
+                *self.binding_guards]
 
 
 class Tracer:
@@ -71,10 +72,11 @@ class Tracer:
 
     def __init__(self, name: str):
         self.builder = GraphBuilder(name)
-        self.leaves: dict[str, tuple[Source, Value]] = {}
-        self.structure_guards: list[StructureGuard] = []
+        self.leaves: dict[tuple, tuple[Source, Value]] = {}      # by Source.key
+        self.structure_guards: dict[tuple, StructureGuard] = {}   # by Source.key
         self.binding_guards: dict[tuple, BindingGuard] = {}
-        self.identity_guards: list[ValueGuard] = []
+        self.identity_guards: dict[tuple, ValueGuard] = {}        # by Source.key
+        self.missing_attr_guards: dict[tuple, MissingAttrGuard] = {}
         self.call_stack: list[types.CodeType] = []
         self.steps = 0
 
@@ -88,25 +90,25 @@ class Tracer:
     # ------------------------------------------------------------------ inputs
     def wrap(self, obj, source: Source):
         """The symbolic value of an object read from a mutable place (argument, list, attribute)."""
+        key = source.key
         if type(obj) in (float, int, bool):
-            key = str(source)
             if key not in self.leaves:
                 if type(obj) is int and not I64_MIN <= obj <= I64_MAX:
-                    raise BigIntInput(f"{key} is an int beyond 64 bits; compiled code uses 64-bit ints", self.loc)
-                param = self.builder.add_param(key, self.builder.kind(obj), obj)
+                    raise BigIntInput(f"{source} is an int beyond 64 bits; compiled code uses 64-bit ints", self.loc)
+                param = self.builder.add_param(str(source), self.builder.kind(obj), obj)
                 self.leaves[key] = (source, param)
             return self.leaves[key][1]
         if type(obj) in (list, tuple):
-            self.structure_guards.append(StructureGuard(source, type(obj), len(obj)))
+            self.structure_guards.setdefault(key, StructureGuard(source, type(obj), len(obj)))
             return ExternalList(self, obj, source)
         if isinstance(obj, (int, float, complex, str)):
             raise self.error(f"{source} is a {type(obj).__name__}, which traced code does not support "
                              f"(numbers must be exactly float, int or bool)")
         if isinstance(obj, IMMUTABLE_CONSTANTS) or obj is None:
-            self.identity_guards.append(ValueGuard(source, obj))
+            self.identity_guards.setdefault(key, ValueGuard(source, obj))
             return obj
         if hasattr(obj, "__dict__") and type(obj).__module__ not in ("builtins", "numpy"):
-            self.structure_guards.append(StructureGuard(source, type(obj)))
+            self.structure_guards.setdefault(key, StructureGuard(source, type(obj)))
             return ExternalObject(self, obj, source)
         raise self.error(f"{source} is a {type(obj).__name__}, which traced code does not support yet")
 
@@ -134,6 +136,13 @@ class Tracer:
             return self.constant(value, name)
         raise NameError(f"name '{name}' is not defined")
 
+    def guard_function(self, fn):
+        """An inlined function's code and defaults are constants: guard them (reassigning
+        `f.__defaults__` or `f.__code__` recompiles)."""
+        for attr in ("__code__", "__defaults__", "__kwdefaults__"):
+            value = getattr(fn, attr)
+            self.guard_binding(fn, attr, value, f"{fn.__qualname__}.{attr} is <{type(value).__name__}>")
+
     def closure_cell(self, cell, name: str) -> Cell:
         try:
             contents = cell.cell_contents
@@ -142,18 +151,33 @@ class Tracer:
         self.guard_binding(cell, None, contents, f"closure cell {name!r} is <{type(contents).__name__}>")
         return Cell(self.constant(contents, name))
 
-    def class_attribute(self, ext: ExternalObject, name: str):
-        """An attribute found on an external object's class: methods bind, properties run."""
-        raw = self.class_lookup(type(ext.obj), name)
+    def instance_attribute(self, ext: ExternalObject, name: str):
+        """`ext.name` for a user object (ExternalObject.getattr says the order)."""
+        cls = type(ext.obj)
+        try:
+            raw = self.class_lookup(cls, name)
+        except AttributeError:
+            raw = _MISSING
+        if isinstance(raw, property):
+            if raw.fget is None:
+                raise AttributeError(f"property {name!r} of {cls.__name__!r} object has no getter")
+            return self.call(raw.fget, [ext], {})
+        instance_dict = getattr(ext.obj, "__dict__", {})
+        if name in instance_dict:
+            return self.wrap(instance_dict[name], AttrSource(ext.source, name))
+        if raw is _MISSING:
+            raise AttributeError(f"'{cls.__name__}' object has no attribute '{name}'")
+        if hasattr(ext.obj, "__dict__"):   # an instance attribute set later would shadow it
+            self.missing_attr_guards.setdefault((ext.source.key, name), MissingAttrGuard(ext.source, name))
         if isinstance(raw, types.FunctionType):
             return BoundMethod(raw, ext)
-        if isinstance(raw, property) and raw.fget is not None:
-            return self.call(raw.fget, [ext], {})
         if isinstance(raw, staticmethod):
             return raw.__func__
+        if isinstance(raw, classmethod):
+            return BoundMethod(raw.__func__, cls)
         if type(raw) in (float, int, bool) or isinstance(raw, IMMUTABLE_CONSTANTS):
-            return raw   # class attributes are constants: the class itself is guarded
-        raise self.error(f"attribute {name!r} of class {type(ext.obj).__name__} is not supported")
+            return raw   # a class attribute: the class dict binding is guarded
+        raise self.error(f"attribute {name!r} of class {cls.__name__} is not supported")
 
     def class_lookup(self, cls: type, name: str):
         """`name` found on a class (through its MRO), guarded: redefining it recompiles."""
@@ -175,14 +199,17 @@ class Tracer:
                                args, kwargs, fn.defaults, fn.kwdefaults, dict(zip(fn.code.co_freevars, fn.closure)))
         if isinstance(fn, types.FunctionType):
             cells = {name: self.closure_cell(c, name) for name, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())}
-            defaults = tuple(self.constant(d, f"{fn.__name__} default") for d in fn.__defaults__ or ())
-            kwdefaults = {k: self.constant(v, k) for k, v in (fn.__kwdefaults__ or {}).items()}
+            self.guard_function(fn)
+            defaults = tuple(self.constant(d, f"{fn.__qualname__}.__defaults__[{i}]")
+                             for i, d in enumerate(fn.__defaults__ or ()))
+            kwdefaults = {k: self.constant(v, f"{fn.__qualname__}.__kwdefaults__[{k!r}]")
+                          for k, v in (fn.__kwdefaults__ or {}).items()}
             return self.inline(fn.__code__, fn.__globals__, fn.__builtins__, fn.__qualname__, args, kwargs,
                                defaults, kwdefaults, cells)
         if isinstance(fn, types.MethodType):
             return self.call(fn.__func__, [self.constant(fn.__self__, "self"), *args], kwargs)
         if isinstance(fn, ExternalObject):
-            return self.call(self.class_attribute(fn, "__call__"), args, kwargs)
+            return self.call(self.instance_attribute(fn, "__call__"), args, kwargs)
         implementation = library.lookup(fn)
         if implementation is not None:
             return implementation(self, *args, **kwargs)
@@ -245,20 +272,20 @@ def describe(obj) -> str:
 
 
 def bind_arguments(code, name, args, kwargs, defaults, kwdefaults) -> dict:
-    """Python's argument binding for an inlined call: a dict of the callee's argument locals."""
-    n_pos = code.co_argcount
-    n_kwonly = code.co_kwonlyargcount
-    names = code.co_varnames
+    """Python's argument binding for a call (CPython's checks, order and messages): a dict of the
+    callee's argument locals, in the frame's order."""
+    n_pos, n_kwonly, names = code.co_argcount, code.co_kwonlyargcount, code.co_varnames
     pos_names = names[:n_pos]
     kwonly_names = names[n_pos:n_pos + n_kwonly]
-    values: dict = {}
     has_varargs = bool(code.co_flags & CO_VARARGS)
     has_varkw = bool(code.co_flags & CO_VARKEYWORDS)
     if len(args) > n_pos and not has_varargs:
-        raise TypeError(f"{name}() takes {n_pos} positional arguments but {len(args)} were given")
-    for n, a in zip(pos_names, args):
-        values[n] = a
-    extra_kw = {}
+        lo = n_pos - len(defaults)
+        takes = f"from {lo} to {n_pos} positional arguments" if defaults else _plural(n_pos, "positional argument")
+        was = "was" if len(args) == 1 else "were"
+        raise TypeError(f"{name}() takes {takes} but {len(args)} {was} given")
+    values: dict = dict(zip(pos_names, args))
+    extra_kw, posonly_as_kw = {}, []
     for k, v in kwargs.items():
         if k in pos_names[code.co_posonlyargcount:] or k in kwonly_names:
             if k in values:
@@ -266,20 +293,28 @@ def bind_arguments(code, name, args, kwargs, defaults, kwdefaults) -> dict:
             values[k] = v
         elif has_varkw:
             extra_kw[k] = v
+        elif k in pos_names:
+            posonly_as_kw.append(k)
         else:
             raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+    if posonly_as_kw:
+        raise TypeError(f"{name}() got some positional-only arguments passed as keyword arguments: "
+                        f"{', '.join(repr(k) for k in posonly_as_kw)}")
     first_default = n_pos - len(defaults)
+    missing = []
     for i, n in enumerate(pos_names):
         if n not in values:
             if i >= first_default:
                 values[n] = defaults[i - first_default]
             else:
-                raise TypeError(f"{name}() missing required positional argument: '{n}'")
+                missing.append(n)
+    if missing:
+        raise TypeError(f"{name}() missing {_plural(len(missing), 'required positional argument')}: {_names(missing)}")
+    missing = [n for n in kwonly_names if n not in values and n not in kwdefaults]
+    if missing:
+        raise TypeError(f"{name}() missing {_plural(len(missing), 'required keyword-only argument')}: {_names(missing)}")
     for n in kwonly_names:
-        if n not in values:
-            if n not in kwdefaults:
-                raise TypeError(f"{name}() missing required keyword-only argument: '{n}'")
-            values[n] = kwdefaults[n]
+        values.setdefault(n, kwdefaults.get(n))
     index = n_pos + n_kwonly
     if has_varargs:
         values[names[index]] = tuple(args[n_pos:])
@@ -287,7 +322,19 @@ def bind_arguments(code, name, args, kwargs, defaults, kwdefaults) -> dict:
     if has_varkw:
         values[names[index]] = extra_kw
         index += 1
-    return {n: values[n] for n in names[:index]}   # in the frame's order of arguments
+    return {n: values[n] for n in names[:index]}
+
+
+def _plural(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
+
+
+def _names(names: list[str]) -> str:
+    """'a' / 'a' and 'b' / 'a', 'b', and 'c', as CPython lists missing arguments."""
+    quoted = [f"'{n}'" for n in names]
+    if len(quoted) <= 2:
+        return " and ".join(quoted)
+    return ", ".join(quoted[:-1]) + ", and " + quoted[-1]
 
 
 class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps):
@@ -359,8 +406,8 @@ _UNSUPPORTED_NAMES = {
     "BUILD_MAP": "a dict display", "BUILD_SET": "a set display", "FORMAT_VALUE": "an f-string",
     "BUILD_STRING": "an f-string", "STORE_ATTR": "assigning an attribute", "STORE_GLOBAL": "assigning a global",
     "IMPORT_NAME": "an import", "SETUP_WITH": "a with statement", "BEFORE_WITH": "a with statement",
-    "PUSH_EXC_INFO": "try/except", "CHECK_EXC_MATCH": "try/except", "YIELD_VALUE": "yield",
-    "DELETE_SUBSCR": "del x[i]", "STORE_SUBSCR": "item assignment", "BUILD_CONST_KEY_MAP": "a dict display",
+    "PUSH_EXC_INFO": "try/except", "CHECK_EXC_MATCH": "try/except",
+    "DELETE_SUBSCR": "del x[i]", "BUILD_CONST_KEY_MAP": "a dict display",
     "DICT_MERGE": "**kwargs in a call", "GET_AWAITABLE": "await",
 }
 
@@ -386,12 +433,12 @@ def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name:
     if isinstance(builtins, types.ModuleType):
         builtins = builtins.__dict__
     frame = SymbolicFrame(tracer, code, globals, builtins, local_values, cells)
-    tracer.call_stack.append(code)
+    tracer.call_stack.append(code)   # recursion into the traced function itself is detected too
     result = tracer.result_value(frame.run())
     fn = tracer.builder.finish(result)
     fn.loc = SourceLoc(code.co_filename, code.co_firstlineno)
     param_sources = {param: source for source, param in tracer.leaves.values()}
     leaves = [(param_sources[p], p) for p in fn.params]
     pins = [ValueGuard(param_sources[p], value) for p, value in tracer.builder.pinned.items()]
-    return Trace(fn, leaves, pins + tracer.identity_guards, tracer.structure_guards,
-                 list(tracer.binding_guards.values()), len(args))
+    return Trace(fn, leaves, pins, list(tracer.identity_guards.values()), list(tracer.structure_guards.values()),
+                 list(tracer.missing_attr_guards.values()), list(tracer.binding_guards.values()), len(args))

@@ -48,17 +48,22 @@ def make_loader(trace: Trace):
         return name
 
     for g in trace.binding_guards:
+        namespace, expected = constant(g.namespace), constant(g.expected)
         if g.key is None:
-            lines.append(f"if {constant(g.namespace)}.cell_contents is not {constant(g.expected)}: return None")
+            lines.append(f"if {namespace}.cell_contents is not {expected}: return None")
+        elif isinstance(g.namespace, dict) or type(g.namespace).__name__ == "mappingproxy":
+            lines.append(f"if {namespace}.get({g.key!r}, ABSENT) is not {expected}: return None")
         else:
-            lines.append(f"if {constant(g.namespace)}.get({g.key!r}, ABSENT) is not {constant(g.expected)}: return None")
+            lines.append(f"if getattr({namespace}, {g.key!r}, ABSENT) is not {expected}: return None")
     for g in trace.structure_guards:
         v = var(g.source)
         check = f"type({v}) is not {constant(g.cls)}"
         if g.length is not None:
             check += f" or len({v}) != {g.length}"
         lines.append(f"if {check}: return None")
-    for g in trace.pins:
+    for g in trace.missing_attr_guards:
+        lines.append(f"if {g.attr!r} in {var(g.source)}.__dict__: return None")
+    for g in [*trace.pins, *trace.identity_guards]:
         v = var(g.source)
         if type(g.value) in (int, float, bool):
             lines.append(f"if type({v}) is not {type(g.value).__name__} or {v} != {g.value!r}: return None")

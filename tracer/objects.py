@@ -58,16 +58,11 @@ class ExternalObject:
         self._attrs: dict[str, object] = {}
 
     def getattr(self, name: str):
-        if name in self._attrs:
-            return self._attrs[name]
-        from .sources import AttrSource
-        instance_dict = getattr(self.obj, "__dict__", {})
-        if name in instance_dict:
-            value = self.tracer.wrap(instance_dict[name], AttrSource(self.source, name))
-        else:
-            value = self.tracer.class_attribute(self, name)
-        self._attrs[name] = value
-        return value
+        """CPython's attribute lookup: a property on the class wins, then the instance's own
+        attribute (loaded per call), then the class attribute (guarded: not shadowed later)."""
+        if name not in self._attrs:
+            self._attrs[name] = self.tracer.instance_attribute(self, name)
+        return self._attrs[name]
 
     def __repr__(self):
         return f"<{type(self.obj).__name__} object {self.source}>"

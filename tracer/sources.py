@@ -4,30 +4,25 @@ A number read from an argument, from a list argument or from an attribute of a u
 runtime input: it becomes an IR parameter whose `Source` says how to fetch it from the call's
 arguments. Lists and objects are mutable, so their contents are re-read on every call (never
 frozen); what the trace relied on about their *shape* (a list's length, an object's class, an int
-that decided a loop) becomes a `Guard` checked before the compiled code runs.
+that decided a loop) becomes a guard checked before the compiled code runs.
 
 Numbers, tuples, functions and modules bound to globals or closure cells are trace-time constants
 instead, guarded by the identity of the binding (rebinding a global recompiles).
+
+`tracer.loader` turns sources and guards into one generated Python function per specialization;
+the C dispatcher checks binding guards itself on the native fast path.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, ScalarType
-
-PY_TYPE_OF = {F64: float, I64: int, BOOL: bool}
-
 
 class Source:
-    """How to fetch one object from a call's arguments."""
+    """How to fetch one object from a call's arguments. `key` identifies it structurally, so two
+    different inputs never share a parameter even when their printed names coincide."""
 
-    def load(self, args: tuple, cache: dict):
-        key = id(self)
-        if key not in cache:
-            cache[key] = self._load(args, cache)
-        return cache[key]
-
-    def _load(self, args, cache):
+    @property
+    def key(self) -> tuple:
         raise NotImplementedError
 
 
@@ -36,8 +31,9 @@ class ArgSource(Source):
     index: int
     name: str
 
-    def _load(self, args, cache):
-        return args[self.index]
+    @property
+    def key(self):
+        return ("arg", self.index)
 
     def __str__(self):
         return self.name
@@ -45,12 +41,13 @@ class ArgSource(Source):
 
 @dataclass(eq=False)
 class RootSource(Source):
-    """A mutable object bound to a global or a closure cell (its binding is guarded)."""
+    """A mutable object bound to a global, a closure cell or a default (its binding is guarded)."""
     obj: object
     name: str
 
-    def _load(self, args, cache):
-        return self.obj
+    @property
+    def key(self):
+        return ("root", id(self.obj))
 
     def __str__(self):
         return self.name
@@ -61,8 +58,9 @@ class AttrSource(Source):
     base: Source
     attr: str
 
-    def _load(self, args, cache):
-        return getattr(self.base.load(args, cache), self.attr)
+    @property
+    def key(self):
+        return (self.base.key, "attr", self.attr)
 
     def __str__(self):
         return f"{self.base}.{self.attr}"
@@ -73,8 +71,9 @@ class ItemSource(Source):
     base: Source
     index: int
 
-    def _load(self, args, cache):
-        return self.base.load(args, cache)[self.index]
+    @property
+    def key(self):
+        return (self.base.key, "item", self.index)
 
     def __str__(self):
         return f"{self.base}[{self.index}]"
@@ -88,10 +87,6 @@ class StructureGuard:
     cls: type
     length: int | None = None
 
-    def holds(self, args, cache) -> bool:
-        obj = self.source.load(args, cache)
-        return type(obj) is self.cls and (self.length is None or len(obj) == self.length)
-
     def __str__(self):
         text = f"type({self.source}) is {self.cls.__name__}"
         return text + (f" and len({self.source}) == {self.length}" if self.length is not None else "")
@@ -99,37 +94,38 @@ class StructureGuard:
 
 @dataclass(eq=False)
 class ValueGuard:
-    """The number at `source` equals `value` (an int or bool the trace used as a constant)."""
+    """The object at `source` is `value`: an equal int/bool of the same type (a pinned input),
+    or the very same object (a function, None, ...)."""
     source: Source
     value: object
 
-    def holds(self, args, cache) -> bool:
-        obj = self.source.load(args, cache)
-        return type(obj) is type(self.value) and obj == self.value
+    def __str__(self):
+        if type(self.value) in (int, bool, float):
+            return f"{self.source} == {self.value!r}"
+        return f"{self.source} is <{type(self.value).__name__}>"
+
+
+@dataclass(eq=False)
+class MissingAttrGuard:
+    """The object at `source` has no instance attribute `attr` (a class attribute was used)."""
+    source: Source
+    attr: str
 
     def __str__(self):
-        return f"{self.source} == {self.value!r}"
+        return f"{self.attr!r} not in vars({self.source})"
 
 
 @dataclass(eq=False)
 class BindingGuard:
-    """`namespace[key] is expected` for a globals/builtins dict, or a cell's contents (key None).
-
-    `expected` is ABSENT when the key must be missing (a builtin not shadowed by a global).
-    The C dispatcher checks these tuples directly: (namespace, key, expected).
-    """
+    """What a namespace binds is `expected`, by identity. The namespace is a dict (globals,
+    builtins, a module's dict), a class's mappingproxy, a closure cell (key None) or a function
+    (key names an attribute such as `__defaults__`). `expected` is ABSENT when the key must be
+    missing (a builtin not shadowed by a global). The C dispatcher checks dict, cell and attribute
+    guards as (namespace, key, expected) tuples."""
     namespace: object
     key: str | None
     expected: object
     label: str
-
-    def holds(self, args=None, cache=None) -> bool:
-        if self.key is None:
-            try:
-                return self.namespace.cell_contents is self.expected
-            except ValueError:
-                return False
-        return self.namespace.get(self.key, ABSENT) is self.expected
 
     def __str__(self):
         return self.label
@@ -141,10 +137,3 @@ class _Absent:
 
 
 ABSENT = _Absent()
-
-
-def leaf_matches(value, type: ScalarType) -> bool:
-    """Whether a loaded leaf can be passed to a parameter of `type` (exact Python type)."""
-    if type is not None and value.__class__ is PY_TYPE_OF[type]:
-        return type != I64 or I64_MIN <= value <= I64_MAX
-    return False

@@ -10,6 +10,7 @@ Two ways in:
 """
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass, field
 
 import codegen.jit   # a module reference: codegen imports tracer.ir, so no names at import
@@ -77,7 +78,7 @@ class Specialization:
 
     def guards(self) -> list[str]:
         t = self.trace
-        return [str(g) for g in [*t.structure_guards, *t.pins, *t.binding_guards]]
+        return [str(g) for g in t.guards()]
 
     def __repr__(self) -> str:
         path = "native entry" if self.fast else "loaded inputs"
@@ -85,8 +86,8 @@ class Specialization:
 
 
 def _is_fast(trace: Trace) -> bool:
-    return (not trace.structure_guards
-            and all(type(g.namespace) is dict or g.key is None for g in trace.binding_guards)
+    return (not trace.structure_guards and not trace.identity_guards and not trace.missing_attr_guards
+            and all(_native_guard(g) for g in trace.binding_guards)
             and all(isinstance(s, ArgSource) for s, _ in trace.leaves)
             and all(isinstance(g.source, ArgSource) for g in trace.pins))
 
@@ -97,6 +98,11 @@ def entry_args_for(trace: Trace, optimized: Function) -> list[EntryArg]:
     if _is_fast(trace):
         return _entry_args_for_arguments(trace)
     return [EntryArg(p.type, i) for i, p in enumerate(optimized.params)]
+
+
+def _native_guard(g) -> bool:
+    """Whether the C dispatcher can check this binding guard (a dict, a cell, a function attribute)."""
+    return type(g.namespace) is dict or g.key is None or isinstance(g.namespace, types.FunctionType)
 
 
 def _entry_args_for_arguments(trace: Trace) -> list[EntryArg]:
