@@ -6,13 +6,12 @@ compiles a new specialization by letting the PEP 523 hook hand the call's frame 
 """
 from __future__ import annotations
 
-import inspect
 import types
 
 from . import _frame
 from .capture import call_intercepted, run_plain, warn_storm
 from .errors import BigIntInput
-from .interpreter import bind_arguments, trace_frame
+from .interpreter import CO_VARARGS, bind_arguments, trace_frame
 from .ir import I64_MAX, I64_MIN
 from .specialize import NeedsPython, Specialization
 
@@ -20,9 +19,14 @@ DEFAULT_MAX_SPECIALIZATIONS = 16
 
 
 class CodeCompiler:
-    """The specializations of one code object, and the dispatcher that selects among them."""
+    """The specializations of one function's code, and the dispatchers that select among them.
 
-    _by_code: dict = {}
+    Two C dispatchers hold the native entries: `dispatcher` is what users call (its argument
+    vector is the caller's positional arguments), `bound` takes the frame's full argument vector
+    (defaults filled in, keyword-only arguments and *args included), as the PEP 523 hook and
+    `on_call` pass it. They are the same vector only for a function without keyword-only
+    parameters or *args; only then does `dispatcher` get the entries too.
+    """
 
     def __init__(self, code, name: str, fuse_fma: bool, max_specializations: int, py_func=None):
         self.code = code
@@ -32,80 +36,72 @@ class CodeCompiler:
         self.py_func = py_func
         self.specializations: list[Specialization] = []
         self.dispatcher = _frame.Dispatcher(self.on_call, name)
-        self.signature = inspect.signature(py_func) if py_func is not None else None   # for messages
+        self.bound = _frame.Dispatcher(_never_called, name)
+        self.positional_only_vector = not code.co_kwonlyargcount and not code.co_flags & CO_VARARGS
         self._warned = False
-
-    @classmethod
-    def for_code(cls, code, fuse_fma=True, max_specializations=DEFAULT_MAX_SPECIALIZATIONS):
-        """The compiler `capture()` regions share for a code object."""
-        if code not in cls._by_code:
-            cls._by_code[code] = cls(code, code.co_qualname, fuse_fma, max_specializations)
-        return cls._by_code[code]
 
     # ---------------------------------------------------------------- compiling
     def compile_and_call(self, args: tuple, globals, builtins, closure):
         """Trace this frame's call, compile it, keep it, and return its result for `args`."""
         trace = trace_frame(self.code, args, globals, builtins, closure, self.name)
         py_func = self.py_func or types.FunctionType(self.code, globals, self.name, None, closure)
-        fallback = _Fallback(py_func)
-        spec = Specialization.build(trace, self.name, self.fuse_fma, fallback)
+        spec = Specialization.build(trace, self.name, self.fuse_fma, _Fallback(py_func))
         self.specializations.append(spec)
         if spec.fast:
-            self.dispatcher.add_native(spec.compiled.entry_address, fallback, spec.native_guards())
-            result = self.dispatcher.try_entries(args)
-            if result is _frame.MISS:
-                raise AssertionError(f"{self.name}: a new specialization rejected the call it was made for")
-            return result
-        return self._call_loaded(spec, args, fallback)
+            guards = spec.native_guards()
+            self.bound.add_native(spec.compiled.entry_address, spec.fallback, guards)
+            if self.positional_only_vector:
+                self.dispatcher.add_native(spec.compiled.entry_address, spec.fallback, guards)
+        result = self.call_existing(args)
+        if result is _frame.MISS:
+            raise AssertionError(f"{self.name}: a new specialization rejected the call it was made for")
+        return result
 
-    def _call_loaded(self, spec, args, fallback=None):
-        leaves = spec.load(args)
-        if leaves is None:
-            return _frame.MISS
-        try:
-            return spec.call_loaded(leaves)
-        except NeedsPython:
-            return (fallback or _Fallback(self.py_func))(*args)
+    def call_existing(self, args: tuple):
+        """Run a compiled specialization that accepts the full argument vector, or return MISS."""
+        result = self.bound.try_entries(args)
+        if result is not _frame.MISS:
+            return result
+        for spec in self.specializations:
+            if not spec.fast:
+                leaves = spec.load(args)
+                if leaves is not None:
+                    try:
+                        return spec.call_loaded(leaves)
+                    except NeedsPython:
+                        return spec.fallback(*args)
+        return _frame.MISS
 
     # ---------------------------------------------------------------- the miss path
     def on_call(self, *args, **kwargs):
         """No native entry took these arguments: bind them, try the other paths, else compile."""
         f = self.py_func
-        if not kwargs and len(args) == self.code.co_argcount and not self.code.co_kwonlyargcount:
-            full = args
-        else:
-            try:    # the function's current defaults, as CPython would bind them
-                full = tuple(bind_arguments(self.code, self.name, args, kwargs, f.__defaults__ or (),
-                                            f.__kwdefaults__ or {}).values())
-            except TypeError:
-                return f(*args, **kwargs)   # raises CPython's own TypeError for the call
-        if full is not args:
-            result = self.dispatcher.try_entries(full)
-            if result is not _frame.MISS:
-                return result
-        for spec in self.specializations:
-            if not spec.fast:
-                result = self._call_loaded(spec, full)
-                if result is not _frame.MISS:
-                    return result
+        try:    # the function's current defaults, as CPython would bind them
+            full = tuple(bind_arguments(self.code, self.name, args, kwargs, f.__defaults__ or (),
+                                        f.__kwdefaults__ or {}).values())
+        except TypeError:
+            return f(*args, **kwargs)   # raises CPython's own TypeError for the call
+        result = self.call_existing(full)
+        if result is not _frame.MISS:
+            return result
         self._check_argument_types(full)
         if any(type(a) is int and not I64_MIN <= a <= I64_MAX for a in full):
-            return run_plain(self.py_func, *args, **kwargs)   # exact big-int arithmetic needs Python
+            return run_plain(f, *args, **kwargs)   # exact big-int arithmetic needs Python
         if len(self.specializations) >= self.max_specializations:
             if not self._warned:
                 warn_storm(self.name, self.max_specializations)
                 self._warned = True
-            return run_plain(self.py_func, *args, **kwargs)
+            return run_plain(f, *args, **kwargs)
         try:
-            return call_intercepted(self.py_func, args, kwargs, self._on_frame)
+            return call_intercepted(f, args, kwargs, self._on_frame)
         except BigIntInput:
-            return run_plain(self.py_func, *args, **kwargs)   # an int past 64 bits inside an input
+            return run_plain(f, *args, **kwargs)   # an int past 64 bits inside an input
 
     def _on_frame(self, code, args, globals, builtins, closure):
         return self.compile_and_call(args, globals, builtins, closure)
 
     def _check_argument_types(self, args: tuple):
-        names = list(self.signature.parameters)
+        names = self.code.co_varnames
         for name, a in zip(names, args):
             if type(a) in (float, int, bool, list, tuple, types.FunctionType, types.BuiltinFunctionType) or a is None:
                 continue
@@ -117,6 +113,10 @@ class CodeCompiler:
                 continue   # a user object: its attributes are read by the trace
             raise TypeError(f"{self.name}() argument '{name}' is a {type(a).__name__}: traced functions "
                             f"take float, int and bool arguments, and lists, tuples or objects holding them")
+
+
+def _never_called(*args):
+    raise AssertionError("the bound-vector dispatcher is only used through try_entries")
 
 
 class _Fallback:

@@ -8,11 +8,13 @@ or to the innermost `capture()` region.
 from __future__ import annotations
 
 import contextlib
+import os
+import sysconfig
 import warnings
 from dataclasses import dataclass, field
 
 from . import _frame
-from .errors import TracerError
+from .errors import BigIntInput, TracerError
 
 _handlers: dict = {}            # code object -> callable(code, args, globals, builtins, closure)
 _regions: list["CaptureRegion"] = []
@@ -73,13 +75,19 @@ def stats() -> CaptureStats:
     return _stats
 
 
+_TRACER_DIR = os.path.dirname(os.path.abspath(__file__))
+_STDLIB_DIRS = tuple({sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
+
+
 class CaptureRegion:
     def __init__(self, modules, fuse_fma: bool, max_specializations: int):
         self.modules = None if modules is None else {modules} if isinstance(modules, str) else set(modules)
         self.fuse_fma = fuse_fma
         self.max_specializations = max_specializations
 
-    def wants(self, globals: dict) -> bool:
+    def wants(self, code, globals: dict) -> bool:
+        if code.co_filename.startswith(("<", _TRACER_DIR, *_STDLIB_DIRS)):
+            return False    # generated code, the tracer itself, the standard library
         if self.modules is None:
             return True
         module = globals.get("__name__", "")
@@ -87,19 +95,30 @@ class CaptureRegion:
 
     def on_frame(self, code, args, globals, builtins, closure):
         from .api import CodeCompiler
-        if not self.wants(globals) or code.co_filename.startswith("<"):
+        if not self.wants(code, globals):
             _frame.register_code(code, _frame.SKIP)
             return _frame.SKIP
-        compiler = CodeCompiler.for_code(code, self.fuse_fma, self.max_specializations)
+        # closures made by one factory share a code object but not their cells: one compiler each
+        key = (code, id(globals), tuple(id(cell) for cell in closure or ()))
+        compiler = _compilers.get(key)
+        if compiler is None:
+            compiler = _compilers[key] = CodeCompiler(code, code.co_qualname, self.fuse_fma, self.max_specializations)
+        result = compiler.call_existing(args)
+        if result is not _frame.MISS:
+            return result
         if len(compiler.specializations) >= self.max_specializations:
             return self._give_up(code, f"more than {self.max_specializations} specializations")
         try:
             result = compiler.compile_and_call(args, globals, builtins, closure)
+        except BigIntInput:
+            return _frame.SKIP       # this call needs Python's big ints; later calls may compile
         except TracerError as exc:
             return self._give_up(code, exc.message if exc.loc is None else f"{exc.loc}: {exc.message}")
         except Exception:
             return _frame.SKIP       # e.g. a Python error at trace time: let Python raise it itself
-        _frame.register_code(code, compiler.dispatcher)
+        # later frames of this code go straight to its native entries, unless the code is shared
+        # by several closures (their guards check one closure's cells): those come back here
+        _frame.register_code(code, True if closure else compiler.bound)
         _stats.compiled[code.co_qualname] = len(compiler.specializations)
         return result
 
@@ -107,6 +126,9 @@ class CaptureRegion:
         _frame.register_code(code, _frame.SKIP)
         _stats.not_compiled[code.co_qualname] = why
         return _frame.SKIP
+
+
+_compilers: dict = {}   # (code, globals, closure cells) -> CodeCompiler, for capture() regions
 
 
 @contextlib.contextmanager

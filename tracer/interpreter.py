@@ -258,6 +258,30 @@ class Tracer:
         raise self.error(f"returning {describe(obj)} is not supported (return numbers or tuples of numbers)")
 
 
+class SymbolicGenerator:
+    """A generator created by traced code (a generator expression): like CPython's, it runs its
+    frame only when the consumer asks for the next value, so late binding and laziness hold."""
+
+    def __init__(self, frame: "SymbolicFrame"):
+        self.frame = frame
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        frame = self.frame
+        if frame.return_value is not NULL:
+            raise StopIteration
+        caller_loc = frame.builder.loc
+        try:
+            frame.execute()
+        finally:
+            frame.builder.loc = caller_loc
+        if frame.yielded:
+            return frame.yielded.pop()
+        raise StopIteration
+
+
 def describe(obj) -> str:
     if isinstance(obj, Value):
         return f"a traced {obj.type} value"
@@ -358,7 +382,15 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps):
         self.lineno = code.co_firstlineno
 
     def run(self):
-        while self.return_value is NULL:
+        """Run the frame to its return (a generator function returns a SymbolicGenerator)."""
+        if self.is_generator:
+            return SymbolicGenerator(self)
+        self.execute()
+        return self.return_value
+
+    def execute(self):
+        """Interpret instructions until the frame returns or (a generator) yields a value."""
+        while self.return_value is NULL and not self.yielded:
             instr = self.instrs[self.pc]
             self.pc += 1
             if not isinstance(instr, Instr):
@@ -373,9 +405,6 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps):
             if handler is None:
                 raise self.tracer.error(unsupported_instruction(instr.name))
             handler(instr)
-        if self.is_generator:
-            return iter(self.yielded)
-        return self.return_value
 
     def starts_exception_handler(self, label) -> bool:
         """Whether a try-block's handler is user code (a `try` statement), not the cleanup

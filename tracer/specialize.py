@@ -41,6 +41,7 @@ class Specialization:
     compiled: object                        # codegen's CompiledFunction (keeps the code alive)
     fast: bool
     entry_args: list[EntryArg] = field(default_factory=list)
+    fallback: object = None                 # runs the original function (FALLBACK status)
     leaf_call: object = None                # loaded path: a Dispatcher over the leaf entry
     loader: object = None                   # loaded path: generated guard checks + input loads
 
@@ -51,7 +52,7 @@ class Specialization:
         fast = _is_fast(trace)
         entry_args = entry_args_for(trace, optimized)
         compiled = codegen.jit.compile_function(optimized, entry_args, name)
-        spec = cls(name, trace, optimized, compiled, fast, entry_args)
+        spec = cls(name, trace, optimized, compiled, fast, entry_args, fallback)
         if not fast:
             spec.leaf_call = _frame.Dispatcher(_raise_needs_python, name)
             spec.leaf_call.add_native(compiled.entry_address, _raise_needs_python, ())
