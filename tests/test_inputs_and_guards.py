@@ -208,3 +208,33 @@ def test_capture_leaves_the_standard_library_alone():
             assert polynomial(2.0) == 13.0
     assert not any(name.startswith(("_GeneratorContextManager", "catch_warnings")) for name in
                    [*stats.compiled, *stats.not_compiled])
+
+
+def test_zip_is_lazy_like_cpythons():
+    def f(ws):
+        return sum(a for a, _ in zip([1.0, 2.0], (1.0 / w for w in ws)))
+    same_as_python(f, [1.0, 2.0, 0.0])
+
+
+def _counts(lst):
+    for _ in range(3):
+        yield len(lst)
+
+
+def test_a_generator_function_runs_interleaved_with_its_consumer():
+    def f(x):
+        lst, s = [], 0
+        for n in _counts(lst):
+            lst.append(x)
+            s += n
+        return s
+    same_as_python(f, 1.0)
+
+
+G = (1.0, 2.0)
+
+
+def test_a_global_tuple_keeps_its_identity():
+    def f(x):
+        return (G is G) + x
+    same_as_python(f, 1.0)

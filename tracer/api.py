@@ -76,11 +76,14 @@ class CodeCompiler:
     def on_call(self, *args, **kwargs):
         """No native entry took these arguments: bind them, try the other paths, else compile."""
         f = self.py_func
-        try:    # the function's current defaults, as CPython would bind them
-            full = tuple(bind_arguments(self.code, self.name, args, kwargs, f.__defaults__ or (),
-                                        f.__kwdefaults__ or {}).values())
-        except TypeError:
-            return f(*args, **kwargs)   # raises CPython's own TypeError for the call
+        if not kwargs and self.positional_only_vector and len(args) == self.code.co_argcount:
+            full = args                 # already the frame's argument vector
+        else:
+            try:    # the function's current defaults, as CPython would bind them
+                full = tuple(bind_arguments(self.code, self.name, args, kwargs, f.__defaults__ or (),
+                                            f.__kwdefaults__ or {}).values())
+            except TypeError:
+                return f(*args, **kwargs)   # raises CPython's own TypeError for the call
         result = self.call_existing(full)
         if result is not _frame.MISS:
             return result

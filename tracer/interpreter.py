@@ -117,7 +117,8 @@ class Tracer:
         if type(obj) in (float, int, bool) or isinstance(obj, IMMUTABLE_CONSTANTS) or obj is None:
             return obj
         if type(obj) is tuple and all(type(x) in (float, int, bool, tuple) for x in obj):
-            return tuple(self.constant(x, label) for x in obj)
+            items = tuple(self.constant(x, label) for x in obj)
+            return obj if all(a is b for a, b in zip(items, obj)) else items   # keep its identity
         return self.wrap(obj, RootSource(obj, label))
 
     def guard_binding(self, namespace, key, expected, label):
@@ -213,8 +214,8 @@ class Tracer:
         implementation = library.lookup(fn)
         if implementation is not None:
             return implementation(self, *args, **kwargs)
-        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) is list and not isinstance(fn.__self__, ExternalList):
-            return fn(*args, **kwargs)   # list.append etc. on a list built inside the trace
+        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) is list:
+            return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
         if isinstance(fn, type) and issubclass(fn, BaseException) and all(is_number(a) or isinstance(a, str) for a in args):
             return fn(*args)
         raise self.error(f"calling {describe(fn)} is not supported")

@@ -13,7 +13,8 @@ import sys
 
 from .builder import is_number, is_traced
 from .ir import BOOL, F64, I64
-from .objects import ExternalList, ExternalObject
+from .objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction
+from .opcodes.containers import is_symbolic, items_equal, materialize, type_name
 
 _TABLE: dict = {}
 
@@ -34,13 +35,13 @@ def implements(*functions):
 
 
 def _all_constant(args) -> bool:
-    return not any(is_traced(a) or isinstance(a, ExternalList) for a in args)
+    return not any(is_traced(a) or isinstance(a, (ExternalList, ExternalObject, BoundMethod)) for a in args)
 
 
 def _number(tracer, x, what: str):
     if is_traced(x) or is_number(x):
         return x
-    raise tracer.error(f"{what} of {type(x).__name__} is not supported")
+    raise tracer.error(f"{what} of a {type_name(x)} is not supported")
 
 
 def _as_float(tracer, x, what):
@@ -107,6 +108,7 @@ def _rounding(name: str, op: str):
     def impl(tracer, x):
         if _all_constant([x]):
             return real(x)
+        x = _number(tracer, x, f"math.{name}()")
         b = tracer.builder
         if x.type == F64:
             return b.emit("to_i64", (b.emit(op, (x,)),))
@@ -124,6 +126,7 @@ def _predicate(name: str):
     def impl(tracer, x):
         if _all_constant([x]):
             return real(x)
+        x = _number(tracer, x, f"math.{name}()")
         if x.type != F64:
             return real(0.0)           # an int converted to float is finite and a number
         return tracer.builder.emit(name, (x,))
@@ -203,7 +206,11 @@ def _extremum(op: str, real):
                                f"value-dependent type; make the constants floats (e.g. 0.0)")
         result = items[0]
         for x in items[1:]:
-            result = b.emit(op, (b.value(result), b.value(x)))
+            if kinds == {BOOL}:   # no bool max/min op: CPython's rule, b if b > a else a (a bool)
+                result, x = b.value(result), b.value(x)
+                result = b.emit("select", (b.emit("gt" if op == "max" else "lt", (x, result)), x, result))
+            else:
+                result = b.emit(op, (b.value(result), b.value(x)))
         return result
     return impl
 
@@ -213,11 +220,8 @@ _TABLE[builtins.min] = _extremum("min", min)
 
 
 def tracer_items(tracer, x) -> list:
-    if isinstance(x, ExternalList):
-        return x.items()
-    if is_traced(x):
-        raise tracer.error("iterating over a traced number is not possible")
-    return list(x)
+    """The items of an iterable argument (an input list's items are loaded per call)."""
+    return materialize(tracer, x)
 
 
 @implements(builtins.sum)
@@ -270,6 +274,8 @@ def _sum_like_cpython(tracer, items, start):
 def _len(tracer, x):
     if isinstance(x, ExternalList):
         return len(x)
+    if isinstance(x, (ExternalObject, BoundMethod)):
+        raise tracer.error(f"len() of {x!r} is not supported")
     if is_traced(x):
         raise TypeError(f"object of type '{'float' if x.type == F64 else 'int'}' has no len()")
     return len(x)
@@ -282,12 +288,24 @@ def _range(tracer, *args):
 
 @implements(builtins.zip)
 def _zip(tracer, *iterables, strict=False):
-    return iter(list(zip(*(tracer_items(tracer, x) for x in iterables), strict=strict)))
+    # lazy like CPython's: zip([1.0, 2.0], gen) never pulls gen's third value
+    return zip(*(_iter(tracer, x) for x in iterables), strict=strict)
 
 
 @implements(builtins.enumerate)
 def _enumerate(tracer, iterable, start=0):
-    return iter(list(enumerate(tracer_items(tracer, iterable), tracer.builder.concretize(start, "enumerate()"))))
+    return enumerate(_iter(tracer, iterable), tracer.builder.concretize(start, "enumerate()"))
+
+
+@implements(builtins.iter)
+def _iter(tracer, iterable, *sentinel):
+    if sentinel:
+        raise tracer.error("iter(callable, sentinel) is not supported")
+    if is_traced(iterable):
+        raise TypeError(f"'{type_name(iterable)}' object is not iterable")
+    if isinstance(iterable, (ExternalList, ExternalObject, BoundMethod, SymbolicFunction)):
+        return iter(tracer_items(tracer, iterable))
+    return iter(iterable)              # a list built in the trace is iterated live
 
 
 @implements(builtins.reversed)
@@ -310,9 +328,92 @@ def _isinstance(tracer, obj, classinfo):
     if is_traced(obj):
         python_type = {F64: float, I64: int, BOOL: bool}[obj.type]
         return issubclass(python_type, classinfo)
-    if isinstance(obj, ExternalList):
-        return isinstance(obj.obj, classinfo)
-    from .objects import ExternalObject
-    if isinstance(obj, ExternalObject):
+    if isinstance(obj, (ExternalList, ExternalObject)):
         return isinstance(obj.obj, classinfo)
     return isinstance(obj, classinfo)
+
+
+# ---------------------------------------------------------------- methods of lists built in the trace
+_LIST_ARITY = {"append": (1, 1), "pop": (0, 1), "insert": (2, 2), "reverse": (0, 0), "copy": (0, 0),
+               "clear": (0, 0), "extend": (1, 1), "index": (1, 3), "count": (1, 1), "remove": (1, 1)}
+
+
+def call_list_method(tracer, method_name: str, lst: list, args: list, kwargs: dict):
+    """`lst.<method_name>(*args, **kwargs)` on a Python list built inside the trace (its items
+    may be traced). Comparisons follow CPython's (identity first, then ==) and are concretized."""
+    if method_name == "sort":
+        return _list_sort(tracer, lst, args, kwargs)
+    arity = _LIST_ARITY.get(method_name)
+    if arity is None:
+        raise tracer.error(f"list.{method_name}() is not supported")
+    if kwargs or not arity[0] <= len(args) <= arity[1]:
+        getattr([], method_name)(*[0] * len(args), **dict.fromkeys(kwargs, 0))   # CPython's TypeError
+        raise tracer.error(f"this call of list.{method_name}() is not supported")
+    if method_name == "append":
+        lst.append(args[0])
+    elif method_name == "extend":
+        lst.extend(tracer_items(tracer, args[0]))
+    elif method_name == "pop":
+        return lst.pop(_list_index_argument(tracer, args[0], "list.pop()")) if args else lst.pop()
+    elif method_name == "insert":
+        lst.insert(_list_index_argument(tracer, args[0], "list.insert()"), args[1])
+    elif method_name in ("reverse", "copy", "clear"):
+        return getattr(lst, method_name)()
+    elif method_name == "index":
+        return _list_index(tracer, lst, *args)
+    elif method_name == "count":
+        return sum(1 for item in list(lst) if _equal(tracer, item, args[0], "list.count()"))
+    elif method_name == "remove":
+        for i, item in enumerate(list(lst)):
+            if _equal(tracer, item, args[0], "list.remove()"):
+                del lst[i]
+                return None
+        raise ValueError("list.remove(x): x not in list")
+    return None
+
+
+def _equal(tracer, item, value, what: str) -> bool:
+    return bool(tracer.builder.concretize(items_equal(tracer, item, value), f"the comparison in {what}"))
+
+
+def _list_index_argument(tracer, x, what: str):
+    if is_traced(x) and x.type == F64:
+        raise TypeError("'float' object cannot be interpreted as an integer")
+    if isinstance(x, (ExternalList, ExternalObject, BoundMethod)):
+        raise tracer.error(f"{what} with an index {x!r} is not supported")
+    return tracer.builder.concretize(x, f"the index of {what}")
+
+
+def _list_index(tracer, lst: list, value, start=0, stop=sys.maxsize):
+    """list.index(value, start, stop), CPython's loop: bounds clamped like a slice's."""
+    bounds = []
+    for bound in (start, stop):
+        if is_traced(bound) and bound.type == F64 or not is_traced(bound) and type(bound) not in (int, bool):
+            if isinstance(bound, (ExternalList, ExternalObject, BoundMethod)):
+                raise tracer.error(f"list.index() with a bound {bound!r} is not supported")
+            raise TypeError("slice indices must be integers or have an __index__ method")
+        bounds.append(tracer.builder.concretize(bound, "a bound of list.index()"))
+    start, stop = bounds
+    if start < 0:
+        start = max(start + len(lst), 0)
+    if stop < 0:
+        stop = max(stop + len(lst), 0)
+    i = start
+    while i < stop and i < len(lst):
+        if _equal(tracer, lst[i], value, "list.index()"):
+            return i
+        i += 1
+    if is_symbolic(value) and not is_traced(value):
+        raise tracer.error("list.index() of a missing sequence holding traced values is not supported")
+    raise ValueError(f"{tracer.builder.concretize(value, 'the message of list.index()')!r} is not in list")
+
+
+def _list_sort(tracer, lst: list, args: list, kwargs: dict):
+    if args or set(kwargs) - {"key", "reverse"}:
+        [].sort(*args, **kwargs)     # CPython's TypeError: sort() takes no positional arguments
+        raise tracer.error("this call of list.sort() is not supported")
+    key, reverse = kwargs.get("key"), kwargs.get("reverse", False)
+    if key is not None or is_symbolic(lst) or is_symbolic(reverse):
+        raise tracer.error("sorting a list of traced values (or with a key) is not supported")
+    lst.sort(reverse=reverse)
+    return None

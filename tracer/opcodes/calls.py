@@ -1,13 +1,17 @@
 """Opcode handlers: calls, attribute and method loads, function objects."""
 from __future__ import annotations
 
-import sys
+import cmath
+import math
+import operator
 import types
 
 from ..builder import is_traced
-from ..objects import NULL, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction
+from ..ir import BOOL, F64, I64
+from ..objects import NULL, ExternalList, ExternalObject, SymbolicFunction
 
-PY313 = sys.version_info >= (3, 13)
+# modules whose functions are treated as immutable: reading math.sqrt is not guarded
+IMMUTABLE_MODULES = (math, cmath, operator)
 
 
 class CallOps:
@@ -76,8 +80,10 @@ class CallOps:
         if isinstance(obj, ExternalObject):
             return obj.getattr(name)
         if is_traced(obj):
-            if name in ("real",):
-                return obj
+            if name == "real":          # True.real is the int 1
+                return self.builder.convert(obj, I64) if obj.type == BOOL else obj
+            if name == "imag":
+                return 0.0 if obj.type == F64 else 0
             raise self.tracer.error(f"attribute .{name} of a traced number is not supported")
         if isinstance(obj, ExternalList):
             raise self.tracer.error(f"calling .{name}() on a list from outside the traced function is not supported")
@@ -87,8 +93,14 @@ class CallOps:
                 return getattr(obj, name)
             return self.tracer.constant(raw, f"{obj.__name__}.{name}")
         if isinstance(obj, types.ModuleType):
-            # module attributes (math.sqrt) are constants: the global naming the module is guarded
-            return self.tracer.constant(getattr(obj, name), f"{obj.__name__}.{name}")
+            # a module attribute is a constant whose binding in the module is guarded (so that
+            # `cfg.SCALE = 3.0` recompiles), except in math, cmath and operator, whose functions
+            # are treated as immutable
+            value = getattr(obj, name)
+            label = f"{obj.__name__}.{name}"
+            if not any(obj is m for m in IMMUTABLE_MODULES) and name in vars(obj):
+                self.tracer.guard_binding(obj.__dict__, name, value, f"{label} is <{type(value).__name__}>")
+            return self.tracer.constant(value, label)
         return getattr(obj, name)
 
     def op_LOAD_ATTR(self, instr):

@@ -10,7 +10,9 @@ import sys
 
 from bytecode import Instr
 
-from ..objects import NULL
+from ..builder import is_traced
+from ..objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction
+from .containers import type_name
 
 PY313 = sys.version_info >= (3, 13)
 
@@ -55,7 +57,15 @@ class ControlFlowOps:
 
     # -- loops
     def op_GET_ITER(self, instr):
-        self.push(iter(self.materialize(self.pop())))
+        iterable = self.pop()
+        if is_traced(iterable):
+            raise TypeError(f"'{type_name(iterable)}' object is not iterable")
+        if isinstance(iterable, (ExternalList, ExternalObject, BoundMethod, SymbolicFunction)):
+            self.push(iter(self.materialize(iterable)))   # an input list's items, loaded per call
+        else:
+            # Python's own iterator: a list built in the trace is iterated live (items appended
+            # in the loop are seen), an iterator (zip, a generator) is its own, a range is lazy
+            self.push(iter(iterable))
 
     def op_FOR_ITER(self, instr):
         iterator = self.stack[-1]

@@ -59,23 +59,40 @@ class StackOps:
             self.push(self.load_local(name))
 
     def op_LOAD_FAST_AND_CLEAR(self, instr):
-        # 3.12+ inlined comprehensions save the outer variable (or NULL) and restore it later
-        self.push(self.locals.pop(instr.arg, NULL))
+        # 3.12+ inlined comprehensions save the outer variable (or NULL) and restore it later.
+        # For a cell variable CPython's local slot holds the cell itself: that is what is saved
+        # (the comprehension then makes a fresh cell), and STORE_FAST puts it back.
+        name = _name(instr.arg)
+        if name in self.code.co_cellvars:
+            self.locals.pop(name, None)
+            self.push(self.cells.pop(name, NULL))
+        else:
+            self.push(self.locals.pop(name, NULL))
+
+    def store_local(self, name, value):
+        name = _name(name)
+        if name in self.code.co_cellvars and (value is NULL or isinstance(value, Cell)):
+            # restoring a cell variable's slot after an inlined comprehension
+            self.locals.pop(name, None)
+            if value is NULL:
+                self.cells.pop(name, None)
+            else:
+                self.cells[name] = value
+        elif value is NULL:
+            self.locals.pop(name, None)
+        else:
+            self.locals[name] = value
 
     def op_STORE_FAST(self, instr):
-        value = self.pop()
-        if value is NULL:
-            self.locals.pop(instr.arg, None)
-        else:
-            self.locals[instr.arg] = value
+        self.store_local(instr.arg, self.pop())
 
     def op_STORE_FAST_STORE_FAST(self, instr):
         for name in instr.arg:
-            self.locals[name] = self.pop()
+            self.store_local(name, self.pop())
 
     def op_STORE_FAST_LOAD_FAST(self, instr):
         store, load = instr.arg
-        self.locals[store] = self.pop()
+        self.store_local(store, self.pop())
         self.push(self.load_local(load))
 
     def op_DELETE_FAST(self, instr):
@@ -84,9 +101,10 @@ class StackOps:
 
     # -- cells (closures)
     def op_MAKE_CELL(self, instr):
+        # always a fresh cell: an inlined comprehension (3.12+) makes one per run, and closures
+        # made in an earlier run keep theirs
         name = _name(instr.arg)
-        if name not in self.cells:
-            self.cells[name] = Cell(self.locals.pop(name, NULL))
+        self.cells[name] = Cell(self.locals.pop(name, NULL))
 
     def op_LOAD_CLOSURE(self, instr):
         self.push(self.cells[_name(instr.arg)])
