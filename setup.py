@@ -5,7 +5,7 @@ setup(
     ext_modules=[
         Extension(
             "tracer._frame",
-            sources=["tracer/_frame.c", "tracer/_dispatch.c"],
+            sources=["tracer/_frame.c", "tracer/_dispatch.c", "tracer/_test_entries.c"],
             depends=["tracer/_dispatch.h"],
             # Hidden visibility: only PyInit__frame is exported, and calls
             # between the two C files are direct, not through the PLT.

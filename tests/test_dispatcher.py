@@ -444,3 +444,26 @@ def test_hit_is_cheaper_than_a_python_call():
         best_d = min(best_d, t_d.timeit(20_000))
     assert miss.calls == []
     assert best_d < 1.5 * best_py, (best_d, best_py)
+
+
+# --- function attribute guards (an inlined function's code and defaults) -----
+def test_function_guards_on_code_and_defaults():
+    def g(x, k=2.0):
+        return x * k
+    code, defaults = g.__code__, g.__defaults__
+    guards = ((g, "__code__", code), (g, "__defaults__", defaults), (g, "__kwdefaults__", None))
+    d, miss = make(guards=guards)
+    assert d(1.0, 2.0) == 3.0 and not miss.calls
+    g.__defaults__ = (3.0,)
+    assert d(1.0, 2.0) == "missed"
+    g.__defaults__ = defaults
+    assert d(1.0, 2.0) == 3.0
+    g.__code__ = (lambda x, k=1.0: x).__code__
+    assert d(1.0, 2.0) == "missed"
+
+
+def test_function_guard_keys_are_checked_when_added():
+    def g():
+        pass
+    with pytest.raises(ValueError):
+        make(guards=((g, "__name__", "g"),))

@@ -34,7 +34,11 @@ PyObject *dispatcher_try_entries(PyObject *d, PyObject *const *args,
                                  Py_ssize_t nargs, int *missed);
 
 /* Readies the types, creates the sentinels and adds Dispatcher, MISS,
- * ABSENT, SKIP and _test_entry_address to the module.  0 or -1. */
+ * ABSENT, SKIP (and, through test_entries_module_init, _test_entry_address)
+ * to the module.  0 or -1. */
 int dispatch_module_init(PyObject *module);
+
+/* Adds _test_entry_address to the module (tracer/_test_entries.c).  0 or -1. */
+int test_entries_module_init(PyObject *module);
 
 #endif /* TRACER_DISPATCH_H */
