@@ -43,30 +43,28 @@ def sequence_kind(x):
     return None
 
 
-def is_symbolic(x, _seen=None) -> bool:
+def _holds(x, leaf, seen=None) -> bool:
+    """Whether `x` is, or holds in its (possibly nested, possibly cyclic) lists and tuples, an
+    item for which `leaf` is true."""
+    if leaf(x):
+        return True
+    if type(x) in (list, tuple):
+        seen = set() if seen is None else seen
+        if id(x) in seen:
+            return False
+        seen.add(id(x))
+        return any(_holds(item, leaf, seen) for item in x)
+    return False
+
+
+def is_symbolic(x) -> bool:
     """Whether `x` holds anything known only at run time: a traced value, an input list or object."""
-    if is_traced(x) or isinstance(x, (ExternalList, ExternalObject, BoundMethod)):
-        return True
-    if type(x) in (list, tuple):
-        _seen = set() if _seen is None else _seen
-        if id(x) in _seen:
-            return False
-        _seen.add(id(x))
-        return any(is_symbolic(item, _seen) for item in x)
-    return False
+    return _holds(x, lambda v: is_traced(v) or isinstance(v, (ExternalList, ExternalObject, BoundMethod)))
 
 
-def holds_object(x, _seen=None) -> bool:
+def holds_object(x) -> bool:
     """Whether `x` is or holds (in lists and tuples) a user object or one of its methods."""
-    if isinstance(x, (ExternalObject, BoundMethod)):
-        return True
-    if type(x) in (list, tuple):
-        _seen = set() if _seen is None else _seen
-        if id(x) in _seen:
-            return False
-        _seen.add(id(x))
-        return any(holds_object(item, _seen) for item in x)
-    return False
+    return _holds(x, lambda v: isinstance(v, (ExternalObject, BoundMethod)))
 
 
 def materialize(tracer, x) -> list:
