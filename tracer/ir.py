@@ -7,8 +7,10 @@ The block's `results` are what the function returns (one value; a `tuple` op bui
 
     >>> print(fn)                      # a table, one line per value, like torch.fx's graph print
     func fma(x: f64, y: f64, z: f64) -> f64
-      %0 = mul  x, y   : f64   fma.py:4  return x * y + z
-      ...
+      value  op   operands  type  source
+      %0     mul  x, y      f64   fma.py:12  return x * y + z
+      %1     add  %0, z     f64   fma.py:12  return x * y + z
+      return %1
 
 Values never change after they are built, except through `Function.replace_all_uses`, which passes
 use; every pass returns a new or rewritten `Function` that `verify` accepts.
@@ -224,6 +226,9 @@ def verify(fn: Function) -> Function:
             opdef = OPS.get(v.op)
             if opdef is None or v.op == "param":
                 raise VerificationError(f"{fn.name}: unknown op {v.op!r}")
+            missing = [name for name in opdef.attrs if name not in v.attrs]
+            if missing:
+                raise VerificationError(f"{fn.name}: {v!r} lacks the attribute(s) {', '.join(missing)}")
             for a in v.args:
                 if a not in defined:
                     raise VerificationError(f"{fn.name}: {v!r} uses {a!r} before it is defined")

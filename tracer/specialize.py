@@ -18,11 +18,9 @@ import codegen.jit   # a module reference: codegen imports tracer.ir, so no name
 from . import _frame
 from .interpreter import Trace
 from .ir import EntryArg, Function, type_of_constant
+from .loader import PY_TYPE, make_loader
 from .passes import optimize
-from .loader import make_loader
 from .sources import ABSENT, ArgSource
-
-PY_TYPE_NAMES = {"f64": "float", "i64": "int", "bool": "bool"}
 
 
 class NeedsPython(Exception):
@@ -75,7 +73,7 @@ class Specialization:
 
     # ------------------------------------------------------------------ display
     def signature(self) -> str:
-        return ", ".join(f"{p.name}: {PY_TYPE_NAMES[str(p.type)]}" for p in self.optimized.params)
+        return ", ".join(f"{p.name}: {PY_TYPE[p.type]}" for p in self.optimized.params)
 
     def guards(self) -> list[str]:
         t = self.trace
