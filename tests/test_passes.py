@@ -386,7 +386,7 @@ def test_stages_names_and_verify():
     fn = b.function(b.op("add", b.op("mul", x, y), z))
     result = stages(fn)
     assert result[0] == ("input", fn)
-    assert [name for name, _ in result[-2:]] == ["fma", "dce"]
+    assert [name for name, _ in result[-3:]] == ["fma", "cse", "dce"]
     assert any(name.startswith("fold") for name, _ in result)
     for _, stage in result:
         ir.verify(stage)

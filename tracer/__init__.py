@@ -11,7 +11,8 @@
 See README.md and the design in DESIGN.md: capture -> interpreter -> IR -> passes -> codegen.
 """
 from .api import trace
+from .gradients import grad, value_and_grad, vjp
 from .capture import capture, stats
 from .errors import DataDependentControlFlow, TracerError, UnsupportedError
 
-__all__ = ["trace", "capture", "stats", "TracerError", "UnsupportedError", "DataDependentControlFlow"]
+__all__ = ["trace", "grad", "value_and_grad", "vjp", "capture", "stats", "TracerError", "UnsupportedError", "DataDependentControlFlow"]

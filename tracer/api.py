@@ -3,6 +3,8 @@
 `trace(fn)` returns a `tracer._frame.Dispatcher`: a C callable that tries each compiled native
 entry and, when none accepts the arguments, calls back into `CodeCompiler.on_call`, which
 compiles a new specialization by letting the PEP 523 hook hand the call's frame to the tracer.
+`grad(fn)` and friends (`tracer.gradients`) are the same machinery with a *transform* applied to
+each trace before it is compiled.
 """
 from __future__ import annotations
 
@@ -28,15 +30,17 @@ class CodeCompiler:
     parameters or *args; only then does `dispatcher` get the entries too.
     """
 
-    def __init__(self, code, name: str, fuse_fma: bool, max_specializations: int, py_func=None):
+    def __init__(self, code, name: str, fuse_fma: bool, max_specializations: int, py_func=None,
+                 transform=None, display_name: str | None = None):
         self.code = code
         self.name = name
         self.fuse_fma = fuse_fma
         self.max_specializations = max_specializations
         self.py_func = py_func
+        self.transform = transform      # Trace -> Trace (e.g. a gradient), or None
         self.specializations: list[Specialization] = []
-        self.dispatcher = _frame.Dispatcher(self.on_call, name)
-        self.bound = _frame.Dispatcher(_never_called, name)
+        self.dispatcher = _frame.Dispatcher(self.on_call, display_name or name)
+        self.bound = _frame.Dispatcher(_never_called, display_name or name)
         self.positional_only_vector = not code.co_kwonlyargcount and not code.co_flags & CO_VARARGS
         self._warned = False
 
@@ -45,7 +49,11 @@ class CodeCompiler:
         """Trace this frame's call, compile it, keep it, and return its result for `args`."""
         trace = trace_frame(self.code, args, globals, builtins, closure, self.name)
         py_func = self.py_func or types.FunctionType(self.code, globals, self.name, None, closure)
-        spec = Specialization.build(trace, self.name, self.fuse_fma, _Fallback(py_func))
+        fallback = _Fallback(py_func)
+        if self.transform is not None:
+            trace = self.transform.apply(trace)
+            fallback = self.transform.fallback
+        spec = Specialization.build(trace, trace.function.name, self.fuse_fma, fallback)
         self.specializations.append(spec)
         if spec.fast:
             guards = spec.native_guards()
@@ -88,9 +96,11 @@ class CodeCompiler:
         if result is not _frame.MISS:
             return result
         self._check_argument_types(full)
+        if self.transform is not None:
+            self.transform.check_arguments(full)
         if any(type(a) is int and not I64_MIN <= a <= I64_MAX for a in full):
-            return run_plain(f, *args, **kwargs)   # exact big-int arithmetic needs Python
-        if len(self.specializations) >= self.max_specializations:
+            return self._plain(args, kwargs)   # exact big-int arithmetic needs Python
+        if len(self.specializations) >= self.max_specializations and self.transform is None:
             if not self._warned:
                 warn_storm(self.name, self.max_specializations)
                 self._warned = True
@@ -98,7 +108,14 @@ class CodeCompiler:
         try:
             return call_intercepted(f, args, kwargs, self._on_frame)
         except BigIntInput:
-            return run_plain(f, *args, **kwargs)   # an int past 64 bits inside an input
+            return self._plain(args, kwargs)   # an int past 64 bits inside an input
+
+    def _plain(self, args, kwargs):
+        """The call's answer without compiling: the original function, run by CPython (a
+        transformed function has no Python version, so it says why it cannot answer)."""
+        if self.transform is not None:
+            return self.transform.fallback()
+        return run_plain(self.py_func, *args, **kwargs)
 
     def _on_frame(self, code, args, globals, builtins, closure):
         return self.compile_and_call(args, globals, builtins, closure)
@@ -141,12 +158,26 @@ def trace(fn=None, *, fuse_fma: bool = True, max_specializations: int = DEFAULT_
     """
     if fn is None:
         return lambda f: trace(f, fuse_fma=fuse_fma, max_specializations=max_specializations)
-    fn = getattr(fn, "py_func", fn)
-    if not isinstance(fn, types.FunctionType):
-        raise TypeError(f"trace() takes a Python function, not {type(fn).__name__}")
-    compiler = CodeCompiler(fn.__code__, fn.__qualname__, fuse_fma, max_specializations, py_func=fn)
+    py_func, transform = unwrap(fn, "trace")
+    return make_dispatcher(py_func, transform, fuse_fma, max_specializations)
+
+
+def unwrap(fn, caller: str):
+    """(the Python function, the transform or None) of a function or of a traced/grad one."""
+    py_func = getattr(fn, "py_func", fn)
+    if not isinstance(py_func, types.FunctionType):
+        raise TypeError(f"{caller}() takes a Python function, not {type(fn).__name__}")
+    return py_func, getattr(fn, "transform", None)
+
+
+def make_dispatcher(fn, transform, fuse_fma: bool, max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS):
+    """The compiled callable for `fn` (after `transform`, if any), compiling on demand."""
+    display_name = transform.describe(fn.__qualname__) if transform is not None else fn.__qualname__
+    compiler = CodeCompiler(fn.__code__, fn.__qualname__, fuse_fma, max_specializations, py_func=fn,
+                            transform=transform, display_name=display_name)
     d = compiler.dispatcher
     d.py_func = d.__wrapped__ = fn
+    d.transform = transform
     d.__doc__ = fn.__doc__
     d.__module__ = fn.__module__
     d.fuse_fma = fuse_fma
@@ -154,6 +185,6 @@ def trace(fn=None, *, fuse_fma: bool = True, max_specializations: int = DEFAULT_
 
     def dump(*args, stage: str = "opt"):
         from .dump import dump_function
-        return dump_function(fn, args, stage=stage, fuse_fma=fuse_fma)
+        return dump_function(fn, args, stage=stage, fuse_fma=fuse_fma, transform=transform)
     d.dump = dump
     return d

@@ -1,5 +1,6 @@
 """Show what the compiler does to a function: bytecode, IR as captured, IR after the passes,
-optimized LLVM IR, and assembly (`python -m tracer dump FILE.py:fn --args 3.0 -1.0 2.0`)."""
+optimized LLVM IR, and assembly (`python -m tracer dump FILE.py:fn --args 3.0 -1.0 2.0`).
+With a transform (`--grad`), the IR stages show the transformed (gradient) function."""
 from __future__ import annotations
 
 import dis
@@ -23,12 +24,15 @@ def capture_trace(py_func, args: tuple):
     return traces[0]
 
 
-def dump_function(py_func, args: tuple, stage: str = "opt", fuse_fma: bool = True) -> str:
+def dump_function(py_func, args: tuple, stage: str = "opt", fuse_fma: bool = True, transform=None) -> str:
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES)}")
     if stage == "bytecode":
         return dis.Bytecode(py_func).dis()
     trace = capture_trace(py_func, args)
+    if transform is not None:
+        transform.check_arguments(args)
+        trace = transform.apply(trace)
     if stage == "ir":
         return str(trace.function)
     optimized = optimize(trace.function, fuse_fma=fuse_fma)
@@ -41,5 +45,5 @@ def dump_function(py_func, args: tuple, stage: str = "opt", fuse_fma: bool = Tru
     from .specialize import entry_args_for
     entry_args = entry_args_for(trace, optimized)
     if stage == "llvm":
-        return llvm_ir_for(optimized, entry_args, py_func.__qualname__)
-    return assembly_for(optimized, entry_args, py_func.__qualname__)
+        return llvm_ir_for(optimized, entry_args, optimized.name)
+    return assembly_for(optimized, entry_args, optimized.name)

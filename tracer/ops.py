@@ -2,7 +2,7 @@
 
 This table is the one place that says what an op *is*. Every other stage keeps one table keyed by
 op name (grep for the op's name): `codegen.lower` lowers it, passes use `evaluate` to fold it,
-and autodiff (a later issue) adds its derivative rule here, next to its definition.
+and `tracer.autodiff` differentiates it with the derivative rule defined here, next to it.
 
 Semantics are Python's, made precise per type. The evaluator *is* the specification: it runs the
 Python operation itself and maps Python's exception to the `Status` the compiled op returns, so a
@@ -34,6 +34,7 @@ class OpDef:
     statuses: tuple[Status, ...] = ()  # the failures the op can return (empty: it cannot fail)
     commutative: bool = False
     attrs: tuple[str, ...] = field(default=())
+    vjp: tuple | None = None         # derivative rules, one per operand (see "Derivative rules")
 
     def may_fail(self, v: Value) -> bool:
         """Whether this use of the op can fail at run time (dead failing ops must stay)."""
@@ -51,8 +52,35 @@ class OpDef:
 OPS: dict[str, OpDef] = {}
 
 
-def _define(name, doc, result_type, evaluate, statuses=(), commutative=False, attrs=()):
-    OPS[name] = OpDef(name, doc, result_type, evaluate, tuple(statuses), commutative, tuple(attrs))
+def _define(name, doc, result_type, evaluate, statuses=(), commutative=False, attrs=(), vjp=None):
+    OPS[name] = OpDef(name, doc, result_type, evaluate, tuple(statuses), commutative, tuple(attrs), vjp)
+
+
+# ----------------------------------------------------------------------------- derivative rules
+# `vjp` holds one rule per operand: `rule(ct, out, *operands, **attrs)` gives that operand's share
+# of the gradient, given `ct` (the gradient flowing into the op's result `out`). None means the
+# operand gets no gradient: it is not a float, or the op is piecewise constant in it (floor,
+# comparisons). An op with `vjp=None` has no rule at all; autodiff reports it if it meets one.
+# The arguments are `tracer.autodiff.Sym`s: `+ - * /` and `x.cos()`, `c.select(a, b)`, `x.eq(y)`
+# emit IR, with `/` and `**` as IEEE operations that never raise (an infinite or NaN gradient is
+# what JAX gives where the derivative is undefined; the forward raised first if Python would).
+# Choices at non-differentiable points, as PyTorch and JAX make them: sign(0) = 0, so
+# abs'(0) = 0; min/max send the whole gradient to the operand Python returns (the first on a tie).
+def _sign(x):
+    """-1, 0 or 1 as f64 (NaN stays NaN, the sign of a zero is kept: x * 0.0)."""
+    return (x > 0.0).select(1.0, (x < 0.0).select(-1.0, x * 0.0))
+
+
+def _pow_base(ct, out, a, b):           # d(a ** b)/da = b * a ** (b - 1), and 0 when b == 0
+    return ct * b.eq(0.0).select(0.0, b * a ** (b - 1.0))
+
+
+def _pow_exponent(ct, out, a, b):       # d(a ** b)/db = a ** b * log(a), and 0 when a == 0 (JAX's choice)
+    return ct * out * a.eq(0.0).select(1.0, a).ieee_log()
+
+
+POW_RULES = (_pow_base, _pow_exponent)
+DIV_RULES = (lambda ct, out, a, b: ct / b, lambda ct, out, a, b: -ct * out / b)
 
 
 # ----------------------------------------------------------------------------- type rules
@@ -153,28 +181,39 @@ _define("param", "a function parameter (attrs: index)", lambda t, a: None, None,
 _define("const", "a constant number (attrs: value)", lambda t, a: type_of_constant(a["value"]),
         lambda value: value, attrs=("value",))
 
-_define("add", "a + b", NUM_BINARY, _python(lambda a, b: a + b, {}), [Status.FALLBACK], commutative=True)
-_define("sub", "a - b", NUM_BINARY, _python(lambda a, b: a - b, {}), [Status.FALLBACK])
-_define("mul", "a * b", NUM_BINARY, _python(lambda a, b: a * b, {}), [Status.FALLBACK], commutative=True)
+_define("add", "a + b", NUM_BINARY, _python(lambda a, b: a + b, {}), [Status.FALLBACK], commutative=True,
+        vjp=(lambda ct, out, a, b: ct, lambda ct, out, a, b: ct))
+_define("sub", "a - b", NUM_BINARY, _python(lambda a, b: a - b, {}), [Status.FALLBACK],
+        vjp=(lambda ct, out, a, b: ct, lambda ct, out, a, b: -ct))
+_define("mul", "a * b", NUM_BINARY, _python(lambda a, b: a * b, {}), [Status.FALLBACK], commutative=True,
+        vjp=(lambda ct, out, a, b: ct * b, lambda ct, out, a, b: ct * a))
 _define("div", "a / b (true division; i64 / i64 gives f64)",
         _signature(((F64, F64), F64), ((I64, I64), F64)),
         lambda a, b: _int_true_div(a, b) if isinstance(a, int) else _by_type(Status.FLOAT_DIVISION_BY_ZERO, None, lambda x, y: x / y)(a, b),
-        [Status.FLOAT_DIVISION_BY_ZERO, Status.INT_DIVISION_BY_ZERO, Status.FALLBACK])
+        [Status.FLOAT_DIVISION_BY_ZERO, Status.INT_DIVISION_BY_ZERO, Status.FALLBACK], vjp=DIV_RULES)
+_define("fdiv", "a / b on f64 with IEEE results (x / 0.0 is an infinity or NaN; never raises; made by autodiff)",
+        F64_BINARY, lambda a, b: _ieee_div(a, b), vjp=DIV_RULES)
 _define("floordiv", "a // b (floor division, Python's rounding)", NUM_BINARY,
         _by_type(Status.FLOAT_FLOOR_DIVISION_BY_ZERO, Status.INT_FLOOR_DIVISION_BY_ZERO, lambda a, b: a // b),
-        [Status.FLOAT_FLOOR_DIVISION_BY_ZERO, Status.INT_FLOOR_DIVISION_BY_ZERO, Status.FALLBACK])
+        [Status.FLOAT_FLOOR_DIVISION_BY_ZERO, Status.INT_FLOOR_DIVISION_BY_ZERO, Status.FALLBACK], vjp=(None, None))
 _define("mod", "a % b (the result takes the sign of b, as in Python)", NUM_BINARY,
         _by_type(Status.FLOAT_MODULO_BY_ZERO, Status.INT_MODULO_BY_ZERO, lambda a, b: a % b),
-        [Status.FLOAT_MODULO_BY_ZERO, Status.INT_MODULO_BY_ZERO])
+        [Status.FLOAT_MODULO_BY_ZERO, Status.INT_MODULO_BY_ZERO],
+        vjp=(lambda ct, out, a, b: ct, lambda ct, out, a, b: -ct * (a / b).floor()))   # a - floor(a/b)*b
 _define("pow", "a ** b (Python's float and int power; a negative int exponent falls back)", NUM_BINARY, _pow,
-        [Status.ZERO_TO_NEGATIVE_POWER, Status.POW_OVERFLOW, Status.FALLBACK])
-_define("neg", "-a", NUM_UNARY, _python(lambda a: -a, {}), [Status.FALLBACK])
-_define("abs", "abs(a)", NUM_UNARY, _python(abs, {}), [Status.FALLBACK])
+        [Status.ZERO_TO_NEGATIVE_POWER, Status.POW_OVERFLOW, Status.FALLBACK], vjp=POW_RULES)
+_define("ieee_pow", "C's pow(a, b) on f64 (0 ** -1 is inf, (-8) ** 0.5 is NaN; never raises; made by autodiff)",
+        F64_BINARY, lambda a, b: _libm.pow(a, b), vjp=POW_RULES)
+_define("neg", "-a", NUM_UNARY, _python(lambda a: -a, {}), [Status.FALLBACK], vjp=(lambda ct, out, a: -ct,))
+_define("abs", "abs(a)", NUM_UNARY, _python(abs, {}), [Status.FALLBACK], vjp=(lambda ct, out, a: ct * _sign(a),))
 _define("min", "min(a, b): b if b < a else a (so NaN handling follows Python's argument order)", NUM_BINARY,
-        lambda a, b: b if b < a else a)
-_define("max", "max(a, b): b if b > a else a", NUM_BINARY, lambda a, b: b if b > a else a)
+        lambda a, b: b if b < a else a,
+        vjp=(lambda ct, out, a, b: (b < a).select(0.0, ct), lambda ct, out, a, b: (b < a).select(ct, 0.0)))
+_define("max", "max(a, b): b if b > a else a", NUM_BINARY, lambda a, b: b if b > a else a,
+        vjp=(lambda ct, out, a, b: (b > a).select(0.0, ct), lambda ct, out, a, b: (b > a).select(ct, 0.0)))
 _define("fma", "a * b + c with one rounding (made by the FMA fusion pass)",
-        _signature(((F64, F64, F64), F64)), lambda a, b, c: _fma(a, b, c))
+        _signature(((F64, F64, F64), F64)), lambda a, b, c: _fma(a, b, c),
+        vjp=(lambda ct, out, a, b, c: ct * b, lambda ct, out, a, b, c: ct * a, lambda ct, out, a, b, c: ct))
 
 for _name, _py in [("lt", lambda a, b: a < b), ("le", lambda a, b: a <= b), ("gt", lambda a, b: a > b),
                    ("ge", lambda a, b: a >= b), ("eq", lambda a, b: a == b), ("ne", lambda a, b: a != b)]:
@@ -182,7 +221,8 @@ for _name, _py in [("lt", lambda a, b: a < b), ("le", lambda a, b: a <= b), ("gt
             commutative=_name in ("eq", "ne"))
 _define("not", "not a", _signature(((BOOL,), BOOL)), lambda a: not a)
 _define("select", "a if cond else b (both computed; no branch)",
-        _signature(*(((BOOL, t, t), t) for t in (F64, I64, BOOL))), lambda cond, a, b: a if cond else b)
+        _signature(*(((BOOL, t, t), t) for t in (F64, I64, BOOL))), lambda cond, a, b: a if cond else b,
+        vjp=(None, lambda ct, out, c, a, b: c.select(ct, 0.0), lambda ct, out, c, a, b: c.select(0.0, ct)))
 
 _define("to_f64", "float(a) for an i64 (round to nearest) or a bool",
         _signature(((I64,), F64), ((BOOL,), F64)), float)
@@ -196,24 +236,79 @@ _define("to_bool", "bool(a): a != 0", _signature(((F64,), BOOL), ((I64,), BOOL))
 MATH_UNARY = ["sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan",
               "asin", "acos", "atan", "sinh", "cosh", "tanh"]
 MATH_CAN_OVERFLOW = {"exp", "expm1", "sinh", "cosh"}
+MATH_UNARY_RULES = {        # d/dx, times ct; `out` is the function's value
+    "sqrt": lambda ct, out, x: ct * 0.5 / out,            # inf at 0, as in JAX
+    "exp": lambda ct, out, x: ct * out,
+    "log": lambda ct, out, x: ct / x,
+    "log2": lambda ct, out, x: ct / (x * math.log(2.0)),
+    "log10": lambda ct, out, x: ct / (x * math.log(10.0)),
+    "log1p": lambda ct, out, x: ct / (x + 1.0),
+    "expm1": lambda ct, out, x: ct * (out + 1.0),
+    "sin": lambda ct, out, x: ct * x.cos(),
+    "cos": lambda ct, out, x: -ct * x.sin(),
+    "tan": lambda ct, out, x: ct * (out * out + 1.0),
+    "asin": lambda ct, out, x: ct / (1.0 - x * x).sqrt(),
+    "acos": lambda ct, out, x: -ct / (1.0 - x * x).sqrt(),
+    "atan": lambda ct, out, x: ct / (x * x + 1.0),
+    "sinh": lambda ct, out, x: ct * x.cosh(),
+    "cosh": lambda ct, out, x: ct * x.sinh(),
+    "tanh": lambda ct, out, x: ct * (1.0 - out * out),
+}
 for _name in MATH_UNARY:
-    _define(_name, f"math.{_name}(a)", F64_UNARY, _python(getattr(math, _name), MATH_ERRORS), MATH_FAILS)
-_define("fabs", "math.fabs(a)", F64_UNARY, math.fabs)
+    _define(_name, f"math.{_name}(a)", F64_UNARY, _python(getattr(math, _name), MATH_ERRORS), MATH_FAILS,
+            vjp=(MATH_UNARY_RULES[_name],))
+_define("ieee_log", "C's log(a) (log(0.0) is -inf, log(-1.0) is NaN; never raises; made by autodiff)",
+        F64_UNARY, lambda x: _libm.log(x), vjp=(lambda ct, out, x: ct / x,))
+_define("fabs", "math.fabs(a)", F64_UNARY, math.fabs, vjp=(lambda ct, out, x: ct * _sign(x),))
+MATH_BINARY_RULES = {
+    "atan2": (lambda ct, out, y, x: ct * x / (x * x + y * y), lambda ct, out, y, x: -ct * y / (x * x + y * y)),
+    "copysign": (lambda ct, out, a, b: ct * _sign(a) * out.eq(a).select(1.0, -1.0), None),
+    "fmod": (lambda ct, out, a, b: ct, lambda ct, out, a, b: -ct * (a / b).trunc()),   # a - trunc(a/b)*b
+}
 for _name in ["atan2", "copysign", "fmod"]:
-    _define(_name, f"math.{_name}(a, b)", F64_BINARY, _python(getattr(math, _name), MATH_ERRORS), MATH_FAILS)
-_define("hypot", "math.hypot(a, b) (CPython's own algorithm, not libm's; never fails)", F64_BINARY, math.hypot)
+    _define(_name, f"math.{_name}(a, b)", F64_BINARY, _python(getattr(math, _name), MATH_ERRORS), MATH_FAILS,
+            vjp=MATH_BINARY_RULES[_name])
+_define("hypot", "math.hypot(a, b) (CPython's own algorithm, not libm's; never fails)", F64_BINARY, math.hypot,
+        vjp=(lambda ct, out, a, b: ct * a / out, lambda ct, out, a, b: ct * b / out))
 _define("math_pow", "math.pow(a, b) (domain errors instead of ZeroDivisionError/complex)", F64_BINARY,
-        _python(math.pow, MATH_ERRORS), MATH_FAILS)
-_define("floor", "floor as f64 (math.floor is this then to_i64)", F64_UNARY, _zero_signed(math.floor))
-_define("ceil", "ceil as f64", F64_UNARY, _zero_signed(math.ceil))
-_define("trunc", "truncation toward zero as f64", F64_UNARY, _zero_signed(math.trunc))
-_define("round_even", "round half to even as f64 (round(x) is this then to_i64)", F64_UNARY, _zero_signed(round))
+        _python(math.pow, MATH_ERRORS), MATH_FAILS, vjp=POW_RULES)
+# rounding is piecewise constant: zero gradient (also at the jumps)
+_define("floor", "floor as f64 (math.floor is this then to_i64)", F64_UNARY, _zero_signed(math.floor), vjp=(None,))
+_define("ceil", "ceil as f64", F64_UNARY, _zero_signed(math.ceil), vjp=(None,))
+_define("trunc", "truncation toward zero as f64", F64_UNARY, _zero_signed(math.trunc), vjp=(None,))
+_define("round_even", "round half to even as f64 (round(x) is this then to_i64)", F64_UNARY, _zero_signed(round),
+        vjp=(None,))
 for _name in ["isnan", "isinf", "isfinite"]:
     _define(_name, f"math.{_name}(a)", F64_PREDICATE, getattr(math, _name))
 
 _define("tuple", "a tuple of its operands", lambda t, a: TupleType(tuple(t)), lambda *xs: tuple(xs))
 _define("getitem", "element attrs['index'] of a tuple (a constant index)",
         lambda t, a: t[0].elements[a["index"]], lambda t, index: t[index], attrs=("index",))
+
+
+def _ieee_div(a: float, b: float) -> float:
+    """IEEE-754 division: what C's `a / b` gives, where Python would raise ZeroDivisionError."""
+    if b != 0.0:
+        return a / b
+    if a == 0.0 or math.isnan(a) or math.isnan(b):
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+class _CMath:
+    """The C library's pow and log, called through ctypes: exactly what compiled code calls."""
+
+    def __init__(self):
+        import ctypes
+        import ctypes.util
+        lib = ctypes.CDLL(ctypes.util.find_library("m") or None)
+        for name, nargs in (("pow", 2), ("log", 1)):
+            f = getattr(lib, name)
+            f.restype, f.argtypes = ctypes.c_double, [ctypes.c_double] * nargs
+            setattr(self, name, f)
+
+
+_libm = _CMath()
 
 
 def _fma(a: float, b: float, c: float) -> float:

@@ -84,6 +84,23 @@ class Specialization:
         return f"<Specialization {self.name}({self.signature()}) [{path}], guards: {self.guards()}>"
 
 
+def compile_ir(fn: Function, fuse_fma: bool):
+    """A callable for an IR function with no guards (each parameter is one positional argument
+    of exactly its type): optimized, compiled, behind a C dispatcher. Arguments of other types
+    raise TypeError."""
+    optimized = optimize(fn, fuse_fma=fuse_fma)
+    entry_args = [EntryArg(p.type, i) for i, p in enumerate(optimized.params)]
+    compiled = codegen.jit.compile_function(optimized, entry_args, optimized.name)
+    expected = ", ".join(PY_TYPE[p.type] for p in optimized.params)
+
+    def wrong_arguments(*args):
+        raise TypeError(f"{fn.name}() takes ({expected}), got ({', '.join(type(a).__name__ for a in args)})")
+    call = _frame.Dispatcher(wrong_arguments, fn.name)
+    call.add_native(compiled.entry_address, wrong_arguments, ())
+    call.compiled = compiled            # keeps the native code loaded
+    return call
+
+
 def _is_fast(trace: Trace) -> bool:
     return (not trace.structure_guards and not trace.identity_guards and not trace.missing_attr_guards
             and all(_native_guard(g) for g in trace.binding_guards)

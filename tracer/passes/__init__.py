@@ -8,7 +8,8 @@ Each pass takes a `Function` and returns a new one that `ir.verify` accepts; non
     eliminate_dead_code              drop unused values, but keep ops that may fail
     fuse_multiply_add                a*b + c -> fma(a, b, c) on f64 (changes last bits; optional)
 
-`optimize` runs the first four to a fixpoint, then fusion, then DCE again; `stages` gives the IR
+`optimize` runs the first four to a fixpoint, then fusion, then CSE and DCE again (fusion can
+make equal values, e.g. the same `neg` for two fused subtractions); `stages` gives the IR
 after each stage, for `python -m tracer dump`.
 """
 from __future__ import annotations
@@ -30,7 +31,7 @@ CLEANUP = [("fold", fold_constants), ("simplify", simplify),
 MAX_ROUNDS = 10          # every round shrinks the IR or stops; the bound is a safety net
 
 PIPELINE = ("fold, simplify, cse, dce, repeated until the IR stops changing (at most "
-            f"{MAX_ROUNDS} rounds); then fma fusion (unless fuse_fma=False); then dce")
+            f"{MAX_ROUNDS} rounds); then fma fusion (unless fuse_fma=False); then cse and dce")
 
 
 def stages(fn: ir.Function, fuse_fma: bool = True) -> list[tuple[str, ir.Function]]:
@@ -46,6 +47,8 @@ def stages(fn: ir.Function, fuse_fma: bool = True) -> list[tuple[str, ir.Functio
     if fuse_fma:
         fn = fuse_multiply_add(fn)
         out.append(("fma", fn))
+        fn = eliminate_common_subexpressions(fn)
+        out.append(("cse", fn))
         fn = eliminate_dead_code(fn)
         out.append(("dce", fn))
     return out

@@ -1,0 +1,263 @@
+"""Reverse-mode automatic differentiation: IR -> IR.
+
+`backpropagate` is the whole algorithm: walk the forward values backwards, and for each value that
+carries a gradient (`ct`, its cotangent) apply its op's derivative rules (`tracer.ops`, one rule
+per operand) to emit the gradient's share for each operand, summing shares that meet. The rules
+build new IR through `Sym`, so the gradient is ordinary IR: it is optimized (CSE, DCE, FMA
+fusion), compiled and differentiated again (`grad(grad(f))`) like any other function.
+
+Two ways to use it:
+- `grad_function(fn, wrt)`: one *joint* function that computes the value and the gradient in one
+  call (what `grad` and `value_and_grad` compile);
+- `vjp_functions(fn, wrt)`: a *forward* function that returns the value and the residuals the
+  backward needs, and a *backward* function from residuals and a cotangent to the gradients
+  (AOTAutograd's split; what `vjp` compiles).
+
+    func grad_sq(x: f64) -> f64            # grad_function of f(x) = x * x
+      %0  mul    x, x                      the forward (removed by DCE when only the gradient is used)
+      %1  const  1.0                       d f / d %0
+      %2  mul    %1, x                     %0 = x * x gives ct * x to each operand
+      %3  mul    %1, x
+      %4  add    %2, %3                    the two shares of x meet
+      return %4
+
+Only f64 values carry gradients: ints and bools are constant for the derivative (a `to_f64` of an
+int is a constant), comparisons and rounding have zero derivative, and a function's gradient with
+respect to a parameter it does not use is 0.0.
+"""
+from __future__ import annotations
+
+from . import ir
+from .errors import TracerError, UnsupportedError
+from .ir import F64, Block, Function, TupleType, Value
+from .ops import OPS
+
+
+class NotDifferentiable(TracerError, TypeError):
+    """The function's output is not a float (grad of a tuple, an int or a bool)."""
+
+
+# ------------------------------------------------------------------------------- emitting IR
+class BlockEmitter:
+    """Appends new values to a block. `tracer.builder.GraphBuilder` has the same `emit`, so the
+    same rules can also differentiate while tracing."""
+
+    def __init__(self, block: Block):
+        self.block = block
+        self.loc = None
+
+    def emit(self, op: str, args: tuple[Value, ...], **attrs) -> Value:
+        result_type = OPS[op].result_type(tuple(a.type for a in args), attrs)
+        v = Value(op, args, result_type, attrs, loc=self.loc)
+        self.block.values.append(v)
+        return v
+
+
+class Sym:
+    """An IR value in a derivative rule: arithmetic on it emits IR, so rules read like math.
+
+    `a + b`, `a - b`, `a * b`, `-a`, comparisons, and `a / b` and `a ** b` as IEEE operations that
+    never raise (`fdiv`, `ieee_pow`); any op of `tracer.ops` as a method (`x.cos()`,
+    `a.atan2(b)`); `cond.select(a, b)` and `a.eq(b)`. Python floats become constants.
+    """
+
+    __slots__ = ("value", "emitter")
+
+    def __init__(self, value: Value, emitter):
+        self.value = value
+        self.emitter = emitter
+
+    @property
+    def type(self) -> ir.Type:
+        return self.value.type
+
+    def _sym(self, x) -> "Sym":
+        if isinstance(x, Sym):
+            return x
+        return Sym(self.emitter.emit("const", (), value=float(x)), self.emitter)
+
+    def apply(self, op: str, *others) -> "Sym":
+        args = (self.value, *(self._sym(o).value for o in others))
+        return Sym(self.emitter.emit(op, args), self.emitter)
+
+    def __add__(self, o): return self.apply("add", o)
+    def __radd__(self, o): return self._sym(o).apply("add", self)
+    def __sub__(self, o): return self.apply("sub", o)
+    def __rsub__(self, o): return self._sym(o).apply("sub", self)
+    def __mul__(self, o): return self.apply("mul", o)
+    def __rmul__(self, o): return self._sym(o).apply("mul", self)
+    def __truediv__(self, o): return self.apply("fdiv", o)
+    def __rtruediv__(self, o): return self._sym(o).apply("fdiv", self)
+    def __pow__(self, o): return self.apply("ieee_pow", o)
+    def __neg__(self): return self.apply("neg")
+    def __lt__(self, o): return self.apply("lt", o)
+    def __le__(self, o): return self.apply("le", o)
+    def __gt__(self, o): return self.apply("gt", o)
+    def __ge__(self, o): return self.apply("ge", o)
+
+    def eq(self, o) -> "Sym":
+        return self.apply("eq", o)
+
+    def select(self, if_true, if_false) -> "Sym":
+        return self.apply("select", if_true, if_false)
+
+    def __getattr__(self, op: str):
+        if op not in OPS:
+            raise AttributeError(op)
+        return lambda *others: self.apply(op, *others)
+
+
+# ------------------------------------------------------------------------------- the algorithm
+def differentiable(t: ir.Type) -> bool:
+    """Whether values of type `t` carry gradients: f64, or a tuple holding an f64."""
+    return t == F64 or (isinstance(t, TupleType) and any(differentiable(e) for e in t.elements))
+
+
+def _add(emitter, a, b):
+    """The sum of two cotangents: Values, None (zero) or tuples of them (for tuple values)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, tuple):
+        return tuple(_add(emitter, x, y) for x, y in zip(a, b))
+    return emitter.emit("add", (a, b))
+
+
+def _one_hot(t: TupleType, index: int, ct):
+    return tuple(ct if i == index else None for i in range(len(t.elements)))
+
+
+def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt: list[Value]) -> list:
+    """The gradients of `wrt`: Value, or None where the gradient is zero.
+
+    `values` are the forward values in definition order; `seeds` give the cotangent of the
+    outputs (a Value for an f64, a tuple of Values/None for a tuple). New values are emitted
+    through `emitter`, each with the source location of the forward value it differentiates.
+    """
+    active = set(wrt)                         # values that depend on `wrt` (and carry gradients)
+    for v in values:
+        if differentiable(v.type) and any(a in active for a in v.args):
+            active.add(v)
+    adjoint: dict[Value, object] = {}
+
+    def accumulate(x: Value, ct):
+        if x in active and ct is not None:
+            adjoint[x] = _add(emitter, adjoint.get(x), ct)
+
+    for v, ct in seeds.items():
+        accumulate(v, ct)
+    for v in reversed(values):
+        ct = adjoint.get(v)
+        if ct is None or v in wrt:
+            continue
+        emitter.loc = v.loc
+        if v.op == "tuple":
+            for x, c in zip(v.args, ct):
+                accumulate(x, c)
+            continue
+        if v.op == "getitem":
+            accumulate(v.args[0], _one_hot(v.args[0].type, v.attrs["index"], ct))
+            continue
+        rules = OPS[v.op].vjp
+        if rules is None:
+            raise UnsupportedError(f"cannot differentiate through the op {v.op!r}", v.loc)
+        out, operands = Sym(v, emitter), [Sym(a, emitter) for a in v.args]
+        for x, rule in zip(v.args, rules):
+            if rule is not None and x in active:
+                accumulate(x, rule(Sym(ct, emitter), out, *operands, **v.attrs).value)
+    return [adjoint.get(w) for w in wrt]
+
+
+# ------------------------------------------------------------------------------- joint function
+def check_float_output(fn: Function, what: str) -> None:
+    t = fn.result_type
+    if t != F64:
+        kind = {ir.I64: "an int", ir.BOOL: "a bool"}.get(t, f"a tuple {t}")
+        raise NotDifferentiable(f"{what} needs {fn.name}() to return a float, but it returns {kind}; "
+                                f"use vjp() for tuple outputs", fn.loc)
+
+
+def grad_function(fn: Function, wrt: list[int], with_value: bool = False, as_tuple: bool = False,
+                  name: str | None = None) -> Function:
+    """One function computing d fn / d params[i] for i in `wrt` (and fn's value first when
+    `with_value`): the gradient alone, or a tuple of gradients when `as_tuple`."""
+    check_float_output(fn, "value_and_grad()" if with_value else "grad()")
+    out = ir.clone(fn)
+    out.name = name or ("value_and_grad_" if with_value else "grad_") + fn.name
+    forward = list(out.body.values)
+    emitter = BlockEmitter(out.body)
+    emitter.loc = out.loc
+    result = out.result
+    one = emitter.emit("const", (), value=1.0)
+    grads = backpropagate(emitter, forward, {result: one}, [out.params[i] for i in wrt])
+    emitter.loc = out.loc
+    grads = [g if g is not None else emitter.emit("const", (), value=0.0) for g in grads]
+    g = emitter.emit("tuple", tuple(grads)) if as_tuple else grads[0]
+    out.body.results = [emitter.emit("tuple", (result, g)) if with_value else g]
+    return out
+
+
+# ------------------------------------------------------------------------------- forward/backward
+def _cotangent_params(t: ir.Type, params: list[Value], loc):
+    """Parameters for the cotangent of a value of type `t`, and its structure for `seeds`."""
+    if isinstance(t, TupleType):
+        return tuple(_cotangent_params(e, params, loc) for e in t.elements)
+    if t != F64:
+        return None
+    p = ir.make_param(len(params), f"ct{len(params)}", F64, loc)
+    params.append(p)
+    return p
+
+
+def vjp_functions(fn: Function, wrt: list[int]) -> tuple[Function, Function]:
+    """Split differentiation (AOTAutograd-style).
+
+    forward(params...) -> (value, residual_0, ..., residual_k)
+    backward(residual_0, ..., residual_k, ct_0, ...) -> (grad_0, ...)   one per index in `wrt`
+
+    The cotangents are one f64 per float leaf of fn's result. Residuals are the forward values
+    the gradient reads (constants are recomputed instead).
+    """
+    if not differentiable(fn.result_type):
+        check_float_output(fn, "vjp()")
+    joint = ir.clone(fn)
+    forward_values = list(joint.body.values)
+    ct_params: list[Value] = []
+    seed = _cotangent_params(joint.result_type, ct_params, joint.loc)
+    body = Block()
+    emitter = BlockEmitter(body)
+    grads = backpropagate(emitter, forward_values, {joint.result: seed}, [joint.params[i] for i in wrt])
+    emitter.loc = joint.loc
+    grads = [g if g is not None else emitter.emit("const", (), value=0.0) for g in grads]
+    gradient = emitter.emit("tuple", tuple(grads))
+
+    # the backward's inputs: forward values (params included) its values read, except constants
+    forward_set = set(forward_values) | set(joint.params)
+    residuals: list[Value] = []
+    mapping: dict[Value, Value] = {p: p for p in ct_params}
+    backward = Block()
+    for v in body.values:
+        for a in v.args:
+            if a in forward_set and a not in mapping:
+                if a.op == "const":
+                    c = Value("const", (), a.type, dict(a.attrs), loc=a.loc)
+                    backward.values.append(c)
+                    mapping[a] = c
+                else:
+                    mapping[a] = ir.make_param(len(residuals), f"r{len(residuals)}", a.type, a.loc)
+                    residuals.append(a)
+        nv = Value(v.op, tuple(mapping[a] for a in v.args), v.type, v.attrs, v.loc)
+        backward.values.append(nv)
+        mapping[v] = nv
+    backward.results = [mapping[gradient]]
+    for i, p in enumerate(ct_params):
+        p.attrs["index"] = len(residuals) + i
+    residual_params = [mapping[r] for r in residuals]
+    backward_fn = Function(f"vjp_backward_{fn.name}", residual_params + ct_params, backward, fn.loc)
+
+    emitter = BlockEmitter(joint.body)
+    emitter.loc = joint.loc
+    joint.body.results = [emitter.emit("tuple", (joint.result, *residuals))]
+    joint.name = f"vjp_forward_{fn.name}"
+    return ir.verify(joint), ir.verify(backward_fn)

@@ -1,0 +1,223 @@
+"""`grad`, `value_and_grad` and `vjp`: compiled reverse-mode derivatives of plain Python functions.
+
+    from tracer import grad, value_and_grad, vjp
+
+    def f(x, y):
+        return x * math.sin(y)
+
+    grad(f)(2.0, 1.0)                       # d f / d x = sin(1.0)
+    grad(f, argnums=(0, 1))(2.0, 1.0)       # (sin(1.0), 2.0 * cos(1.0))
+    value_and_grad(f)(2.0, 1.0)             # (f(2, 1), sin(1.0))
+    grad(grad(f, 1), 1)(2.0, 1.0)           # d2 f / d y2 = -2.0 * sin(1.0)
+    value, pullback = vjp(f, 2.0, 1.0)      # pullback(1.0) == (sin(1.0), 2.0 * cos(1.0))
+
+Each returns a compiled callable exactly like `@trace` (same dispatcher, guards and cache): the
+function is traced, the *transform* here turns its IR into the gradient's IR
+(`tracer.autodiff`), and that IR is optimized and compiled. Transforms nest, so `grad(grad(f))`
+differentiates the IR of the first gradient, and `trace(grad(f))` / `grad(trace(f))` work.
+"""
+from __future__ import annotations
+
+import dataclasses
+import weakref
+
+from .api import DEFAULT_MAX_SPECIALIZATIONS, make_dispatcher, unwrap
+from .autodiff import grad_function, vjp_functions
+from .errors import TracerError
+from .interpreter import Trace
+from .ir import F64, I64, TupleType, Value
+from .sources import ArgSource
+from .specialize import compile_ir
+
+
+class NoFloatResult(TracerError, ArithmeticError):
+    """The compiled code needs Python's exact arithmetic, which has no derivative."""
+
+
+def _argument_names(py_func) -> list[str]:
+    code = py_func.__code__
+    return list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+
+
+def _param_of_argument(trace: Trace, argnum: int) -> int | None:
+    """The IR parameter the float argument `argnum` feeds (None: the trace never read it)."""
+    for i, (source, _) in enumerate(trace.leaves):
+        if isinstance(source, ArgSource) and source.index == argnum:
+            return i
+    return None
+
+
+class Transform:
+    """Turns a function's trace into another function's trace (same arguments, new IR)."""
+
+    def __init__(self, py_func, inner: "Transform | None"):
+        self.py_func = py_func
+        self.inner = inner                  # applied first (grad(grad(f)): the inner grad)
+        self.arg_names = _argument_names(py_func)
+
+    def apply(self, trace: Trace) -> Trace:
+        if self.inner is not None:
+            trace = self.inner.apply(trace)
+        return dataclasses.replace(trace, function=self.transform(trace))
+
+    def check_arguments(self, args: tuple) -> None:
+        if self.inner is not None:
+            self.inner.check_arguments(args)
+
+    def check_float(self, args: tuple, argnum: int, what: str) -> None:
+        if argnum < len(args) and type(args[argnum]) is not float:
+            name = self.arg_names[argnum]
+            raise TypeError(f"{what}: argument {argnum} ({name!r}) is {type(args[argnum]).__name__}, but "
+                            f"only float arguments can be differentiated (pass {name} as a float, or "
+                            f"leave it out of argnums)")
+
+    def fallback(self, *args):
+        raise NoFloatResult(f"{self.describe(self.py_func.__qualname__)}: at these arguments Python computes "
+                            f"{self.py_func.__qualname__}() with exact integers past 64 bits or a complex "
+                            f"power, which have no float derivative")
+
+
+class Grad(Transform):
+    """grad / value_and_grad with respect to the positional arguments `argnums`."""
+
+    def __init__(self, py_func, inner, argnums, with_value: bool):
+        super().__init__(py_func, inner)
+        self.as_tuple = isinstance(argnums, tuple)
+        self.argnums = argnums if self.as_tuple else (argnums,)
+        self.with_value = with_value
+        nargs = py_func.__code__.co_argcount
+        for a in self.argnums:
+            if type(a) is not int or not -nargs <= a < nargs:
+                raise ValueError(f"argnums {argnums!r}: {py_func.__qualname__}() has {nargs} positional "
+                                 f"argument(s), so each argnum must be an int in [0, {nargs})")
+        self.argnums = tuple(a % nargs for a in self.argnums)
+
+    def describe(self, name: str) -> str:
+        inner = self.inner.describe(name) if self.inner else name
+        what = "value_and_grad" if self.with_value else "grad"
+        argnums = "" if self.argnums == (0,) and not self.as_tuple else f", argnums={self._argnums_text()}"
+        return f"{what}({inner}{argnums})"
+
+    def _argnums_text(self) -> str:
+        return repr(self.argnums) if self.as_tuple else str(self.argnums[0])
+
+    def check_arguments(self, args: tuple) -> None:
+        super().check_arguments(args)
+        for a in self.argnums:
+            self.check_float(args, a, self.describe(self.py_func.__qualname__))
+
+    def transform(self, trace: Trace):
+        wrt = [_param_of_argument(trace, a) for a in self.argnums]
+        fn = trace.function
+        prefix = "value_and_grad_" if self.with_value else "grad_"
+        return grad_function(fn, wrt, self.with_value, self.as_tuple, name=prefix + fn.name)
+
+
+class Vjp(Transform):
+    """The forward half of `vjp`: the value, a tag naming the backward, and its residuals."""
+
+    def __init__(self, py_func, inner, fuse_fma: bool):
+        super().__init__(py_func, inner)
+        self.fuse_fma = fuse_fma
+        self.backwards: list[Backward] = []
+
+    def describe(self, name: str) -> str:
+        return f"vjp({self.inner.describe(name) if self.inner else name})"
+
+    def check_arguments(self, args: tuple) -> None:
+        super().check_arguments(args)
+        for a in range(len(args)):
+            self.check_float(args, a, self.describe(self.py_func.__qualname__))
+
+    def transform(self, trace: Trace):
+        wrt = [_param_of_argument(trace, a) for a in range(trace.nargs)]
+        forward, backward = vjp_functions(trace.function, wrt)
+        tag = len(self.backwards)
+        self.backwards.append(Backward(backward, trace.function.result_type, self.fuse_fma))
+        result = forward.result                      # (value, *residuals): put the tag second
+        c = Value("const", (), I64, {"value": tag}, loc=result.loc)
+        tagged = Value("tuple", (result.args[0], c, *result.args[1:]),
+                       TupleType((result.args[0].type, I64, *result.type.elements[1:])), loc=result.loc)
+        forward.body.values += [c, tagged]
+        forward.body.results = [tagged]
+        return forward
+
+
+class Backward:
+    """The backward half of one `vjp` specialization, compiled on first use."""
+
+    def __init__(self, function, output_type, fuse_fma: bool):
+        self.function = function
+        self.output_type = output_type
+        self.fuse_fma = fuse_fma
+        self._compiled = None
+
+    def __call__(self, residuals: tuple, cotangent):
+        if self._compiled is None:
+            self._compiled = compile_ir(self.function, self.fuse_fma)
+        return self._compiled(*residuals, *_flatten_cotangent(self.output_type, cotangent))
+
+
+def _flatten_cotangent(t, ct) -> list:
+    """The float leaves of a cotangent shaped like the output (its int/bool leaves are ignored)."""
+    if isinstance(t, TupleType):
+        if type(ct) is not tuple or len(ct) != len(t.elements):
+            raise TypeError(f"the pullback takes a cotangent shaped like the output ({_shape(t)}), "
+                            f"got {ct!r}")
+        return [leaf for e, c in zip(t.elements, ct) for leaf in _flatten_cotangent(e, c)]
+    if t != F64:
+        return []
+    if type(ct) is not float:
+        raise TypeError(f"the pullback takes a float cotangent for a float output, got {type(ct).__name__}")
+    return [ct]
+
+
+def _shape(t) -> str:
+    if isinstance(t, TupleType):
+        return "(" + ", ".join(_shape(e) for e in t.elements) + ("," if len(t.elements) == 1 else "") + ")"
+    return {"f64": "float", "i64": "int", "bool": "bool"}[str(t)]
+
+
+# ------------------------------------------------------------------------------------ the API
+def grad(fn, argnums: int | tuple[int, ...] = 0, *, fuse_fma: bool | None = None):
+    """The gradient of `fn` (which returns a float) with respect to positional argument(s)
+    `argnums`: a float for an int `argnums`, a tuple of floats for a tuple. Compiled like
+    `@trace`. Differentiating with respect to an int or bool argument is a TypeError."""
+    return _transformed(fn, "grad", lambda f, inner: Grad(f, inner, argnums, with_value=False), fuse_fma)
+
+
+def value_and_grad(fn, argnums: int | tuple[int, ...] = 0, *, fuse_fma: bool | None = None):
+    """`(fn(*args), grad(fn, argnums)(*args))`, both from one compiled function."""
+    return _transformed(fn, "value_and_grad", lambda f, inner: Grad(f, inner, argnums, with_value=True), fuse_fma)
+
+
+def _transformed(fn, caller: str, make, fuse_fma):
+    py_func, inner = unwrap(fn, caller)
+    if fuse_fma is None:
+        fuse_fma = getattr(fn, "fuse_fma", True)
+    return make_dispatcher(py_func, make(py_func, inner), fuse_fma, DEFAULT_MAX_SPECIALIZATIONS)
+
+
+_vjp_forwards: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def vjp(fn, *args):
+    """`(fn(*args), pullback)`: `pullback(ct)` gives the gradients of `sum(ct * fn(*args))` with
+    respect to every argument (a tuple, one float per argument), from a compiled backward that
+    reuses what the compiled forward saved. `ct` has the shape of the output: a float, or a
+    tuple for a tuple output (its int and bool entries are ignored)."""
+    py_func, inner = unwrap(fn, "vjp")
+    fuse_fma = getattr(fn, "fuse_fma", True)
+    by_inner = _vjp_forwards.setdefault(py_func, {})
+    key = (id(inner), fuse_fma)
+    if key not in by_inner or by_inner[key][0] is not inner:
+        transform = Vjp(py_func, inner, fuse_fma)
+        by_inner[key] = (inner, make_dispatcher(py_func, transform, fuse_fma, DEFAULT_MAX_SPECIALIZATIONS))
+    forward = by_inner[key][1]
+    value, tag, *residuals = forward(*args)
+    backward = forward.transform.backwards[tag]
+
+    def pullback(ct):
+        return backward(tuple(residuals), ct)
+    pullback.__qualname__ = f"pullback of {forward.transform.describe(py_func.__qualname__)}"
+    return value, pullback
