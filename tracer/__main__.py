@@ -1,4 +1,4 @@
-"""Command line: `python -m tracer dump TARGET [--args ...] [--stage ...] [--no-fma]`.
+"""Command line: `python -m tracer dump TARGET [--args ...] [--stage ...] [--no-fma] [--grad [--argnums 0,1]]`.
 
 TARGET is `path/to/file.py:function` or `package.module:function`. Argument types come from
 example values (`--args 3.0 -1.0 2`) or, without --args, from the function's annotations.
@@ -70,6 +70,19 @@ def parse_args_for(fn, values: list[str] | None) -> tuple:
     return tuple(args)
 
 
+def gradient_transform(fn, argnums_text: str):
+    """The value_and_grad transform for `--grad --argnums 0,1`."""
+    from .gradients import Grad
+    try:
+        argnums = tuple(int(a) for a in argnums_text.split(","))
+    except ValueError:
+        raise CommandError(f"--argnums takes comma-separated argument positions such as 0,2, got {argnums_text!r}") from None
+    try:
+        return Grad(fn, None, argnums if len(argnums) > 1 else argnums[0], with_value=True)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tracer")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -78,11 +91,17 @@ def main(argv=None) -> int:
     dump.add_argument("--args", nargs="*", help="example argument values (Python literals)")
     dump.add_argument("--stage", choices=STAGES, default="opt")
     dump.add_argument("--no-fma", action="store_true", help="turn FMA fusion off")
+    dump.add_argument("--grad", action="store_true",
+                      help="show the gradient: the joint value-and-gradient function (stages ir, opt, llvm, asm)")
+    dump.add_argument("--argnums", default="0", help="with --grad: the arguments to differentiate, e.g. 0,1")
     options = parser.parse_args(argv)
     try:
         fn = load_target(options.target)
         args = parse_args_for(fn, options.args)
-        print(dump_function(fn, args, stage=options.stage, fuse_fma=not options.no_fma))
+        transform = gradient_transform(fn, options.argnums) if options.grad else None
+        if transform is not None and options.stage == "bytecode":
+            raise CommandError("--grad shows IR stages: ir, opt, llvm or asm")
+        print(dump_function(fn, args, stage=options.stage, fuse_fma=not options.no_fma, transform=transform))
     except (CommandError, TracerError) as exc:
         print(f"error: {exc}".splitlines()[0] if isinstance(exc, CommandError) else f"error: {exc}", file=sys.stderr)
         return 2

@@ -165,9 +165,29 @@ def trace(fn=None, *, fuse_fma: bool = True, max_specializations: int = DEFAULT_
 def unwrap(fn, caller: str):
     """(the Python function, the transform or None) of a function or of a traced/grad one."""
     py_func = getattr(fn, "py_func", fn)
+    if isinstance(py_func, types.BuiltinFunctionType):
+        py_func = _python_wrapper(py_func)           # grad(math.sin)
     if not isinstance(py_func, types.FunctionType):
         raise TypeError(f"{caller}() takes a Python function, not {type(fn).__name__}")
     return py_func, getattr(fn, "transform", None)
+
+
+def _python_wrapper(builtin):
+    """`def sin(x): return sin(x)` for a builtin with a fixed signature such as `math.sin`, so it
+    can be traced like a Python function."""
+    import inspect
+    try:
+        params = list(inspect.signature(builtin).parameters.values())
+    except (TypeError, ValueError):
+        return builtin
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.default is not p.empty for p in params):
+        return builtin
+    names = ", ".join(p.name for p in params)
+    namespace = {"_builtin": builtin}
+    exec(f"def {builtin.__name__}({names}):\n    return _builtin({names})\n", namespace)
+    wrapper = namespace[builtin.__name__]
+    wrapper.__qualname__ = f"{getattr(builtin, '__module__', None) or 'builtins'}.{builtin.__name__}"
+    return wrapper
 
 
 def make_dispatcher(fn, transform, fuse_fma: bool, max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS):

@@ -15,6 +15,8 @@ Each returns a compiled callable exactly like `@trace` (same dispatcher, guards 
 function is traced, the *transform* here turns its IR into the gradient's IR
 (`tracer.autodiff`), and that IR is optimized and compiled. Transforms nest, so `grad(grad(f))`
 differentiates the IR of the first gradient, and `trace(grad(f))` / `grad(trace(f))` work.
+Called inside a traced function, `grad(f)(x)` is differentiated while tracing (`trace_call`), as
+`jax.grad` inside `jax.jit`: the caller's compiled code computes the gradient itself.
 """
 from __future__ import annotations
 
@@ -22,21 +24,18 @@ import dataclasses
 import weakref
 
 from .api import DEFAULT_MAX_SPECIALIZATIONS, make_dispatcher, unwrap
-from .autodiff import grad_function, vjp_functions
+from .autodiff import NotDifferentiable, backpropagate, grad_function, vjp_functions
 from .errors import TracerError
 from .interpreter import Trace
 from .ir import F64, I64, TupleType, Value
+from .library import implements
+from .objects import SymbolicFunction, TransformedFunction
 from .sources import ArgSource
 from .specialize import compile_ir
 
 
 class NoFloatResult(TracerError, ArithmeticError):
     """The compiled code needs Python's exact arithmetic, which has no derivative."""
-
-
-def _argument_names(py_func) -> list[str]:
-    code = py_func.__code__
-    return list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
 
 
 def _param_of_argument(trace: Trace, argnum: int) -> int | None:
@@ -48,12 +47,18 @@ def _param_of_argument(trace: Trace, argnum: int) -> int | None:
 
 
 class Transform:
-    """Turns a function's trace into another function's trace (same arguments, new IR)."""
+    """Turns a function's trace into another function's trace (same arguments, new IR).
 
-    def __init__(self, py_func, inner: "Transform | None"):
-        self.py_func = py_func
+    `fn` is a Python function, or a `SymbolicFunction` when `grad(lambda ...)` is made inside
+    traced code."""
+
+    def __init__(self, fn, inner: "Transform | None"):
+        self.fn = fn
         self.inner = inner                  # applied first (grad(grad(f)): the inner grad)
-        self.arg_names = _argument_names(py_func)
+        code = fn.code if isinstance(fn, SymbolicFunction) else fn.__code__
+        self.name = fn.name if isinstance(fn, SymbolicFunction) else fn.__qualname__
+        self.nargs = code.co_argcount
+        self.arg_names = list(code.co_varnames[:code.co_argcount])
 
     def apply(self, trace: Trace) -> Trace:
         if self.inner is not None:
@@ -64,6 +69,19 @@ class Transform:
         if self.inner is not None:
             self.inner.check_arguments(args)
 
+    def trace_call(self, tracer, args: list, kwargs: dict):
+        """The symbolic result of calling the transformed function inside a trace."""
+        if self.inner is not None:
+            def call_inner(a, k):
+                return self.inner.trace_call(tracer, a, k)
+        else:
+            def call_inner(a, k):
+                return tracer.call(self.fn, a, k)
+        return self.transform_call(tracer, args, kwargs, call_inner)
+
+    def transform_call(self, tracer, args, kwargs, call_inner):
+        raise tracer.error(f"{self.describe(self.name)} cannot be called inside traced code")
+
     def check_float(self, args: tuple, argnum: int, what: str) -> None:
         if argnum < len(args) and type(args[argnum]) is not float:
             name = self.arg_names[argnum]
@@ -72,23 +90,23 @@ class Transform:
                             f"leave it out of argnums)")
 
     def fallback(self, *args):
-        raise NoFloatResult(f"{self.describe(self.py_func.__qualname__)}: at these arguments Python computes "
-                            f"{self.py_func.__qualname__}() with exact integers past 64 bits or a complex "
-                            f"power, which have no float derivative")
+        raise NoFloatResult(f"{self.describe(self.name)}: at these arguments Python computes {self.name}() "
+                            f"with exact integers past 64 bits or a complex power, which have no float "
+                            f"derivative")
 
 
 class Grad(Transform):
     """grad / value_and_grad with respect to the positional arguments `argnums`."""
 
-    def __init__(self, py_func, inner, argnums, with_value: bool):
-        super().__init__(py_func, inner)
+    def __init__(self, fn, inner, argnums, with_value: bool):
+        super().__init__(fn, inner)
         self.as_tuple = isinstance(argnums, tuple)
         self.argnums = argnums if self.as_tuple else (argnums,)
         self.with_value = with_value
-        nargs = py_func.__code__.co_argcount
+        nargs = self.nargs
         for a in self.argnums:
             if type(a) is not int or not -nargs <= a < nargs:
-                raise ValueError(f"argnums {argnums!r}: {py_func.__qualname__}() has {nargs} positional "
+                raise ValueError(f"argnums {argnums!r}: {self.name}() has {nargs} positional "
                                  f"argument(s), so each argnum must be an int in [0, {nargs})")
         self.argnums = tuple(a % nargs for a in self.argnums)
 
@@ -104,7 +122,38 @@ class Grad(Transform):
     def check_arguments(self, args: tuple) -> None:
         super().check_arguments(args)
         for a in self.argnums:
-            self.check_float(args, a, self.describe(self.py_func.__qualname__))
+            self.check_float(args, a, self.describe(self.name))
+
+    def transform_call(self, tracer, args: list, kwargs: dict, call_inner):
+        b = tracer.builder
+        what = self.describe(self.name)
+        wrt = []
+        for a in self.argnums:
+            if a >= len(args):
+                raise tracer.error(f"{what}: pass the differentiated arguments positionally in traced code")
+            x = args[a]
+            if type(x) is float:
+                x = b.const(x)
+            elif isinstance(x, Value) and x.type == F64:
+                x = b.emit("add", (x, b.const(-0.0)))   # x itself, as a value of its own: this argument's uses only
+            else:
+                self.check_float((x,), 0, f"{what} (argument {a})")
+            args[a] = x
+            wrt.append(x)
+        start = len(b.block.values)
+        result = call_inner(args, kwargs)
+        if type(result) is float:
+            result = b.const(result)
+        if not isinstance(result, Value) or result.type != F64:
+            kind = type(result).__name__ if not isinstance(result, Value) else str(result.type)
+            raise NotDifferentiable(f"{what} needs {self.name}() to return a float, not {kind}",
+                                    tracer.loc)
+        caller_loc = b.loc
+        grads = backpropagate(b, b.block.values[start:], {result: b.const(1.0)}, wrt)
+        b.loc = caller_loc
+        grads = [g if g is not None else b.const(0.0) for g in grads]
+        g = tuple(grads) if self.as_tuple else grads[0]
+        return (result, g) if self.with_value else g
 
     def transform(self, trace: Trace):
         wrt = [_param_of_argument(trace, a) for a in self.argnums]
@@ -116,8 +165,8 @@ class Grad(Transform):
 class Vjp(Transform):
     """The forward half of `vjp`: the value, a tag naming the backward, and its residuals."""
 
-    def __init__(self, py_func, inner, fuse_fma: bool):
-        super().__init__(py_func, inner)
+    def __init__(self, fn, inner, fuse_fma: bool):
+        super().__init__(fn, inner)
         self.fuse_fma = fuse_fma
         self.backwards: list[Backward] = []
 
@@ -127,7 +176,7 @@ class Vjp(Transform):
     def check_arguments(self, args: tuple) -> None:
         super().check_arguments(args)
         for a in range(len(args)):
-            self.check_float(args, a, self.describe(self.py_func.__qualname__))
+            self.check_float(args, a, self.describe(self.name))
 
     def transform(self, trace: Trace):
         wrt = [_param_of_argument(trace, a) for a in range(trace.nargs)]
@@ -221,3 +270,23 @@ def vjp(fn, *args):
         return backward(tuple(residuals), ct)
     pullback.__qualname__ = f"pullback of {forward.transform.describe(py_func.__qualname__)}"
     return value, pullback
+
+
+# ---------------------------------------------------------------------------- inside traced code
+def _transform_in_trace(with_value: bool):
+    """`grad(f, argnums)` met while tracing is made at trace time (its arguments are constants);
+    calling the result differentiates `f` inside the caller's trace (`Transform.trace_call`)."""
+    def make(tracer, fn, argnums=0, **options):
+        if any(isinstance(a, Value) for a in (argnums, *options.values())):
+            raise tracer.error("grad()/value_and_grad() arguments other than the function must be constants")
+        if isinstance(fn, SymbolicFunction):
+            return TransformedFunction(Grad(fn, None, argnums, with_value))
+        if isinstance(fn, TransformedFunction):          # grad(grad(f)) inside the trace
+            return TransformedFunction(Grad(fn.transform.fn, fn.transform, argnums, with_value))
+        py_func, inner = unwrap(fn, "value_and_grad" if with_value else "grad")
+        return TransformedFunction(Grad(py_func, inner, argnums, with_value))
+    return make
+
+
+implements(grad)(_transform_in_trace(with_value=False))
+implements(value_and_grad)(_transform_in_trace(with_value=True))

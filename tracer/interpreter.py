@@ -20,7 +20,7 @@ from bytecode import Bytecode, Instr, Label, TryBegin
 from .builder import GraphBuilder, is_number, is_traced
 from .errors import BigIntInput, SourceLoc, UnsupportedError
 from .ir import I64_MAX, I64_MIN, Function, Value
-from .objects import NULL, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction
+from .objects import NULL, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction, TransformedFunction
 from .opcodes.calls import CallOps
 from .opcodes.containers import ContainerOps
 from .opcodes.control import ControlFlowOps
@@ -194,10 +194,18 @@ class Tracer:
         if isinstance(fn, BoundMethod):
             return self.call(fn.function, [fn.self_obj, *args], kwargs)
         if isinstance(fn, _frame.Dispatcher):       # another @trace'd function: inline its Python
+            transform = getattr(fn, "transform", None)
+            if transform is not None:              # grad(f) and friends: differentiate while tracing
+                return transform.trace_call(self, list(args), kwargs)
             return self.call(fn.py_func, args, kwargs)
+        if isinstance(fn, TransformedFunction):
+            return fn.transform.trace_call(self, list(args), kwargs)
         if isinstance(fn, SymbolicFunction):
             return self.inline(fn.code, fn.globals, fn.globals.get("__builtins__", {}), fn.name,
                                args, kwargs, fn.defaults, fn.kwdefaults, dict(zip(fn.code.co_freevars, fn.closure)))
+        implementation = library.lookup(fn)    # builtins, math, and tracer's own grad()
+        if implementation is not None:
+            return implementation(self, *args, **kwargs)
         if isinstance(fn, types.FunctionType):
             cells = {name: self.closure_cell(c, name) for name, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())}
             self.guard_function(fn)
@@ -211,9 +219,6 @@ class Tracer:
             return self.call(fn.__func__, [self.constant(fn.__self__, "self"), *args], kwargs)
         if isinstance(fn, ExternalObject):
             return self.call(self.instance_attribute(fn, "__call__"), args, kwargs)
-        implementation = library.lookup(fn)
-        if implementation is not None:
-            return implementation(self, *args, **kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) is list:
             return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
         if isinstance(fn, type) and issubclass(fn, BaseException) and all(is_number(a) or isinstance(a, str) for a in args):

@@ -5,6 +5,7 @@
 - `ExternalObject`: a user object (a micrograd-style `Neuron`); attribute reads are loaded on every
   call, its class is guarded, and its methods are inlined with `self` bound to it.
 - `SymbolicFunction` / `BoundMethod`: functions made or looked up inside the trace, to inline.
+- `TransformedFunction`: `grad(f)` made inside the trace; calling it differentiates `f` in place.
 - `Cell`: a closure cell of a traced frame.
 Lists and tuples *built* inside the traced code are plain Python lists and tuples of symbolic items.
 """
@@ -83,3 +84,8 @@ class SymbolicFunction:
 class BoundMethod:
     function: object   # a Python function or SymbolicFunction
     self_obj: object
+
+
+@dataclass(eq=False)
+class TransformedFunction:
+    transform: object   # a tracer.gradients.Transform
