@@ -262,7 +262,7 @@ _define("ieee_log", "C's log(a) (log(0.0) is -inf, log(-1.0) is NaN; never raise
 _define("fabs", "math.fabs(a)", F64_UNARY, math.fabs, vjp=(lambda ct, out, x: ct * _sign(x),))
 MATH_BINARY_RULES = {
     "atan2": (lambda ct, out, y, x: ct * x / (x * x + y * y), lambda ct, out, y, x: -ct * y / (x * x + y * y)),
-    "copysign": (lambda ct, out, a, b: ct * _sign(a) * out.eq(a).select(1.0, -1.0), None),
+    "copysign": (lambda ct, out, a, b: ct * (_sign(a) * _sign(out)), None),   # sign(a) * sign(b), 0 at a == 0
     "fmod": (lambda ct, out, a, b: ct, lambda ct, out, a, b: -ct * (a / b).trunc()),   # a - trunc(a/b)*b
 }
 for _name in ["atan2", "copysign", "fmod"]:
