@@ -14,7 +14,9 @@ A function is registered with `@grad_case(argnums, points)`:
     jax       compare with `jax.grad` (default True): the function is re-bound to globals where
               `math` is a jax.numpy shim (see `jax_twin` in the test), so it must only use
               operators, builtins and `math` functions
-    xfail     {check name: reason} for checks that fail because of a known library bug
+    xfail     {check: reason} for checks that fail because of a known library bug; the checks
+              are "fd", "int_argnum", "value_exact", "value_fused", "vjp", "second", "jax"
+              (the test marks that entry's test xfail(strict=True))
 
 The functions use only what the tracer traces: float/int/bool arithmetic, `math` functions,
 tuples and trace-time-sized lists, calls to other module-level functions (inlined), closures and
