@@ -82,12 +82,11 @@ class Transform:
     def transform_call(self, tracer, args, kwargs, call_inner):
         raise tracer.error(f"{self.describe(self.name)} cannot be called inside traced code")
 
-    def check_float(self, args: tuple, argnum: int, what: str) -> None:
+    def check_float(self, args: tuple, argnum: int, what: str, hint: str = "or leave it out of argnums") -> None:
         if argnum < len(args) and type(args[argnum]) is not float:
-            name = self.arg_names[argnum]
+            name = self.arg_names[argnum] if argnum < len(self.arg_names) else f"args[{argnum}]"
             raise TypeError(f"{what}: argument {argnum} ({name!r}) is {type(args[argnum]).__name__}, but "
-                            f"only float arguments can be differentiated (pass {name} as a float, or "
-                            f"leave it out of argnums)")
+                            f"only float arguments can be differentiated (pass {name} as a float, {hint})")
 
     def fallback(self, *args):
         raise NoFloatResult(f"{self.describe(self.name)}: at these arguments Python computes {self.name}() "
@@ -104,6 +103,8 @@ class Grad(Transform):
         self.argnums = argnums if self.as_tuple else (argnums,)
         self.with_value = with_value
         nargs = self.nargs
+        if not self.argnums:
+            raise ValueError(f"argnums {argnums!r} names no argument to differentiate")
         for a in self.argnums:
             if type(a) is not int or not -nargs <= a < nargs:
                 raise ValueError(f"argnums {argnums!r}: {self.name}() has {nargs} positional "
@@ -176,7 +177,8 @@ class Vjp(Transform):
     def check_arguments(self, args: tuple) -> None:
         super().check_arguments(args)
         for a in range(len(args)):
-            self.check_float(args, a, self.describe(self.name))
+            self.check_float(args, a, self.describe(self.name),
+                             "or fix it with a closure: vjp differentiates every argument")
 
     def transform(self, trace: Trace):
         wrt = [_param_of_argument(trace, a) for a in range(trace.nargs)]

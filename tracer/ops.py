@@ -71,8 +71,9 @@ def _sign(x):
     return (x > 0.0).select(1.0, (x < 0.0).select(-1.0, x * 0.0))
 
 
-def _pow_base(ct, out, a, b):           # d(a ** b)/da = b * a ** (b - 1), and 0 when b == 0
-    return ct * b.eq(0.0).select(0.0, b * a ** (b - 1.0))
+def _pow_base(ct, out, a, b):           # d(a ** b)/da = b * a ** (b - 1), and 0 at a == b == 0
+    d = b * a ** (b - 1.0)                # (the select only at a == 0, so d/db of this stays 1/a at b == 0)
+    return ct * a.eq(0.0).select(b.eq(0.0).select(0.0, d), d)
 
 
 def _pow_exponent(ct, out, a, b):       # d(a ** b)/db = a ** b * log(a), and 0 when a == 0 (JAX's choice)
@@ -261,7 +262,9 @@ _define("ieee_log", "C's log(a) (log(0.0) is -inf, log(-1.0) is NaN; never raise
         F64_UNARY, lambda x: _libm.log(x), vjp=(lambda ct, out, x: ct / x,))
 _define("fabs", "math.fabs(a)", F64_UNARY, math.fabs, vjp=(lambda ct, out, x: ct * _sign(x),))
 MATH_BINARY_RULES = {
-    "atan2": (lambda ct, out, y, x: ct * x / (x * x + y * y), lambda ct, out, y, x: -ct * y / (x * x + y * y)),
+    # x / (x*x + y*y), divided twice by hypot(x, y) so that tiny or huge x, y do not under/overflow
+    "atan2": (lambda ct, out, y, x: ct * (x / y.hypot(x)) / y.hypot(x),
+              lambda ct, out, y, x: -ct * (y / y.hypot(x)) / y.hypot(x)),
     "copysign": (lambda ct, out, a, b: ct * (_sign(a) * _sign(out)), None),   # sign(a) * sign(b), 0 at a == 0
     "fmod": (lambda ct, out, a, b: ct, lambda ct, out, a, b: -ct * (a / b).trunc()),   # a - trunc(a/b)*b
 }
