@@ -113,3 +113,34 @@ def test_unsupported_construct_names_file_and_line(tmp_path):
 def test_traced_function_dump_method():
     f = trace(lambda x, y: x * y + 1.0)
     assert " fma " in f.dump(2.0, 3.0, stage="opt")
+
+
+GOLDEN_GRAD_OPT = """\
+func value_and_grad_fma(x: f64, y: f64, z: f64) -> (f64, (f64, f64, f64))
+  value  op     operands  type                    source
+  %0     fma    x, y, z   f64                     fma.py:12  return x * y + z
+  %1     const  1.0       f64                     fma.py:11  def fma(x, y, z):
+  %2     tuple  y, x, %1  (f64, f64, f64)         fma.py:11  def fma(x, y, z):
+  %3     tuple  %0, %2    (f64, (f64, f64, f64))  fma.py:11  def fma(x, y, z):
+  return %3"""
+
+
+def test_grad_shows_the_joint_value_and_gradient_function():
+    opt = run_cli("dump", FMA, "--args", "3.0", "-1.0", "2.0", "--grad", "--argnums", "0,1,2")
+    assert opt.returncode == 0, opt.stderr
+    assert opt.stdout.rstrip().rsplit("\n", 1)[0] == GOLDEN_GRAD_OPT
+    ir = run_cli("dump", FMA, "--args", "3.0", "-1.0", "2.0", "--grad", "--stage", "ir")
+    assert "func value_and_grad_fma(x: f64, y: f64, z: f64) -> (f64, f64)" in ir.stdout
+    assert " mul " in ir.stdout                  # the backward: ct * y for x, before the passes
+    asm = run_cli("dump", FMA, "--args", "3.0", "-1.0", "2.0", "--grad", "--stage", "asm")
+    assert "__tracer_value_and_grad_fma" in asm.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--grad", "--argnums", "x"], "--argnums takes comma-separated"),
+    (["--grad", "--argnums", "5"], "argnums"),
+    (["--grad", "--stage", "bytecode"], "--grad shows IR stages"),
+])
+def test_grad_errors(args, message):
+    r = run_cli("dump", FMA, "--args", "3.0", "-1.0", "2.0", *args)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
