@@ -27,7 +27,7 @@ from .api import DEFAULT_MAX_SPECIALIZATIONS, make_dispatcher, unwrap
 from .autodiff import NotDifferentiable, backpropagate, grad_function, vjp_functions
 from .errors import TracerError
 from .interpreter import Trace
-from .ir import F64, I64, TupleType, Value
+from .ir import BOOL, F64, I64, TupleType, Value
 from .library import implements
 from .objects import SymbolicFunction, TransformedFunction
 from .sources import ArgSource
@@ -128,8 +128,8 @@ class Grad(Transform):
     def transform_call(self, tracer, args: list, kwargs: dict, call_inner):
         b = tracer.builder
         what = self.describe(self.name)
-        wrt = []
-        for a in self.argnums:
+        wrt: dict[int, Value] = {}          # argnum -> the value differentiated (argnums may repeat)
+        for a in dict.fromkeys(self.argnums):
             if a >= len(args):
                 raise tracer.error(f"{what}: pass the differentiated arguments positionally in traced code")
             x = args[a]
@@ -138,9 +138,10 @@ class Grad(Transform):
             elif isinstance(x, Value) and x.type == F64:
                 x = b.emit("add", (x, b.const(-0.0)))   # x itself, as a value of its own: this argument's uses only
             else:
-                self.check_float((x,), 0, f"{what} (argument {a})")
-            args[a] = x
-            wrt.append(x)
+                kind = {I64: "int", BOOL: "bool"}.get(x.type, str(x.type)) if isinstance(x, Value) else type(x).__name__
+                raise TypeError(f"{what}: argument {a} ({self.arg_names[a]!r}) is {kind}, but only float "
+                                f"arguments can be differentiated")
+            args[a] = wrt[a] = x
         start = len(b.block.values)
         result = call_inner(args, kwargs)
         if type(result) is float:
@@ -150,9 +151,9 @@ class Grad(Transform):
             raise NotDifferentiable(f"{what} needs {self.name}() to return a float, not {kind}",
                                     tracer.loc)
         caller_loc = b.loc
-        grads = backpropagate(b, b.block.values[start:], {result: b.const(1.0)}, wrt)
+        grads = dict(zip(wrt, backpropagate(b, b.block.values[start:], {result: b.const(1.0)}, list(wrt.values()))))
         b.loc = caller_loc
-        grads = [g if g is not None else b.const(0.0) for g in grads]
+        grads = [grads[a] if grads[a] is not None else b.const(0.0) for a in self.argnums]
         g = tuple(grads) if self.as_tuple else grads[0]
         return (result, g) if self.with_value else g
 
