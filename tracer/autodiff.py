@@ -13,12 +13,14 @@ Two ways to use it:
   backward needs, and a *backward* function from residuals and a cotangent to the gradients
   (AOTAutograd's split; what `vjp` compiles).
 
-    func grad_sq(x: f64) -> f64            # grad_function of f(x) = x * x
-      %0  mul    x, x                      the forward (removed by DCE when only the gradient is used)
-      %1  const  1.0                       d f / d %0
-      %2  mul    %1, x                     %0 = x * x gives ct * x to each operand
-      %3  mul    %1, x
-      %4  add    %2, %3                    the two shares of x meet
+    >>> print(grad_function(sq, [0]))     # sq(x) = x * x, before the passes
+    func grad_sq(x: f64) -> f64
+      value  op     operands  type  source
+      %0     mul    x, x      f64   sq.py:2  return x * x      the forward (DCE drops it: unused)
+      %1     const  1.0       f64   sq.py:1  def sq(x):        the seed: the output %0 has gradient 1
+      %2     mul    %1, x     f64   sq.py:2  return x * x      mul's rule: ct * b for a ...
+      %3     mul    %1, x     f64   sq.py:2  return x * x      ... and ct * a for b
+      %4     add    %2, %3    f64   sq.py:2  return x * x      both shares of x, summed
       return %4
 
 Only f64 values carry gradients: ints and bools are constant for the derivative (a `to_f64` of an
