@@ -171,6 +171,11 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
     return [adjoint.get(w) for w in wrt]
 
 
+def zero_if_none(emitter, grads: list) -> list[Value]:
+    """The gradients with a 0.0 constant where `backpropagate` found none."""
+    return [g if g is not None else emitter.emit("const", (), value=0.0) for g in grads]
+
+
 # ------------------------------------------------------------------------------- joint function
 def check_float_output(fn: Function, what: str) -> None:
     t = fn.result_type
@@ -194,7 +199,7 @@ def grad_function(fn: Function, wrt: list[int], with_value: bool = False, as_tup
     one = emitter.emit("const", (), value=1.0)
     grads = backpropagate(emitter, forward, {result: one}, [out.params[i] for i in wrt])
     emitter.loc = out.loc
-    grads = [g if g is not None else emitter.emit("const", (), value=0.0) for g in grads]
+    grads = zero_if_none(emitter, grads)
     g = emitter.emit("tuple", tuple(grads)) if as_tuple else grads[0]
     out.body.results = [emitter.emit("tuple", (result, g)) if with_value else g]
     return out
@@ -222,7 +227,8 @@ def vjp_functions(fn: Function, wrt: list[int]) -> tuple[Function, Function]:
     the gradient reads (constants are recomputed instead).
     """
     if not differentiable(fn.result_type):
-        check_float_output(fn, "vjp()")
+        raise NotDifferentiable(f"vjp() needs {fn.name}() to return a float or a tuple holding one, "
+                                f"but it returns {fn.result_type}", fn.loc)
     joint = ir.clone(fn)
     forward_values = list(joint.body.values)
     ct_params: list[Value] = []
@@ -231,7 +237,7 @@ def vjp_functions(fn: Function, wrt: list[int]) -> tuple[Function, Function]:
     emitter = BlockEmitter(body)
     grads = backpropagate(emitter, forward_values, {joint.result: seed}, [joint.params[i] for i in wrt])
     emitter.loc = joint.loc
-    grads = [g if g is not None else emitter.emit("const", (), value=0.0) for g in grads]
+    grads = zero_if_none(emitter, grads)
     gradient = emitter.emit("tuple", tuple(grads))
 
     # the backward's inputs: forward values (params included) its values read, except constants

@@ -24,11 +24,12 @@ import dataclasses
 import weakref
 
 from .api import DEFAULT_MAX_SPECIALIZATIONS, make_dispatcher, unwrap
-from .autodiff import NotDifferentiable, backpropagate, grad_function, vjp_functions
+from .autodiff import BlockEmitter, NotDifferentiable, backpropagate, grad_function, vjp_functions, zero_if_none
 from .errors import TracerError
 from .interpreter import Trace
-from .ir import BOOL, F64, I64, TupleType, Value
+from .ir import F64, TupleType, Value
 from .library import implements
+from .loader import PY_TYPE
 from .objects import SymbolicFunction, TransformedFunction
 from .sources import ArgSource
 from .specialize import compile_ir
@@ -82,11 +83,14 @@ class Transform:
     def transform_call(self, tracer, args, kwargs, call_inner):
         raise tracer.error(f"{self.describe(self.name)} cannot be called inside traced code")
 
-    def check_float(self, args: tuple, argnum: int, what: str, hint: str = "or leave it out of argnums") -> None:
+    def check_float(self, args: tuple, argnum: int, hint: str = "or leave it out of argnums") -> None:
         if argnum < len(args) and type(args[argnum]) is not float:
-            name = self.arg_names[argnum] if argnum < len(self.arg_names) else f"args[{argnum}]"
-            raise TypeError(f"{what}: argument {argnum} ({name!r}) is {type(args[argnum]).__name__}, but "
-                            f"only float arguments can be differentiated (pass {name} as a float, {hint})")
+            raise self.not_float(argnum, type(args[argnum]).__name__, hint)
+
+    def not_float(self, argnum: int, kind: str, hint: str) -> TypeError:
+        name = self.arg_names[argnum] if argnum < len(self.arg_names) else f"args[{argnum}]"
+        return TypeError(f"{self.describe(self.name)}: argument {argnum} ({name!r}) is {kind}, but only "
+                         f"float arguments can be differentiated (pass {name} as a float, {hint})")
 
     def fallback(self, *args):
         raise NoFloatResult(f"{self.describe(self.name)}: at these arguments Python computes {self.name}() "
@@ -123,7 +127,7 @@ class Grad(Transform):
     def check_arguments(self, args: tuple) -> None:
         super().check_arguments(args)
         for a in self.argnums:
-            self.check_float(args, a, self.describe(self.name))
+            self.check_float(args, a)
 
     def transform_call(self, tracer, args: list, kwargs: dict, call_inner):
         b = tracer.builder
@@ -138,22 +142,21 @@ class Grad(Transform):
             elif isinstance(x, Value) and x.type == F64:
                 x = b.emit("add", (x, b.const(-0.0)))   # x itself, as a value of its own: this argument's uses only
             else:
-                kind = {I64: "int", BOOL: "bool"}.get(x.type, str(x.type)) if isinstance(x, Value) else type(x).__name__
-                raise TypeError(f"{what}: argument {a} ({self.arg_names[a]!r}) is {kind}, but only float "
-                                f"arguments can be differentiated")
+                kind = PY_TYPE.get(x.type, str(x.type)) if isinstance(x, Value) else type(x).__name__
+                raise self.not_float(a, kind, "or leave it out of argnums")
             args[a] = wrt[a] = x
         start = len(b.block.values)
         result = call_inner(args, kwargs)
         if type(result) is float:
             result = b.const(result)
         if not isinstance(result, Value) or result.type != F64:
-            kind = type(result).__name__ if not isinstance(result, Value) else str(result.type)
+            kind = type(result).__name__ if not isinstance(result, Value) else PY_TYPE.get(result.type, str(result.type))
             raise NotDifferentiable(f"{what} needs {self.name}() to return a float, not {kind}",
                                     tracer.loc)
         caller_loc = b.loc
         grads = dict(zip(wrt, backpropagate(b, b.block.values[start:], {result: b.const(1.0)}, list(wrt.values()))))
         b.loc = caller_loc
-        grads = [grads[a] if grads[a] is not None else b.const(0.0) for a in self.argnums]
+        grads = zero_if_none(b, [grads[a] for a in self.argnums])
         g = tuple(grads) if self.as_tuple else grads[0]
         return (result, g) if self.with_value else g
 
@@ -178,20 +181,17 @@ class Vjp(Transform):
     def check_arguments(self, args: tuple) -> None:
         super().check_arguments(args)
         for a in range(len(args)):
-            self.check_float(args, a, self.describe(self.name),
-                             "or fix it with a closure: vjp differentiates every argument")
+            self.check_float(args, a, "or fix it with a closure: vjp differentiates every argument")
 
     def transform(self, trace: Trace):
         wrt = [_param_of_argument(trace, a) for a in range(trace.nargs)]
         forward, backward = vjp_functions(trace.function, wrt)
         tag = len(self.backwards)
         self.backwards.append(Backward(backward, trace.function.result_type, self.fuse_fma))
-        result = forward.result                      # (value, *residuals): put the tag second
-        c = Value("const", (), I64, {"value": tag}, loc=result.loc)
-        tagged = Value("tuple", (result.args[0], c, *result.args[1:]),
-                       TupleType((result.args[0].type, I64, *result.type.elements[1:])), loc=result.loc)
-        forward.body.values += [c, tagged]
-        forward.body.results = [tagged]
+        value, *residuals = forward.result.args     # (value, *residuals): put the tag second
+        emitter = BlockEmitter(forward.body)
+        emitter.loc = forward.result.loc
+        forward.body.results = [emitter.emit("tuple", (value, emitter.emit("const", (), value=tag), *residuals))]
         return forward
 
 
@@ -227,7 +227,7 @@ def _flatten_cotangent(t, ct) -> list:
 def _shape(t) -> str:
     if isinstance(t, TupleType):
         return "(" + ", ".join(_shape(e) for e in t.elements) + ("," if len(t.elements) == 1 else "") + ")"
-    return {"f64": "float", "i64": "int", "bool": "bool"}[str(t)]
+    return PY_TYPE[t]
 
 
 # ------------------------------------------------------------------------------------ the API
@@ -260,12 +260,11 @@ def vjp(fn, *args):
     tuple for a tuple output (its int and bool entries are ignored)."""
     py_func, inner = unwrap(fn, "vjp")
     fuse_fma = getattr(fn, "fuse_fma", True)
-    by_inner = _vjp_forwards.setdefault(py_func, {})
-    key = (id(inner), fuse_fma)
-    if key not in by_inner or by_inner[key][0] is not inner:
-        transform = Vjp(py_func, inner, fuse_fma)
-        by_inner[key] = (inner, make_dispatcher(py_func, transform, fuse_fma, DEFAULT_MAX_SPECIALIZATIONS))
-    forward = by_inner[key][1]
+    forwards = _vjp_forwards.setdefault(py_func, {})      # by (inner transform, fuse_fma)
+    forward = forwards.get((inner, fuse_fma))
+    if forward is None:
+        forward = make_dispatcher(py_func, Vjp(py_func, inner, fuse_fma), fuse_fma, DEFAULT_MAX_SPECIALIZATIONS)
+        forwards[inner, fuse_fma] = forward
     value, tag, *residuals = forward(*args)
     backward = forward.transform.backwards[tag]
 

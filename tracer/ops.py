@@ -174,6 +174,18 @@ def _to_i64(x):
         raise OpFailure(Status.FLOAT_NAN_TO_INT) from None
 
 
+def _libm_function(name: str, nargs: int):
+    """The C library's `name` on doubles, called through ctypes: exactly what compiled code calls."""
+    import ctypes
+    import ctypes.util
+    f = getattr(ctypes.CDLL(ctypes.util.find_library("m") or None), name)
+    f.restype, f.argtypes = ctypes.c_double, [ctypes.c_double] * nargs
+    return f
+
+
+_c_pow, _c_log = _libm_function("pow", 2), _libm_function("log", 1)
+
+
 MATH_ERRORS = {ValueError: Status.MATH_DOMAIN, OverflowError: Status.MATH_RANGE}
 MATH_FAILS = (Status.MATH_DOMAIN, Status.MATH_RANGE)
 
@@ -204,7 +216,7 @@ _define("mod", "a % b (the result takes the sign of b, as in Python)", NUM_BINAR
 _define("pow", "a ** b (Python's float and int power; a negative int exponent falls back)", NUM_BINARY, _pow,
         [Status.ZERO_TO_NEGATIVE_POWER, Status.POW_OVERFLOW, Status.FALLBACK], vjp=POW_RULES)
 _define("ieee_pow", "C's pow(a, b) on f64 (0 ** -1 is inf, (-8) ** 0.5 is NaN; never raises; made by autodiff)",
-        F64_BINARY, lambda a, b: _libm.pow(a, b), vjp=POW_RULES)
+        F64_BINARY, _c_pow, vjp=POW_RULES)
 _define("neg", "-a", NUM_UNARY, _python(lambda a: -a, {}), [Status.FALLBACK], vjp=(lambda ct, out, a: -ct,))
 _define("abs", "abs(a)", NUM_UNARY, _python(abs, {}), [Status.FALLBACK], vjp=(lambda ct, out, a: ct * _sign(a),))
 _define("min", "min(a, b): b if b < a else a (so NaN handling follows Python's argument order)", NUM_BINARY,
@@ -259,7 +271,7 @@ for _name in MATH_UNARY:
     _define(_name, f"math.{_name}(a)", F64_UNARY, _python(getattr(math, _name), MATH_ERRORS), MATH_FAILS,
             vjp=(MATH_UNARY_RULES[_name],))
 _define("ieee_log", "C's log(a) (log(0.0) is -inf, log(-1.0) is NaN; never raises; made by autodiff)",
-        F64_UNARY, lambda x: _libm.log(x), vjp=(lambda ct, out, x: ct / x,))
+        F64_UNARY, _c_log, vjp=(lambda ct, out, x: ct / x,))
 _define("fabs", "math.fabs(a)", F64_UNARY, math.fabs, vjp=(lambda ct, out, x: ct * _sign(x),))
 MATH_BINARY_RULES = {
     # x / (x*x + y*y), divided twice by hypot(x, y) so that tiny or huge x, y do not under/overflow
@@ -296,22 +308,6 @@ def _ieee_div(a: float, b: float) -> float:
     if a == 0.0 or math.isnan(a) or math.isnan(b):
         return math.nan
     return math.copysign(math.inf, a) * math.copysign(1.0, b)
-
-
-class _CMath:
-    """The C library's pow and log, called through ctypes: exactly what compiled code calls."""
-
-    def __init__(self):
-        import ctypes
-        import ctypes.util
-        lib = ctypes.CDLL(ctypes.util.find_library("m") or None)
-        for name, nargs in (("pow", 2), ("log", 1)):
-            f = getattr(lib, name)
-            f.restype, f.argtypes = ctypes.c_double, [ctypes.c_double] * nargs
-            setattr(self, name, f)
-
-
-_libm = _CMath()
 
 
 def _fma(a: float, b: float, c: float) -> float:
