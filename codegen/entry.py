@@ -20,9 +20,10 @@ import struct
 from llvmlite import ir as ll
 
 from tracer import ir
-from tracer.errors import STATUS_EXCEPTIONS, Status
+from tracer.errors import RAISE_BASE, STATUS_EXCEPTIONS, Status
 from tracer.ops import OPS
 
+from .lower import raise_sites
 from .kernel import DOUBLE, I1, I32, I64, PTR, llvm_type
 
 I8 = ll.IntType(8)
@@ -45,6 +46,7 @@ class CApi:
         "Py_IncRef": (ll.VoidType(), [PTR]),      # a function, so immortal objects (3.12+) are right
         "Py_DecRef": (ll.VoidType(), [PTR]),
         "PyErr_SetString": (ll.VoidType(), [PTR, PTR]),
+        "PyErr_SetNone": (ll.VoidType(), [PTR]),
         "PyObject_Vectorcall": (PTR, [PTR, PTR, I64, PTR]),
     }
 
@@ -167,6 +169,13 @@ class EntryBuilder:
         return result
 
 
+def native_exception(exc: BaseException) -> bool:
+    """Whether the entry can raise `exc` itself: a builtin exception with no argument or one
+    string (anything else is raised by running the Python function: same type, same args)."""
+    return (type(exc).__module__ == "builtins" and
+            (exc.args == () or (len(exc.args) == 1 and type(exc.args[0]) is str)))
+
+
 def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Module,
                 kernel: ll.Function, symbol: str) -> ll.Function:
     """Emit the METH_FASTCALL entry `symbol` that unboxes, calls `kernel` and boxes."""
@@ -217,6 +226,19 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
             switch.add_case(ll.Constant(I32, int(st)), block)
             with b.goto_block(block):
                 e.api.call("PyErr_SetString", e.api.exception(exc_type), e.api.string(message))
+                b.ret(NULL)
+    for i, site in enumerate(raise_sites(fn)):
+        block = function.append_basic_block(f"raise_site_{i}")
+        switch.add_case(ll.Constant(I32, RAISE_BASE + i), block)
+        with b.goto_block(block):
+            exc = site.attrs["exception"]
+            if not native_exception(exc):        # re-running the Python function raises it exactly
+                b.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+            elif exc.args:
+                e.api.call("PyErr_SetString", e.api.exception(type(exc)), e.api.string(exc.args[0]))
+                b.ret(NULL)
+            else:
+                e.api.call("PyErr_SetNone", e.api.exception(type(exc)))
                 b.ret(NULL)
     with b.goto_block(unknown):   # a status the op table did not declare: an error, not a crash
         e.api.call("PyErr_SetString", e.api.exception(SystemError), e.api.string("tracer: unexpected status"))

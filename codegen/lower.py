@@ -16,7 +16,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from tracer import ir
-from tracer.errors import Status
+from tracer.errors import RAISE_BASE, Status
 from tracer.ops import MATH_CAN_OVERFLOW, MATH_UNARY
 
 from .cpython_float import float_floordiv, float_mod, float_pow, math_hypot
@@ -271,6 +271,102 @@ def _leaves(value) -> list:
     return [value]
 
 
+def _from_leaves(t: ir.Type, leaves: list):
+    """Rebuild the LLVM value of type `t` (a tuple of tuples...) from its leaves, consumed."""
+    if isinstance(t, ir.TupleType):
+        return tuple(_from_leaves(e, leaves) for e in t.elements)
+    return leaves.pop(0)
+
+
+def _zero(t: ir.ScalarType) -> ll.Constant:
+    return ll.Constant(llvm_type(t), 0.0 if t == ir.F64 else 0)
+
+
+class BlockLowering:
+    """Lowers a Block and its regions: an `if` becomes a diamond with phis, a `loop` a header
+    block whose phis carry the values, a `raise` a return of its status (raise_statuses)."""
+
+    def __init__(self, k: KernelBuilder, values: dict, raise_statuses: dict):
+        self.k = k
+        self.values = values
+        self.raise_statuses = raise_statuses
+
+    def block(self, block: ir.Block) -> list | None:
+        """Lower `block`'s values; the LLVM values of its results, or None if it always raises."""
+        for v in block.values:
+            if v.op == "raise":
+                self.k.builder.ret(ll.Constant(I32, self.raise_statuses[v]))
+                return None
+            if v.op == "if":
+                self.values[v] = self.lower_if(v)
+            elif v.op == "loop":
+                self.values[v] = self.lower_loop(v)
+            else:
+                lowering = LOWERINGS.get(v.op, _unsupported)
+                self.values[v] = lowering(self.k, v, *(self.values[a] for a in v.args))
+        return [self.values[r] for r in block.results]
+
+    def lower_if(self, v: ir.Value):
+        b, fn = self.k.builder, self.k.function
+        then_block, else_block = fn.append_basic_block("then"), fn.append_basic_block("else")
+        merge = fn.append_basic_block("endif")
+        b.cbranch(self.values[v.args[0]], then_block, else_block)
+        incoming = []                        # (leaves, LLVM block) of each side that finishes
+        for region, start in zip(v.regions, (then_block, else_block)):
+            b.position_at_end(start)
+            results = self.block(region)
+            if results is not None:
+                incoming.append((_leaves(tuple(results)), b.block))
+                b.branch(merge)
+        b.position_at_end(merge)
+        leaf_types = ir.leaf_types(v.type)
+        if not incoming:                     # both sides raise: nothing comes out
+            b.unreachable()
+            b.position_at_end(fn.append_basic_block("dead"))
+            return _from_leaves(v.type, [_zero(t) for t in leaf_types])
+        phis = []
+        for i, t in enumerate(leaf_types):
+            phi = b.phi(llvm_type(t))
+            for leaves, block in incoming:
+                phi.add_incoming(leaves[i], block)
+            phis.append(phi)
+        return _from_leaves(v.type, phis)
+
+    def lower_loop(self, v: ir.Value):
+        b, fn = self.k.builder, self.k.function
+        body = v.regions[0]
+        header = fn.append_basic_block("loop")
+        exit_ = fn.append_basic_block("endloop")
+        entry = b.block
+        b.branch(header)
+        b.position_at_end(header)
+        leaf_types = ir.leaf_types(v.type)
+        phis = [b.phi(llvm_type(t)) for t in leaf_types]
+        init = _leaves(tuple(self.values[a] for a in v.args))
+        for phi, x in zip(phis, init):
+            phi.add_incoming(x, entry)
+        carried = list(phis)
+        for p in body.params:
+            self.values[p] = _from_leaves(p.type, carried)
+        results = self.block(body)
+        if results is None:                  # the body always raises: the loop never repeats
+            b.position_at_end(exit_)
+            b.unreachable()
+            b.position_at_end(fn.append_basic_block("dead"))
+            return _from_leaves(v.type, [_zero(t) for t in leaf_types])
+        go, nexts = results[0], _leaves(tuple(results[1:]))
+        for phi, x in zip(phis, nexts):
+            phi.add_incoming(x, b.block)
+        b.cbranch(go, header, exit_)
+        b.position_at_end(exit_)
+        return _from_leaves(v.type, list(nexts))
+
+
+def raise_sites(fn: ir.Function) -> list[ir.Value]:
+    """The function's `raise` ops in walk order: the i-th returns status RAISE_BASE + i."""
+    return [v for v in fn.walk() if v.op == "raise"]
+
+
 def lower_function(fn: ir.Function, module: ll.Module, symbol: str) -> ll.Function:
     """Emit `fn` into `module` as the kernel `symbol` (see the module docstring for the ABI)."""
     function = ll.Function(module, kernel_type(fn), symbol)
@@ -287,13 +383,11 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str) -> ll.Functi
         out.add_attribute("noalias")
 
     values = {p: a for p, a in zip(fn.params, k.params)}
-    for v in fn.walk():
-        if v.regions:
-            raise NotImplementedError(f"codegen: op {v.op!r} with regions has no lowering")
-        lowering = LOWERINGS.get(v.op, _unsupported)
-        values[v] = lowering(k, v, *(values[a] for a in v.args))
-
-    for leaf, out in zip(_leaves(values[fn.result]), outs):
+    statuses = {v: RAISE_BASE + i for i, v in enumerate(raise_sites(fn))}
+    results = BlockLowering(k, values, statuses).block(fn.body)
+    if results is None:
+        return function
+    for leaf, out in zip(_leaves(results[0]), outs):
         k.builder.store(leaf, out)
     k.builder.ret(ll.Constant(I32, int(Status.OK)))
     return function

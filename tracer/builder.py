@@ -16,9 +16,9 @@ from __future__ import annotations
 from bytecode import BinaryOp
 
 from . import ops
-from .errors import (BigIntInput, DataDependentControlFlow, OpFailure, SourceLoc, Status, UnsupportedError,
+from .errors import (BigIntInput, DataDependentControlFlow, NeedsConcreteValue, OpFailure, SourceLoc, Status, UnsupportedError,
                      exception_for)
-from .ir import BOOL, F64, I64, Block, Function, ScalarType, Value, type_of_constant
+from .ir import BOOL, F64, I64, Block, Function, ScalarType, TupleType, Value, type_of_constant
 
 Operand = "Value | int | float | bool"
 
@@ -28,6 +28,13 @@ class Failed:
 
     def __init__(self, status):
         self.status = status
+
+
+class Unknown:
+    """The example of a value computed in a traced branch or loop (no single trace-time value)."""
+
+
+UNKNOWN = Unknown()
 
 # BinaryOp -> (IR op, Python operator for constants)
 BINARY_OPS = {
@@ -64,6 +71,7 @@ class GraphBuilder:
         self.name = name
         self.params: list[Value] = []
         self.block = Block()
+        self.enclosing: list[Block] = []        # the blocks holding the region being built
         self.examples: dict[Value, object] = {}
         self.loc: SourceLoc | None = None       # the user's line being traced
         self.pinned: dict[Value, object] = {}   # params whose value the trace depends on
@@ -81,7 +89,7 @@ class GraphBuilder:
         v = Value(op, args, result_type, attrs, loc=self.loc)
         self.block.values.append(v)
         operands = [self.examples[a] for a in args]
-        failed = next((x for x in operands if isinstance(x, Failed)), None)
+        failed = next((x for x in operands if isinstance(x, (Failed, Unknown))), None)
         if failed is not None:
             self.examples[v] = failed
         else:
@@ -90,6 +98,28 @@ class GraphBuilder:
             except OpFailure as exc:
                 self.examples[v] = Failed(exc.status)
         return v
+
+    def append(self, v: Value, example=UNKNOWN) -> Value:
+        """Add a value built elsewhere (control flow ops) to the current block."""
+        self.block.values.append(v)
+        self.examples[v] = example
+        return v
+
+    def raise_if(self, cond: Value, exc: BaseException) -> None:
+        """if cond: raise exc (at run time)."""
+        then, otherwise = Block(), Block()
+        then.values.append(Value("raise", (), TupleType(()), {"exception": exc}, loc=self.loc))
+        op = self.append(Value("if", (cond,), TupleType(()), loc=self.loc))
+        op.regions = [then, otherwise]
+
+    def region(self, block: Block) -> "_InRegion":
+        """`with builder.region(block):` emits into `block` (a region of an op being built)."""
+        return _InRegion(self, block)
+
+    def block_param(self, block: Block, type: ScalarType) -> Value:
+        p = block.add_param(type, self.loc)
+        self.examples[p] = UNKNOWN
+        return p
 
     def const(self, x) -> Value:
         return self.emit("const", (), value=x)
@@ -110,6 +140,23 @@ class GraphBuilder:
         for i, p in enumerate(fn.params):
             p.attrs["index"] = i
         return fn
+
+    def must_be_concrete(self, x) -> bool:
+        """Whether `concretize(x)` would pin it: it depends only on int/bool arguments."""
+        if not is_traced(x):
+            return True
+        if isinstance(self.examples.get(x), Unknown):
+            return False
+        stack, seen = [x], set()
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v.op == "param" and v.type == F64:
+                return False
+            stack.extend(v.args)
+        return True
 
     # --------------------------------------------------------------- Python number semantics
     @staticmethod
@@ -222,13 +269,33 @@ class GraphBuilder:
                 f"data-dependent control flow is not supported yet: {why} depends on the value of "
                 f"float argument(s) {', '.join(floats)}", self.loc)
         example = self.examples[x]
+        if isinstance(example, Unknown):
+            raise NeedsConcreteValue(f"{why} depends on a value computed in a data-dependent branch or "
+                                   f"loop; it must be known when the function is compiled", self.loc)
         if isinstance(example, Failed):
             # CPython raised at the first operation that failed (ops are emitted in program order):
             # raise the same, or let Python compute the exact answer
-            example = next(self.examples[v] for v in self.block.values if isinstance(self.examples[v], Failed))
+            path = [v for b in [*self.enclosing, self.block] for v in b.values]
+            example = next(self.examples[v] for v in path if isinstance(self.examples[v], Failed))
             if example.status == Status.FALLBACK:
                 raise BigIntInput(f"{why} needs a value only Python can compute exactly", self.loc)
             raise exception_for(example.status)
         for p in deps:
             self.pinned[p] = self.examples[p]
         return example
+
+
+class _InRegion:
+    def __init__(self, builder: GraphBuilder, block: Block):
+        self.builder, self.block = builder, block
+
+    def __enter__(self):
+        b = self.builder
+        b.enclosing.append(b.block)
+        b.block = self.block
+        return self.block
+
+    def __exit__(self, *exc):
+        b = self.builder
+        b.block = b.enclosing.pop()
+        return False

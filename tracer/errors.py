@@ -29,6 +29,10 @@ class Status(enum.IntEnum):
     MATH_RANGE = 11                   # math.exp(1000.0)
     FLOAT_INFINITY_TO_INT = 12        # int(inf)
     FLOAT_NAN_TO_INT = 13             # int(nan)
+    RAISE = 14                        # a `raise` in traced code (its site's code is RAISE_BASE + i)
+
+
+RAISE_BASE = 64     # status RAISE_BASE + i: the i-th `raise` op of the function (walk order)
 
 
 _PROBES = {
@@ -111,3 +115,7 @@ class BigIntInput(UnsupportedError):
 
 class DataDependentControlFlow(UnsupportedError):
     """A branch or loop condition that depends on a traced (runtime) value."""
+
+
+class NeedsConcreteValue(UnsupportedError):
+    """A value computed in a traced branch or loop was needed at trace time (an index, a range)."""

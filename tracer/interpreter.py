@@ -19,13 +19,15 @@ from bytecode import Bytecode, Instr, Label, TryBegin
 
 from .builder import GraphBuilder, is_number, is_traced
 from .errors import BigIntInput, SourceLoc, UnsupportedError
-from .ir import I64_MAX, I64_MIN, Function, Value
+from .ir import I64_MAX, I64_MIN, Function, Value, verify
 from .objects import NULL, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction, TransformedFunction
 from .opcodes.calls import CallOps
 from .opcodes.containers import ContainerOps
 from .opcodes.control import ControlFlowOps
 from .opcodes.numbers import NumberOps
 from .opcodes.stack import StackOps
+from .branches import RETURN, Branching
+from .flow import flow_graph
 from .sources import ArgSource, AttrSource, BindingGuard, MissingAttrGuard, RootSource, Source, StructureGuard, ValueGuard
 from . import _frame, library
 
@@ -253,6 +255,8 @@ class Tracer:
         b = self.builder
         if is_traced(obj):
             return obj
+        if isinstance(obj, AlwaysRaises):
+            return b.const(0.0)      # never returned: every path raised first
         if is_number(obj):
             if type(obj) is int and not I64_MIN <= obj <= I64_MAX:
                 raise self.error("the function returns an int beyond 64 bits")
@@ -262,6 +266,10 @@ class Tracer:
         if isinstance(obj, ExternalList) and isinstance(obj.obj, tuple):
             return b.emit("tuple", tuple(self.result_value(x) for x in obj.items()))
         raise self.error(f"returning {describe(obj)} is not supported (return numbers or tuples of numbers)")
+
+
+class AlwaysRaises:
+    """The return value of a frame whose every path raises (in the compiled code)."""
 
 
 class SymbolicGenerator:
@@ -367,7 +375,7 @@ def _names(names: list[str]) -> str:
     return ", ".join(quoted[:-1]) + ", and " + quoted[-1]
 
 
-class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps):
+class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, Branching):
     """One Python frame being interpreted symbolically."""
 
     def __init__(self, tracer: Tracer, code, globals, builtins, local_values: dict, cells: dict):
@@ -386,6 +394,13 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps):
         self.yielded: list = []
         self.return_value = NULL
         self.lineno = code.co_firstlineno
+        # control flow (tracer.branches)
+        self.graph = flow_graph(code, self.instrs, self.labels)
+        self.stops: frozenset = frozenset()
+        self.building: set[int] = set()          # headers of the loops being built
+        self.active_headers: dict[int, int] = {}  # headers with a rollback checkpoint
+        self.peels: dict[int, int] = {}
+        self.peel_counts: dict[int, int] = {}
 
     def run(self):
         """Run the frame to its return (a generator function returns a SymbolicGenerator)."""
@@ -396,21 +411,30 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps):
 
     def execute(self):
         """Interpret instructions until the frame returns or (a generator) yields a value."""
-        while self.return_value is NULL and not self.yielded:
-            instr = self.instrs[self.pc]
-            self.pc += 1
-            if not isinstance(instr, Instr):
-                if isinstance(instr, TryBegin) and self.starts_exception_handler(instr.target):
-                    raise self.tracer.error("try/except and try/finally are not supported yet")
-                continue            # labels, TryEnd, SetLineno; comprehension cleanups (3.12+)
-            if instr.lineno is not None:
-                self.lineno = instr.lineno
-            self.builder.loc = SourceLoc(self.code.co_filename, self.lineno)
-            self.tracer.step()
-            handler = getattr(self, "op_" + instr.name, None)
-            if handler is None:
-                raise self.tracer.error(unsupported_instruction(instr.name))
-            handler(instr)
+        outcome = self.run_until(frozenset())
+        if outcome is None:                      # a generator yielded
+            return
+        if not outcome.places:                   # every path raises (the raises are in the IR)
+            self.return_value = AlwaysRaises()
+            return
+        self.return_value = outcome.states[RETURN].return_value
+
+    def step_instruction(self):
+        """Interpret the item at self.pc; a handler's Outcome when it ran a data-dependent branch."""
+        instr = self.instrs[self.pc]
+        self.pc += 1
+        if not isinstance(instr, Instr):
+            if isinstance(instr, TryBegin) and self.starts_exception_handler(instr.target):
+                raise self.tracer.error("try/except and try/finally are not supported yet")
+            return None             # labels, TryEnd, SetLineno; comprehension cleanups (3.12+)
+        if instr.lineno is not None:
+            self.lineno = instr.lineno
+        self.builder.loc = SourceLoc(self.code.co_filename, self.lineno)
+        self.tracer.step()
+        handler = getattr(self, "op_" + instr.name, None)
+        if handler is None:
+            raise self.tracer.error(unsupported_instruction(instr.name))
+        return handler(instr)
 
     def starts_exception_handler(self, label) -> bool:
         """Whether a try-block's handler is user code (a `try` statement), not the cleanup
@@ -472,6 +496,7 @@ def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name:
     result = tracer.result_value(frame.run())
     fn = tracer.builder.finish(result)
     fn.loc = SourceLoc(code.co_filename, code.co_firstlineno)
+    verify(fn)
     param_sources = {param: source for source, param in tracer.leaves.values()}
     leaves = [(param_sources[p], p) for p in fn.params]
     pins = [ValueGuard(param_sources[p], value) for p, value in tracer.builder.pinned.items()]

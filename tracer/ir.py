@@ -14,7 +14,23 @@ The block's `results` are what the function returns (one value; a `tuple` op bui
 
 Values never change after they are built, except through `Function.replace_all_uses`, which passes
 use; every pass returns a new or rewritten `Function` that `verify` accepts.
-Structured control flow (a later issue) will put `Block`s inside values (`Value.regions`).
+
+Control flow is structured: an op may own `regions` (Blocks nested in it). A region sees every
+value defined before its op (in its own or an enclosing block); its values are invisible outside.
+  if    %c                  two regions (then, else), each yielding values of the same types;
+                            the op's value is the tuple of what the region that ran yielded
+  loop  %init0, %init1...   one region, the body, with one block parameter per carried value;
+                            it yields (continue: bool, next0, next1, ...) and runs again with the
+                            nexts while `continue`; the op's value is the tuple of the last nexts
+  raise                     fails with the exception in attrs (nothing after it in its block runs)
+Printed, a region is indented under its op:
+
+      %3     if     %2         (f64,)  f.py:3  if x > 0:
+        then:
+      %4       mul  x, 3.0     f64     f.py:4  x = x * 3.0
+        yield %4
+        else:
+        ...
 """
 from __future__ import annotations
 
@@ -93,11 +109,18 @@ class Value:
         return f"<Value {self.name or hex(id(self))} = {self.op} : {self.type}>"
 
 
-@dataclass
+@dataclass(eq=False)
 class Block:
-    """A list of values in definition order and the values it yields."""
+    """A list of values in definition order and the values it yields (a loop body also has
+    parameters: the loop-carried values of the current iteration)."""
     values: list[Value] = field(default_factory=list)
     results: list[Value] = field(default_factory=list)
+    params: list[Value] = field(default_factory=list)   # op "block_param", attrs {"index": i}
+
+    def add_param(self, type: Type, loc: SourceLoc | None = None) -> Value:
+        p = Value("block_param", (), type, {"index": len(self.params)}, loc=loc)
+        self.params.append(p)
+        return p
 
 
 @dataclass
@@ -162,8 +185,14 @@ def value_names(fn: Function) -> dict[Value, str]:
     """Printable names: parameters by their Python name, other values %0, %1, ..."""
     names = {p: p.name for p in fn.params}
     counter = itertools.count()
-    for v in fn.walk():
-        names[v] = f"%{next(counter)}"
+    def visit(block: Block):
+        for p in block.params:
+            names[p] = f"%{next(counter)}"
+        for v in block.values:
+            names[v] = f"%{next(counter)}"
+            for region in v.regions:
+                visit(region)
+    visit(fn.body)
     return names
 
 
@@ -173,28 +202,46 @@ def _format_attrs(v: Value) -> str:
     return ", ".join(f"{k}={val!r}" for k, val in v.attrs.items())
 
 
+REGION_NAMES = {"if": ("then", "else"), "loop": ("body",)}
+
+
 def format_function(fn: Function, show_source: bool = True) -> str:
-    """A table, one line per value: name, op, operands, type, source location and line."""
+    """A table, one line per value: name, op, operands, type, source location and line.
+    Regions are indented under their op, each with its parameters and what it yields."""
     names = value_names(fn)
     params = ", ".join(f"{p.name}: {p.type}" for p in fn.params)
     header = f"func {fn.name}({params}) -> {fn.result_type}"
-    rows = []
-    for v in fn.walk():
-        operands = ", ".join(names[a] for a in v.args)
-        attrs = _format_attrs(v)
-        if attrs:
-            operands = f"{operands}, {attrs}" if operands else attrs
-        where = ""
-        if show_source and v.loc is not None:
-            where = f"{v.loc.filename.rsplit('/', 1)[-1]}:{v.loc.lineno}"
-            line = v.loc.source_line
-            if line:
-                where += f"  {line}"
-        rows.append((names[v], v.op, operands, str(v.type), where))
-    widths = [max([len(r[i]) for r in rows] + [len(h)]) for i, h in enumerate(("value", "op", "operands", "type"))]
+    rows: list[tuple] = []        # (name, op, operands, type, source) or (text,) for a region line
+
+    def visit(block: Block, depth: int):
+        pad = "  " * depth
+        for v in block.values:
+            operands = ", ".join(names[a] for a in v.args)
+            attrs = _format_attrs(v)
+            if attrs:
+                operands = f"{operands}, {attrs}" if operands else attrs
+            where = ""
+            if show_source and v.loc is not None:
+                where = f"{v.loc.filename.rsplit('/', 1)[-1]}:{v.loc.lineno}"
+                line = v.loc.source_line
+                if line:
+                    where += f"  {line}"
+            rows.append((pad + names[v], pad + v.op, operands, str(v.type), where))
+            for label, region in zip(REGION_NAMES.get(v.op, ()), v.regions):
+                inner = "  " * (depth + 1)
+                if region.params:
+                    label += "(" + ", ".join(f"{names[p]}: {p.type}" for p in region.params) + ")"
+                rows.append((f"{inner}{label}:",))
+                visit(region, depth + 1)
+                rows.append((f"{inner}yield " + ", ".join(names[r] for r in region.results),))
+
+    visit(fn.body, 0)
+    cells = [r for r in rows if len(r) == 5]
+    widths = [max([len(r[i]) for r in cells] + [len(h)]) for i, h in enumerate(("value", "op", "operands", "type"))]
     def fmt(row):
-        cells = [row[i].ljust(widths[i]) for i in range(4)]
-        return ("  " + "  ".join(cells) + "  " + row[4]).rstrip()
+        if len(row) == 1:
+            return "  " + row[0]
+        return ("  " + "  ".join(row[i].ljust(widths[i]) for i in range(4)) + "  " + row[4]).rstrip()
     lines = [header, fmt(("value", "op", "operands", "type", "source"))]
     lines += [fmt(r) for r in rows]
     lines.append("  return " + ", ".join(names[r] for r in fn.body.results))
@@ -219,36 +266,87 @@ def verify(fn: Function) -> Function:
             raise VerificationError(f"{fn.name}: parameter {i} is malformed: {p!r}")
         defined.add(p)
 
-    def check_block(block: Block):
+    def check_block(block: Block, visible: set[Value]):
+        visible = set(visible)          # a region sees what is defined before its op, not after
         for v in block.values:
             if v in defined:
                 raise VerificationError(f"{fn.name}: {v!r} is defined twice")
             opdef = OPS.get(v.op)
-            if opdef is None or v.op == "param":
+            if opdef is None or v.op in ("param", "block_param"):
                 raise VerificationError(f"{fn.name}: unknown op {v.op!r}")
             missing = [name for name in opdef.attrs if name not in v.attrs]
             if missing:
                 raise VerificationError(f"{fn.name}: {v!r} lacks the attribute(s) {', '.join(missing)}")
             for a in v.args:
-                if a not in defined:
-                    raise VerificationError(f"{fn.name}: {v!r} uses {a!r} before it is defined")
-            try:
-                expected = opdef.result_type(tuple(a.type for a in v.args), v.attrs)
-            except (TypeError, KeyError, ValueError, IndexError, AttributeError) as exc:
-                raise VerificationError(f"{fn.name}: {v!r}: {exc}") from None
-            if expected != v.type:
-                raise VerificationError(f"{fn.name}: {v!r} has type {v.type}, its op gives {expected}")
+                if a not in visible:
+                    raise VerificationError(f"{fn.name}: {v!r} uses {a!r}, which is not defined before it in scope")
+            if v.op in REGION_CHECKS:
+                problem = REGION_CHECKS[v.op](v)
+                if problem:
+                    raise VerificationError(f"{fn.name}: {v!r}: {problem}")
+            elif v.regions:
+                raise VerificationError(f"{fn.name}: {v!r} has regions, which op {v.op} does not take")
+            else:
+                try:
+                    expected = opdef.result_type(tuple(a.type for a in v.args), v.attrs)
+                except (TypeError, KeyError, ValueError, IndexError, AttributeError) as exc:
+                    raise VerificationError(f"{fn.name}: {v!r}: {exc}") from None
+                if expected != v.type:
+                    raise VerificationError(f"{fn.name}: {v!r} has type {v.type}, its op gives {expected}")
             for region in v.regions:
-                check_block(region)
+                for i, p in enumerate(region.params):
+                    if p.op != "block_param" or p.attrs.get("index") != i or p in defined:
+                        raise VerificationError(f"{fn.name}: block parameter {i} of {v!r} is malformed")
+                    defined.add(p)
+                check_block(region, visible | set(region.params))
             defined.add(v)
+            visible.add(v)
         for r in block.results:
-            if r not in defined:
-                raise VerificationError(f"{fn.name}: result {r!r} is not defined")
+            if r not in visible:
+                raise VerificationError(f"{fn.name}: result {r!r} is not defined in its block's scope")
 
-    check_block(fn.body)
+    check_block(fn.body, set(fn.params))
     if len(fn.body.results) != 1:
         raise VerificationError(f"{fn.name}: a function returns exactly one value")
     return fn
+
+
+def _yield_types(block: Block) -> tuple[Type, ...]:
+    return tuple(r.type for r in block.results)
+
+
+def _check_if(v: Value) -> str | None:
+    if len(v.args) != 1 or v.args[0].type != BOOL or len(v.regions) != 2:
+        return "an if takes one bool condition and two regions"
+    if any(r.params for r in v.regions):
+        return "the regions of an if take no parameters"
+    then, else_ = map(_yield_types, v.regions)
+    if then != else_ or v.type != TupleType(then):
+        return f"its regions yield {then} and {else_}, its type is {v.type}"
+    return None
+
+
+def _check_loop(v: Value) -> str | None:
+    if len(v.regions) != 1:
+        return "a loop has one region, its body"
+    body = v.regions[0]
+    carried = tuple(a.type for a in v.args)
+    if tuple(p.type for p in body.params) != carried:
+        return f"its body's parameters {tuple(p.type for p in body.params)} do not match its operands {carried}"
+    if _yield_types(body) != (BOOL,) + carried:
+        return f"its body yields {_yield_types(body)}, not (bool, *{carried})"
+    if v.type != TupleType(carried):
+        return f"its type {v.type} is not the tuple of its carried values {carried}"
+    return None
+
+
+def _check_raise(v: Value) -> str | None:
+    if v.args or v.type != TupleType(()) or not isinstance(v.attrs.get("exception"), BaseException):
+        return "a raise takes no operands, has type () and an exception instance in attrs"
+    return None
+
+
+REGION_CHECKS = {"if": _check_if, "loop": _check_loop, "raise": _check_raise}
 
 
 def clone(fn: Function) -> Function:
@@ -259,6 +357,8 @@ def clone(fn: Function) -> Function:
 
     def copy_block(block: Block) -> Block:
         out = Block()
+        for p in block.params:
+            mapping[p] = out.add_param(p.type, p.loc)
         for v in block.values:
             nv = Value(v.op, tuple(mapping[a] for a in v.args), v.type, dict(v.attrs), v.loc, v.name)
             nv.regions = [copy_block(r) for r in v.regions]

@@ -13,7 +13,7 @@ import sys
 
 from .builder import is_number, is_traced
 from .ir import BOOL, F64, I64
-from .objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction
+from .objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange
 from .opcodes.containers import is_symbolic, items_equal, materialize, type_name
 
 _TABLE: dict = {}
@@ -283,7 +283,21 @@ def _len(tracer, x):
 
 @implements(builtins.range)
 def _range(tracer, *args):
-    return range(*(tracer.builder.concretize(a, "range()") for a in args))
+    """A Python range when its numbers are constants; else a SymbolicRange (a `for` over it is
+    a compiled loop: a new bound does not recompile)."""
+    if not any(is_traced(a) for a in args):
+        return range(*args)
+    b = tracer.builder
+    for a in args:
+        if not (is_traced(a) and a.type in (I64, BOOL)) and type(a) not in (int, bool):
+            raise TypeError(f"'{type_name(a)}' object cannot be interpreted as an integer")
+    args = [b.convert(a, I64) if is_traced(a) else int(a) for a in args]
+    start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1) if len(args) == 2 else args
+    if is_traced(step):
+        b.raise_if(b.compare("eq", step, 0), ValueError("range() arg 3 must not be zero"))
+    elif step == 0:
+        raise ValueError("range() arg 3 must not be zero")
+    return SymbolicRange(tracer, start, stop, step)
 
 
 @implements(builtins.zip)

@@ -89,3 +89,25 @@ class BoundMethod:
 @dataclass(eq=False)
 class TransformedFunction:
     transform: object   # a tracer.gradients.Transform
+
+
+class SymbolicRange:
+    """range(start, stop, step) with a traced bound: a `for` over it compiles to a loop. Any
+    other use (len, list, indexing) needs its numbers at trace time, which pins them."""
+
+    def __init__(self, tracer, start, stop, step):
+        self.tracer = tracer
+        self.args = (start, stop, step)
+
+    def concrete(self) -> range:
+        b = self.tracer.builder
+        return range(*(b.concretize(a, "range()") for a in self.args))
+
+    def __iter__(self):
+        return iter(self.concrete())
+
+    def __len__(self):
+        return len(self.concrete())
+
+    def __repr__(self):
+        return "range(" + ", ".join(map(str, self.args)) + ")"

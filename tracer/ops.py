@@ -301,6 +301,17 @@ _define("getitem", "element attrs['index'] of a tuple (a constant index)",
         lambda t, a: t[0].elements[a["index"]], lambda t, index: t[index], attrs=("index",))
 
 
+# control flow: the verifier checks these ops' regions and types (ir.REGION_CHECKS); `run`
+# below gives their meaning
+_define("if", "run the then region if the condition holds, else the else region; their yields",
+        None, None)
+_define("loop", "run the body on the carried values while it yields continue; the last carried values",
+        None, None)
+_define("raise", "raise attrs['exception'] (a `raise` statement, or an error only one path meets)",
+        None, None, [Status.RAISE], attrs=("exception",))
+_define("block_param", "a region parameter (a loop's carried value)", lambda t, a: None, None, attrs=("index",))
+
+
 def _ieee_div(a: float, b: float) -> float:
     """IEEE-754 division: what C's `a / b` gives, where Python would raise ZeroDivisionError."""
     if b != 0.0:
@@ -331,9 +342,31 @@ def evaluate(v: Value, operands: list) -> object:
     return OPS[v.op].evaluate(*operands, **v.attrs)
 
 
+class Raised(Exception):
+    """`run` met a `raise` op (or an op that failed): the exception the function raises."""
+
+
 def run(fn, args: list) -> object:
-    """Interpret an IR function on Python values: the reference semantics for passes and codegen."""
+    """Interpret an IR function on Python values: the reference semantics for passes and codegen.
+    A failing op raises OpFailure; a `raise` op raises its exception."""
     env = {p: a for p, a in zip(fn.params, args)}
-    for v in fn.walk():
-        env[v] = evaluate(v, [env[a] for a in v.args])
-    return env[fn.result]
+
+    def run_block(block, params=()):
+        env.update(zip(block.params, params))
+        for v in block.values:
+            if v.op == "raise":
+                raise v.attrs["exception"]
+            if v.op == "if":
+                env[v] = run_block(v.regions[0] if env[v.args[0]] else v.regions[1])
+            elif v.op == "loop":
+                carried = [env[a] for a in v.args]
+                while True:
+                    go, *carried = run_block(v.regions[0], carried)
+                    if not go:
+                        break
+                env[v] = tuple(carried)
+            else:
+                env[v] = evaluate(v, [env[a] for a in v.args])
+        return tuple(env[r] for r in block.results)
+
+    return run_block(fn.body)[0]

@@ -1,8 +1,9 @@
-"""Opcode handlers: jumps, loops over trace-time iterables, generators, raise and assert.
+"""Opcode handlers: jumps, loops, generators, raise and assert.
 
-Branches are followed concretely: a condition must be known at trace time (`concretize`), so a
-loop over `range(3)` unrolls and an `if` on a constant takes one side. A condition on a traced
-float is data-dependent control flow, reported as such.
+A condition known at trace time is simply followed (an `if` on a constant takes one side, a loop
+over a short constant range unrolls). A condition on a traced value forks the frame
+(`tracer.branches`): both sides are compiled into an `if`. A `for` over a range with traced
+bounds, or over a constant range longer than `branches.UNROLL_LIMIT`, becomes a `loop` op.
 """
 from __future__ import annotations
 
@@ -10,27 +11,44 @@ import sys
 
 from bytecode import Instr
 
+from ..branches import UNROLL_LIMIT, NeedsConcreteValue, RangeIter
 from ..builder import is_traced
-from ..objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction
+from ..objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange
 from .containers import type_name
 
 PY313 = sys.version_info >= (3, 13)
 
 
 class ControlFlowOps:
-    def condition(self, value) -> bool:
-        return bool(self.builder.concretize(self.truth_of(value), "this branch condition"))
-
-    def _pop_jump(self, instr, when: bool):
-        if self.condition(self.pop()) == when:
-            self.jump(instr.arg)
+    def _jump_on(self, value, when: bool, label, pop: bool = True):
+        """Jump to `label` if bool(value) == when. `pop`: the value leaves the stack on both
+        sides (POP_JUMP_IF_*); else it stays on the jumping side only (JUMP_IF_*_OR_POP)."""
+        truth = self.truth_of(value)
+        target = self.labels[label]
+        if not is_traced(truth):
+            if pop:
+                self.pop()
+            if truth == when:
+                self.jump(label)
+            elif not pop:
+                self.pop()
+            return None
+        if pop:
+            self.pop()
+        def jump():
+            self.pc = target
+        def fall_through():
+            if not pop:
+                self.pop()
+        sides = (jump, fall_through) if when else (fall_through, jump)
+        return self.branch(truth, *sides, targets=(target, self.pc))
 
     def _pop_jump_none(self, instr, when: bool):
         if (self.pop() is None) == when:
             self.jump(instr.arg)
 
-    def op_POP_JUMP_IF_TRUE(self, instr): self._pop_jump(instr, True)
-    def op_POP_JUMP_IF_FALSE(self, instr): self._pop_jump(instr, False)
+    def op_POP_JUMP_IF_TRUE(self, instr): return self._jump_on(self.stack[-1], True, instr.arg)
+    def op_POP_JUMP_IF_FALSE(self, instr): return self._jump_on(self.stack[-1], False, instr.arg)
     def op_POP_JUMP_IF_NONE(self, instr): self._pop_jump_none(instr, True)
     def op_POP_JUMP_IF_NOT_NONE(self, instr): self._pop_jump_none(instr, False)
     op_POP_JUMP_FORWARD_IF_TRUE = op_POP_JUMP_BACKWARD_IF_TRUE = op_POP_JUMP_IF_TRUE
@@ -39,16 +57,10 @@ class ControlFlowOps:
     op_POP_JUMP_FORWARD_IF_NOT_NONE = op_POP_JUMP_BACKWARD_IF_NOT_NONE = op_POP_JUMP_IF_NOT_NONE
 
     def op_JUMP_IF_TRUE_OR_POP(self, instr):    # 3.11 `or`
-        if self.condition(self.stack[-1]):
-            self.jump(instr.arg)
-        else:
-            self.pop()
+        return self._jump_on(self.stack[-1], True, instr.arg, pop=False)
 
     def op_JUMP_IF_FALSE_OR_POP(self, instr):   # 3.11 `and`
-        if not self.condition(self.stack[-1]):
-            self.jump(instr.arg)
-        else:
-            self.pop()
+        return self._jump_on(self.stack[-1], False, instr.arg, pop=False)
 
     def op_JUMP_FORWARD(self, instr):
         self.jump(instr.arg)
@@ -58,6 +70,13 @@ class ControlFlowOps:
     # -- loops
     def op_GET_ITER(self, instr):
         iterable = self.pop()
+        if isinstance(iterable, SymbolicRange):
+            self.push(RangeIter(*iterable.args, iterable.args[0]))
+            return
+        if type(iterable) is range and len(iterable) > UNROLL_LIMIT:   # long: a loop, not copies
+            r = iterable
+            self.push(RangeIter(r.start, r.stop, r.step, self.builder.const(r.start)))
+            return
         if is_traced(iterable):
             raise TypeError(f"'{type_name(iterable)}' object is not iterable")
         if isinstance(iterable, (ExternalList, ExternalObject, BoundMethod, SymbolicFunction)):
@@ -69,6 +88,8 @@ class ControlFlowOps:
 
     def op_FOR_ITER(self, instr):
         iterator = self.stack[-1]
+        if isinstance(iterator, RangeIter):
+            return self.branch_for_iter()
         try:
             self.push(next(iterator))
         except StopIteration:
@@ -79,6 +100,45 @@ class ControlFlowOps:
             self._skip("END_FOR")
             if PY313:
                 self._skip("POP_TOP")
+
+    def branch_for_iter(self, force_fork: bool = False):
+        """FOR_ITER over a RangeIter (the frame's pc is just past it): a loop is built here,
+        unless this is the header test of the loop being built (or an iteration being peeled)."""
+        here = self.pc - 1
+        it = self.stack[-1]
+        more = it.has_next(self.builder)
+        instr = self.instrs[here]
+        exit_pc = self.labels[instr.arg]
+        def advance():
+            self.stack[-1] = it.advanced(self.builder)
+            self.push(it.index)
+        def leave():
+            self.pop()
+            self.pc = exit_pc
+            self._skip("END_FOR")
+            if PY313:
+                self._skip("POP_TOP")
+        if not is_traced(more):
+            (advance if more else leave)()
+            return None
+        if here in self.building or force_fork:
+            return self.fork(more, [advance, leave], self.stops | {exit_pc})
+        self.pc = here
+        state = self.save()
+        try:
+            return self.build_loop()
+        except NeedsConcreteValue:
+            # the body needs the loop counter at trace time (to index a list): unroll instead,
+            # if the bounds can be known (they depend only on int arguments, which are pinned)
+            self.restore(state)
+            b = self.builder
+            if not all(b.must_be_concrete(x) for x in (it.start, it.stop, it.step, it.index)):
+                raise
+            start, stop, step = (b.concretize(x, "the range of a loop") for x in (it.start, it.stop, it.step))
+            index = b.concretize(it.index, "the range of a loop")
+            self.stack[-1] = iter(range(index, stop, step))
+            self.pc = here + 1
+            return self.op_FOR_ITER(instr)
 
     def _skip(self, name):
         pc = self.pc
@@ -120,4 +180,8 @@ class ControlFlowOps:
         if instr.arg != 1:
             raise self.tracer.error("re-raising or 'raise ... from' is not supported")
         exc = self.pop()
+        if isinstance(exc, type) and issubclass(exc, BaseException):
+            exc = exc()
+        if not isinstance(exc, BaseException):
+            raise TypeError("exceptions must derive from BaseException")
         raise exc

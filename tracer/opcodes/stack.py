@@ -1,7 +1,12 @@
 """Opcode handlers: the value stack, local variables, cells, globals, constants, returns."""
 from __future__ import annotations
 
+from ..branches import MaybeUnbound
 from ..objects import NULL, Cell
+
+
+def unbound_message(name: str) -> str:
+    return f"cannot access local variable '{name}' where it is not associated with a value"
 
 
 def _name(arg) -> str:
@@ -46,7 +51,11 @@ class StackOps:
             if name in self.cells:
                 # 3.13 has no LOAD_CLOSURE: LOAD_FAST of a cell variable pushes the cell itself
                 return self.cells[name]
-            raise UnboundLocalError(f"cannot access local variable '{name}' where it is not associated with a value")
+            raise UnboundLocalError(unbound_message(name))
+        if isinstance(value, MaybeUnbound):       # bound on some paths only: check at run time
+            b = self.builder
+            b.raise_if(b.logical_not(value.bound), UnboundLocalError(unbound_message(name)))
+            value = self.locals[name] = value.value
         return value
 
     def op_LOAD_FAST(self, instr):

@@ -29,13 +29,22 @@ def _attrs_key(v: ir.Value) -> tuple:
 def eliminate_common_subexpressions(fn: ir.Function) -> ir.Function:
     out = ir.clone(fn)
     position = {p: i for i, p in enumerate(out.params)}
-    first: dict[tuple, ir.Value] = {}      # key -> the value that computes it
-    replaced: dict[ir.Value, ir.Value] = {}
+    _cse_block(out.body, {}, {}, position)
+    return out
+
+
+def _cse_block(block: ir.Block, first: dict, replaced: dict, position: dict) -> None:
+    """`first` holds the values visible here (a region sees its enclosing blocks' values, and
+    what it computes stays inside it: a copy of `first` goes down, nothing comes back up)."""
+    for p in block.params:
+        position[p] = len(position)
     kept = []
-    for v in out.body.values:
+    for v in block.values:
         v.args = tuple(replaced.get(a, a) for a in v.args)
         position[v] = len(position)
-        if v.regions:                      # control flow (a later issue): never merged
+        if v.regions or v.op == "raise":   # control flow and raises are never merged
+            for region in v.regions:
+                _cse_block(region, dict(first), replaced, position)
             kept.append(v)
             continue
         args = tuple(position[a] for a in v.args)
@@ -49,6 +58,5 @@ def eliminate_common_subexpressions(fn: ir.Function) -> ir.Function:
         else:
             first[key] = v
             kept.append(v)
-    out.body.values = kept
-    out.body.results = [replaced.get(r, r) for r in out.body.results]
-    return out
+    block.values = kept
+    block.results = [replaced.get(r, r) for r in block.results]

@@ -17,6 +17,10 @@ def may_fail(v: ir.Value) -> bool:
     statuses by op, not by type: on f64 they never fail (overflow gives inf, as in CPython), so
     a dead f64 `a * b` can go.
     """
+    if v.op == "loop":
+        return True           # a loop that never ends is an effect too: loops are kept
+    if v.regions:
+        return any(may_fail(x) for region in v.regions for x in region.values)
     opdef = OPS[v.op]
     if opdef.statuses == (Status.FALLBACK,) and v.type != ir.I64:
         return False
@@ -25,21 +29,18 @@ def may_fail(v: ir.Value) -> bool:
 
 def eliminate_dead_code(fn: ir.Function) -> ir.Function:
     out = ir.clone(fn)
-    live = set(out.body.results)
-    kept = []
-    for v in reversed(out.body.values):    # uses come after definitions: walk backwards
-        # values holding regions (control flow, a later issue) are kept: their effects are unknown
-        if v in live or v.regions or may_fail(v):
-            kept.append(v)
-            live.update(_reads(v))
-    out.body.values = kept[::-1]
+    _dce_block(out.body, set())
     return out
 
 
-def _reads(v: ir.Value):
-    """The operands of `v` and of everything inside its regions."""
-    yield from v.args
-    for region in v.regions:
-        yield from region.results
-        for inner in region.values:
-            yield from _reads(inner)
+def _dce_block(block: ir.Block, live: set) -> None:
+    """Drop the dead values of `block`; `live` gains every outer value the block reads."""
+    live.update(block.results)
+    kept = []
+    for v in reversed(block.values):    # uses come after definitions: walk backwards
+        if v in live or may_fail(v):
+            kept.append(v)
+            live.update(v.args)
+            for region in v.regions:
+                _dce_block(region, live)
+    block.values = kept[::-1]

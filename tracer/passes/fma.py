@@ -15,20 +15,24 @@ from .. import ir
 
 def fuse_multiply_add(fn: ir.Function) -> ir.Function:
     out = ir.clone(fn)
-    uses = out.uses()
-    replaced: dict[ir.Value, ir.Value] = {}
+    _fuse_block(out.body, out.uses(), {})
+    return out
+
+
+def _fuse_block(block: ir.Block, uses: dict, replaced: dict) -> None:
     kept: list[ir.Value] = []
-    for v in out.body.values:
+    for v in block.values:
         v.args = tuple(replaced.get(a, a) for a in v.args)
+        for region in v.regions:
+            _fuse_block(region, uses, replaced)
         fused = _fuse(v, uses)
         if fused:                          # new values take the add/sub's place, in order
             kept.extend(fused)
             replaced[v] = fused[-1]
         else:
             kept.append(v)
-    out.body.values = kept                 # the fused product is left dead, for DCE
-    out.body.results = [replaced.get(r, r) for r in out.body.results]
-    return out
+    block.values = kept                    # the fused product is left dead, for DCE
+    block.results = [replaced.get(r, r) for r in block.results]
 
 
 def _fuse(v: ir.Value, uses: dict[ir.Value, int]) -> list[ir.Value]:

@@ -3,6 +3,8 @@
 The value comes from the op's own evaluator (`ops.evaluate`, the definition of the op), so folding
 cannot disagree with run time: the Python float it returns keeps -0.0, NaN and infinities as they
 are. An op whose evaluation fails is left in place, to fail at run time as CPython would.
+An `if` on a constant condition is replaced by the region that runs (its values move into the
+enclosing block, and the if's tuple becomes a `tuple` of what that region yields).
 """
 from __future__ import annotations
 
@@ -14,23 +16,37 @@ from ..ops import evaluate
 def fold_constants(fn: ir.Function) -> ir.Function:
     out = ir.clone(fn)
     replaced: dict[ir.Value, ir.Value] = {}
+    _fold_block(out.body, replaced)
+    return out
+
+
+def _fold_block(block: ir.Block, replaced: dict) -> None:
     kept = []
-    for v in out.body.values:
+    for v in block.values:
         v.args = tuple(replaced.get(a, a) for a in v.args)
         if v.op == "getitem" and v.args[0].op == "tuple":
             replaced[v] = v.args[0].args[v.attrs["index"]]  # (a, b)[1] is b, constant or not
             continue
+        if v.op == "if" and v.args[0].op == "const":       # only one side can run: inline it
+            taken = v.regions[0] if v.args[0].attrs["value"] else v.regions[1]
+            _fold_block(taken, replaced)
+            kept.extend(taken.values)
+            t = ir.Value("tuple", tuple(replaced.get(r, r) for r in taken.results), v.type, loc=v.loc)
+            replaced[v] = t
+            kept.append(t)
+            continue
+        for region in v.regions:
+            _fold_block(region, replaced)
         new = _fold(v)
         replaced[v] = new                   # a new const takes v's place in definition order
         kept.append(new)
-    out.body.values = kept
-    out.body.results = [replaced.get(r, r) for r in out.body.results]
-    return out
+    block.values = kept
+    block.results = [replaced.get(r, r) for r in block.results]
 
 
 def _fold(v: ir.Value) -> ir.Value:
     """The const that replaces `v`, or `v` itself."""
-    if v.regions or v.op in ("const", "tuple"):     # a tuple is not a constant number
+    if v.regions or v.op in ("const", "tuple", "raise"):     # a tuple is not a constant number
         return v
     if not all(a.op == "const" for a in v.args) or _too_costly(v):
         return v

@@ -37,19 +37,24 @@ def _zero(v: ir.Value) -> ir.Value:
 
 def simplify(fn: ir.Function) -> ir.Function:
     out = ir.clone(fn)
-    replaced: dict[ir.Value, ir.Value] = {}
-    defined = set(out.params)
+    _simplify_block(out.body, {}, set(out.params))
+    return out
+
+
+def _simplify_block(block: ir.Block, replaced: dict, defined: set) -> None:
+    defined.update(block.params)
     kept: list[ir.Value] = []
-    for v in out.body.values:
+    for v in block.values:
         v.args = tuple(replaced.get(a, a) for a in v.args)
+        for region in v.regions:
+            _simplify_block(region, replaced, defined)
         new = v if v.regions else _rewrite(v)
         replaced[v] = new
         if new not in defined:             # v itself, or a new const/neg taking v's place
             defined.add(new)
             kept.append(new)
-    out.body.values = kept
-    out.body.results = [replaced.get(r, r) for r in out.body.results]
-    return out
+    block.values = kept
+    block.results = [replaced.get(r, r) for r in block.results]
 
 
 def _rewrite(v: ir.Value) -> ir.Value:

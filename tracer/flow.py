@@ -1,0 +1,199 @@
+"""The control-flow graph of a code object's bytecode, and what the interpreter asks of it.
+
+The symbolic interpreter runs bytecode one instruction at a time; when a branch depends on a
+traced value it must run both sides and know where they meet again. That is a question about the
+bytecode's graph, answered here once per code object:
+
+- `join_point(pc)`: where the two sides of a branch at `pc` meet: the first instruction of the
+  branch block's immediate post-dominator (None: they meet only at the function's exit);
+- `loop_of(pc)`: the innermost natural loop holding `pc` (header, body blocks, exits);
+- `live_locals(pc)`: the local variables some path from `pc` reads before writing (a dead local
+  need not be merged at a join, nor carried around a loop).
+
+Blocks start at jump targets and after jumps and returns; positions (`pc`) are indexes into the
+`bytecode` package's instruction list, where labels and pseudo-instructions also take a slot.
+Exception-handler edges are not followed (try/except is not compiled).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bytecode import Instr, Label
+
+UNCONDITIONAL = {"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT"}
+FINAL = {"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"}
+READS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "DELETE_FAST", "LOAD_FAST_LOAD_FAST",
+         "STORE_FAST_LOAD_FAST"}
+WRITES = {"STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"}
+
+
+def _names(instr: Instr, op_names: set) -> list[str]:
+    if instr.name not in op_names:
+        return []
+    arg = instr.arg
+    if instr.name == "STORE_FAST_LOAD_FAST":     # (stored, loaded)
+        return [arg[0]] if op_names is WRITES else [arg[1]]
+    items = arg if isinstance(arg, tuple) else (arg,)
+    return [getattr(a, "name", a) for a in items]
+
+
+@dataclass
+class BasicBlock:
+    index: int
+    start: int                      # pc of its first instruction
+    end: int                        # pc after its last item
+    successors: list[int] = field(default_factory=list)
+    reads: set = field(default_factory=set)       # locals read before any write in the block
+    writes: set = field(default_factory=set)
+
+
+@dataclass
+class Loop:
+    header: int                     # block index
+    blocks: frozenset               # block indexes of the natural loop (the header included)
+    header_pc: int
+
+
+class FlowGraph:
+    def __init__(self, instrs: list, labels: dict):
+        self.instrs = instrs
+        starts = {0}
+        for pc, item in enumerate(instrs):
+            if isinstance(item, Label):
+                starts.add(pc)
+            elif isinstance(item, Instr) and (item.has_jump() or item.name in FINAL):
+                starts.add(pc + 1)
+        starts = sorted(s for s in starts if s < len(instrs))
+        self.blocks: list[BasicBlock] = []
+        self.block_at: dict[int, int] = {}          # pc of any item -> block index
+        for i, start in enumerate(starts):
+            end = starts[i + 1] if i + 1 < len(starts) else len(instrs)
+            first = next((pc for pc in range(start, end) if isinstance(instrs[pc], Instr)), start)
+            self.blocks.append(BasicBlock(i, first, end))
+            for pc in range(start, end):
+                self.block_at[pc] = i
+        for block in self.blocks:
+            last = None
+            for pc in range(block.start, block.end):
+                item = instrs[pc]
+                if isinstance(item, Instr):
+                    last = item
+                    for n in _names(item, READS):
+                        if n not in block.writes:
+                            block.reads.add(n)
+                    block.writes.update(_names(item, WRITES))
+            falls_through = last is None or not (last.name in FINAL or last.name in UNCONDITIONAL)
+            if last is not None and last.has_jump():
+                block.successors.append(self.block_at[labels[last.arg]])
+            if falls_through and block.end < len(instrs):
+                block.successors.append(self.block_at[block.end])
+        self._postdominators()
+        self._loops()
+        self._liveness()
+
+    # ------------------------------------------------------------------ post-dominators
+    def _postdominators(self):
+        n = len(self.blocks)
+        exit_ = n                                   # a virtual exit after every final block
+        succ = [b.successors or [exit_] for b in self.blocks]
+        everything = set(range(n + 1))
+        pdom = [set(everything) for _ in range(n)] + [{exit_}]
+        changed = True
+        while changed:
+            changed = False
+            for i in reversed(range(n)):
+                new = {i} | set.intersection(*(pdom[s] for s in succ[i]))
+                if new != pdom[i]:
+                    pdom[i], changed = new, True
+        self.ipdom: list[int | None] = []
+        for i in range(n):
+            strict = pdom[i] - {i}
+            # the immediate one is the strict post-dominator that all the others post-dominate
+            best = next((d for d in strict if all(o in pdom[d] for o in strict)), exit_)
+            self.ipdom.append(None if best == exit_ else best)
+
+    def join_point(self, pc: int) -> int | None:
+        j = self.ipdom[self.block_at[pc]]
+        return None if j is None else self.blocks[j].start
+
+    # ------------------------------------------------------------------ natural loops
+    def _loops(self):
+        n = len(self.blocks)
+        preds = [[] for _ in range(n)]
+        for b in self.blocks:
+            for s in b.successors:
+                preds[s].append(b.index)
+        dom = [set(range(n)) for _ in range(n)]
+        dom[0] = {0}
+        changed = True
+        while changed:
+            changed = False
+            for i in range(1, n):
+                ps = [dom[p] for p in preds[i]]
+                new = {i} | (set.intersection(*ps) if ps else set())
+                if new != dom[i]:
+                    dom[i], changed = new, True
+        bodies: dict[int, set] = {}
+        for b in self.blocks:
+            for h in b.successors:
+                if h in dom[b.index]:               # a back edge b -> h
+                    body = bodies.setdefault(h, {h})
+                    stack = [b.index]
+                    while stack:
+                        x = stack.pop()
+                        if x not in body:
+                            body.add(x)
+                            stack.extend(preds[x])
+        self.loops = [Loop(h, frozenset(body), self.blocks[h].start) for h, body in bodies.items()]
+        self.header_pcs = {loop.header_pc: loop for loop in self.loops}
+
+    def loop_of(self, pc: int) -> Loop | None:
+        """The innermost loop holding `pc`."""
+        b = self.block_at[pc]
+        inside = [loop for loop in self.loops if b in loop.blocks]
+        return min(inside, key=lambda loop: len(loop.blocks)) if inside else None
+
+    def leaves_loop(self, loop: Loop, target_pc: int) -> bool:
+        return self.block_at[target_pc] not in loop.blocks
+
+    def exit_pcs(self, loop: Loop) -> set[int]:
+        """The first pcs of the blocks a loop's blocks jump to outside it."""
+        return {self.blocks[s].start for b in loop.blocks for s in self.blocks[b].successors
+                if s not in loop.blocks}
+
+    # ------------------------------------------------------------------ liveness
+    def _liveness(self):
+        live_in = [set() for _ in self.blocks]
+        changed = True
+        while changed:
+            changed = False
+            for b in reversed(self.blocks):
+                out = set().union(*(live_in[s] for s in b.successors)) if b.successors else set()
+                new = b.reads | (out - b.writes)
+                if new != live_in[b.index]:
+                    live_in[b.index], changed = new, True
+        self.live_in = live_in
+
+    def live_locals(self, pc: int) -> set[str]:
+        """Locals that may be read from `pc` on (pc must start a block)."""
+        b = self.blocks[self.block_at[pc]]
+        if pc == b.start:
+            return self.live_in[b.index]
+        # mid-block: redo the block's tail
+        live = set().union(*(self.live_in[s] for s in b.successors)) if b.successors else set()
+        for i in reversed(range(pc, b.end)):
+            item = self.instrs[i]
+            if isinstance(item, Instr):
+                live -= set(_names(item, WRITES))
+                live |= set(_names(item, READS))
+        return live
+
+
+_GRAPHS: dict = {}
+
+
+def flow_graph(code, instrs: list, labels: dict) -> FlowGraph:
+    graph = _GRAPHS.get(code)
+    if graph is None:
+        graph = _GRAPHS[code] = FlowGraph(instrs, labels)
+    return graph
