@@ -47,7 +47,8 @@ class CodeCompiler:
     # ---------------------------------------------------------------- compiling
     def compile_and_call(self, args: tuple, globals, builtins, closure):
         """Trace this frame's call, compile it, keep it, and return its result for `args`."""
-        trace = trace_frame(self.code, args, globals, builtins, closure, self.name)
+        trace = trace_frame(self.code, args, globals, builtins, closure, self.name,
+                            unroll_loops=self.transform is not None)
         py_func = self.py_func or types.FunctionType(self.code, globals, self.name, None, closure)
         fallback = _Fallback(py_func)
         if self.transform is not None:

@@ -54,6 +54,10 @@ class BlockEmitter:
         self.block.values.append(v)
         return v
 
+    def append(self, v: Value) -> Value:
+        self.block.values.append(v)
+        return v
+
 
 class Sym:
     """An IR value in a derivative rule: arithmetic on it emits IR, so rules read like math.
@@ -139,7 +143,7 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
     """
     active = set(wrt)                         # values that depend on `wrt` (and carry gradients)
     for v in values:
-        if differentiable(v.type) and any(a in active for a in v.args):
+        if differentiable(v.type) and any(a in active for a in (*v.args, *free_values(v))):
             active.add(v)
     adjoint: dict[Value, object] = {}
 
@@ -161,6 +165,14 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
         if v.op == "getitem":
             accumulate(v.args[0], _one_hot(v.args[0].type, v.attrs["index"], ct))
             continue
+        if v.op == "if":
+            for x, g in _backpropagate_if(emitter, v, ct, [x for x in free_values(v) if x in active]):
+                accumulate(x, g)
+            continue
+        if v.op == "loop":
+            raise UnsupportedError("gradients through a compiled loop are not supported yet (they need a "
+                                   "tape of every iteration); loops over ranges of int arguments or "
+                                   "constants are unrolled for grad, other loops are not", v.loc)
         rules = OPS[v.op].vjp
         if rules is None:
             raise UnsupportedError(f"cannot differentiate through the op {v.op!r}", v.loc)
@@ -169,6 +181,97 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
             if rule is not None and x in active:
                 accumulate(x, rule(Sym(ct, emitter), out, *operands, **v.attrs).value)
     return [adjoint.get(w) for w in wrt]
+
+
+def free_values(v: Value) -> list[Value]:
+    """The values defined outside `v`'s regions that they use, in first-use order."""
+    if not v.regions:
+        return []
+    inner: set[Value] = set()
+    used: dict[Value, None] = {}
+    def visit(block: Block):
+        inner.update(block.params)
+        for x in block.values:
+            for a in x.args:
+                used.setdefault(a)
+            inner.add(x)
+            for region in x.regions:
+                visit(region)
+        for r in block.results:
+            used.setdefault(r)
+    for region in v.regions:
+        visit(region)
+    return [x for x in used if x not in inner]
+
+
+def _backpropagate_if(emitter, v: Value, ct: tuple, outer: list[Value]) -> list[tuple[Value, Value]]:
+    """The gradients of the outer values `outer` through the `if` op `v`, as a backward `if` on
+    the same condition: each of its regions is the backward of the forward region. What a
+    backward region reads from inside its forward region is added to what `v` yields."""
+    if not outer:
+        return []
+    if any(x.type != F64 for x in outer):
+        raise UnsupportedError("cannot differentiate a branch through a tuple value", v.loc)
+    backward_blocks = []
+    for region in v.regions:
+        block = Block()
+        inner = BlockEmitter(block)
+        inner.loc = v.loc
+        seeds: dict[Value, object] = {}
+        for r, c in zip(region.results, ct):
+            if c is not None and differentiable(r.type):
+                seeds[r] = _add(inner, seeds.get(r), c)
+        block.results = zero_if_none(inner, backpropagate(inner, region.values, seeds, outer))
+        backward_blocks.append(block)
+    # forward values a backward region reads: the forward `if` yields them (the other side a 0)
+    for i, (region, block) in enumerate(zip(v.regions, backward_blocks)):
+        internal = set(_defined_in(region))
+        needed = [x for x in _uses_in(block) if x in internal]
+        if not needed:
+            continue
+        other = v.regions[1 - i]
+        index = len(v.type.elements)
+        for x in needed:
+            region.results.append(x)
+            zero = Value("const", (), x.type, {"value": {F64: 0.0, ir.I64: 0, ir.BOOL: False}[x.type]}, loc=v.loc)
+            other.values.append(zero)
+            other.results.append(zero)
+        v.type = TupleType(v.type.elements + tuple(x.type for x in needed))
+        replacement = {x: emitter.emit("getitem", (v,), index=index + k) for k, x in enumerate(needed)}
+        _substitute(block, replacement)
+    op = emitter.append(Value("if", (v.args[0],), TupleType(tuple(F64 for _ in outer)), loc=v.loc))
+    op.regions = backward_blocks
+    return [(x, emitter.emit("getitem", (op,), index=k)) for k, x in enumerate(outer)]
+
+
+def _defined_in(block: Block):
+    yield from block.params
+    for x in block.values:
+        yield x
+        for region in x.regions:
+            yield from _defined_in(region)
+
+
+def _uses_in(block: Block) -> list[Value]:
+    used: dict[Value, None] = {}
+    def visit(b: Block):
+        for x in b.values:
+            for a in x.args:
+                used.setdefault(a)
+            for region in x.regions:
+                visit(region)
+        for r in b.results:
+            used.setdefault(r)
+    visit(block)
+    return list(used)
+
+
+def _substitute(block: Block, replacement: dict) -> None:
+    for x in block.values:
+        x.args = tuple(replacement.get(a, a) for a in x.args)
+        for region in x.regions:
+            _substitute(region, replacement)
+    block.results = [replacement.get(r, r) for r in block.results]
 
 
 def zero_if_none(emitter, grads: list) -> list[Value]:
@@ -229,6 +332,9 @@ def vjp_functions(fn: Function, wrt: list[int]) -> tuple[Function, Function]:
     if not differentiable(fn.result_type):
         raise NotDifferentiable(f"vjp() needs {fn.name}() to return a float or a tuple holding one, "
                                 f"but it returns {fn.result_type}", fn.loc)
+    if any(v.regions for v in fn.walk()):
+        raise UnsupportedError(f"vjp() of a function with data-dependent branches or loops is not supported "
+                               f"yet; use grad() or value_and_grad()", fn.loc)
     joint = ir.clone(fn)
     forward_values = list(joint.body.values)
     ct_params: list[Value] = []

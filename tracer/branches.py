@@ -180,9 +180,12 @@ def layout_of(values: list, what: str, b, force=frozenset()):
     """How to merge `values` (one per side): Same, a traced Slot, a Many of parts, or Maybe-bound.
     Traced values in `force` (those defined inside the regions) always get a slot."""
     first = values[0]
-    if all(v is first for v in values) and not (is_traced(first) and first in force):
-        if not isinstance(first, MaybeUnbound):
-            return Same(first)
+    if all(v is first for v in values) and not isinstance(first, (MaybeUnbound, tuple, RangeIter)) \
+            and not (is_traced(first) and first in force):
+        return Same(first)
+    if _is_copyable_iterator(first) and all(type(v) is type(first) and v.__reduce__() == first.__reduce__()
+                                             for v in values):
+        return Same(first)          # copies of one iterator (each side got its own), not advanced
     if any(v is NULL or isinstance(v, MaybeUnbound) for v in values):
         inner = [v.value if isinstance(v, MaybeUnbound) else v for v in values if v is not NULL]
         return Maybe(layout_of(inner, what, b, force=ALL))
@@ -203,6 +206,22 @@ def layout_of(values: list, what: str, b, force=frozenset()):
     kinds = ", ".join(sorted({_describe(v) for v in values}))
     raise MergeError(f"{what} differs between paths of a data-dependent branch or loop ({kinds}); "
                      f"only numbers and tuples of numbers can differ", b.loc)
+
+
+ITERATOR_TYPES = {type(iter([])), type(iter(())), type(iter(range(1))), type(reversed([]))}
+
+
+def _is_copyable_iterator(x) -> bool:
+    return type(x) in ITERATOR_TYPES
+
+
+def _copy_iterator(x):
+    """A fresh iterator at the same position (each side of a fork advances its own)."""
+    fn, args, *state = x.__reduce__()
+    it = fn(*args)
+    if state and state[0] is not None:
+        it.__setstate__(state[0])
+    return it
 
 
 def _describe(v) -> str:
@@ -274,14 +293,12 @@ def _mutable_snapshot(objects) -> list:
             stack.extend(x)
         elif type(x) is tuple:
             stack.extend(x)
-        elif type(x).__name__ in ("list_iterator", "tuple_iterator", "range_iterator", "list_reverseiterator"):
-            out.append((x, x.__reduce__()))
     return out
 
 
 def _changed(snapshot) -> bool:
     for obj, contents in snapshot:
-        now = list(obj) if type(obj) is list else obj.__reduce__()
+        now = list(obj)
         if len(now) != len(contents) or any(a is not c and a != c for a, c in zip(now, contents)):
             return True
     return False
@@ -424,7 +441,7 @@ class Branching:
             raise UnsupportedError("a generator that yields inside a data-dependent branch or loop "
                                    "is not supported", self.builder.loc)
         if _changed(snapshot):
-            raise UnsupportedError("a list (or iterator) is changed inside a data-dependent branch or "
+            raise UnsupportedError("a list is changed inside a data-dependent branch or "
                                    "loop; compiled code cannot change it on one path only", self.builder.loc)
         return outcome
 
@@ -455,6 +472,8 @@ class Branching:
         sides = []
         for setup in setups:
             self.restore(base)
+            self.stack = [_copy_iterator(x) if _is_copyable_iterator(x) else x for x in self.stack]
+            self.locals = {n: _copy_iterator(x) if _is_copyable_iterator(x) else x for n, x in self.locals.items()}
             setup()
             block = Block()
             sides.append((block, self.run_side(block, stops)))
@@ -556,6 +575,7 @@ class Branching:
         self.peel_counts[h] = count
         self.restore(init)
         if self.instrs[h].name == "FOR_ITER":
+            self.pc = h + 1
             return self.branch_for_iter(force_fork=True)
         self.peels[h] = self.peels.get(h, 0) + 1
         return None                       # run on from the header; the exit test forks once

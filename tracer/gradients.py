@@ -146,7 +146,11 @@ class Grad(Transform):
                 raise self.not_float(a, kind, "or leave it out of argnums")
             args[a] = wrt[a] = x
         start = len(b.block.values)
-        result = call_inner(args, kwargs)
+        tracer.unroll_loops += 1             # autodiff differentiates unrolled loops
+        try:
+            result = call_inner(args, kwargs)
+        finally:
+            tracer.unroll_loops -= 1
         if type(result) is float:
             result = b.const(result)
         if not isinstance(result, Value) or result.type != F64:

@@ -81,6 +81,7 @@ class Tracer:
         self.missing_attr_guards: dict[tuple, MissingAttrGuard] = {}
         self.call_stack: list[types.CodeType] = []
         self.steps = 0
+        self.unroll_loops = 0          # > 0: loops over ranges known at trace time unroll (for autodiff)
 
     @property
     def loc(self) -> SourceLoc | None:
@@ -476,9 +477,12 @@ def unsupported_instruction(name: str) -> str:
     return f"{what} ({name}) is not supported" if what else f"the bytecode instruction {name} is not supported"
 
 
-def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name: str) -> Trace:
-    """Trace one call: `args` are the frame's arguments as bound by CPython (positional order)."""
+def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name: str,
+                unroll_loops: bool = False) -> Trace:
+    """Trace one call: `args` are the frame's arguments as bound by CPython (positional order).
+    With `unroll_loops`, loops over ranges known at trace time unroll (int bounds are pinned)."""
     tracer = Tracer(name)
+    tracer.unroll_loops = int(unroll_loops)
     tracer.builder.loc = SourceLoc(code.co_filename, code.co_firstlineno)
     if code.co_flags & CO_VARKEYWORDS:
         raise tracer.error(f"{name}() takes **kwargs, which traced functions do not support yet")

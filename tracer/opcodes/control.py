@@ -70,6 +70,16 @@ class ControlFlowOps:
     # -- loops
     def op_GET_ITER(self, instr):
         iterable = self.pop()
+        unroll = self.tracer.unroll_loops and not (
+            isinstance(iterable, SymbolicRange) and not all(self.builder.must_be_concrete(a) for a in iterable.args))
+        if self.is_generator or unroll:
+            # a generator's loop yields, which a compiled loop cannot: it unrolls (a range with
+            # traced bounds is pinned to its values); so do loops traced for autodiff, which
+            # differentiates unrolled loops (a compiled loop would need a tape)
+            self.push(iter(iterable.concrete() if isinstance(iterable, SymbolicRange) else self.materialize(iterable)
+                           if isinstance(iterable, (ExternalList, ExternalObject, BoundMethod, SymbolicFunction))
+                           else iterable))
+            return
         if isinstance(iterable, SymbolicRange):
             self.push(RangeIter(*iterable.args, iterable.args[0]))
             return
@@ -124,6 +134,8 @@ class ControlFlowOps:
         if here in self.building or force_fork:
             return self.fork(more, [advance, leave], self.stops | {exit_pc})
         self.pc = here
+        if self.is_generator:                  # a loop that yields cannot be compiled: unroll
+            return self._unroll_range(it, instr)
         state = self.save()
         try:
             return self.build_loop()
@@ -132,13 +144,17 @@ class ControlFlowOps:
             # if the bounds can be known (they depend only on int arguments, which are pinned)
             self.restore(state)
             b = self.builder
-            if not all(b.must_be_concrete(x) for x in (it.start, it.stop, it.step, it.index)):
+            if not all(b.must_be_concrete(x) for x in it.fields()):
                 raise
-            start, stop, step = (b.concretize(x, "the range of a loop") for x in (it.start, it.stop, it.step))
-            index = b.concretize(it.index, "the range of a loop")
-            self.stack[-1] = iter(range(index, stop, step))
-            self.pc = here + 1
-            return self.op_FOR_ITER(instr)
+            return self._unroll_range(it, instr)
+
+    def _unroll_range(self, it, instr):
+        """Go on with a Python iterator over the range's values (pinned at trace time)."""
+        b = self.builder
+        start, stop, step, index = (b.concretize(x, "the range of a loop") for x in it.fields())
+        self.stack[-1] = iter(range(index, stop, step))
+        self.pc += 1
+        return self.op_FOR_ITER(instr)
 
     def _skip(self, name):
         pc = self.pc
