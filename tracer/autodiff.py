@@ -233,15 +233,20 @@ def _backpropagate_if(emitter, v: Value, ct: tuple, outer: list[Value]) -> list[
         index = len(v.type.elements)
         for x in needed:
             region.results.append(x)
-            zero = Value("const", (), x.type, {"value": {F64: 0.0, ir.I64: 0, ir.BOOL: False}[x.type]}, loc=v.loc)
-            other.values.append(zero)
-            other.results.append(zero)
+            other.results.append(_zero_of(BlockEmitter(other), x.type))
         v.type = TupleType(v.type.elements + tuple(x.type for x in needed))
         replacement = {x: emitter.emit("getitem", (v,), index=index + k) for k, x in enumerate(needed)}
         _substitute(block, replacement)
     op = emitter.append(Value("if", (v.args[0],), TupleType(tuple(F64 for _ in outer)), loc=v.loc))
     op.regions = backward_blocks
     return [(x, emitter.emit("getitem", (op,), index=k)) for k, x in enumerate(outer)]
+
+
+def _zero_of(emitter, t: ir.Type) -> Value:
+    """A placeholder of type `t` (zeros) for the side of a branch that does not compute it."""
+    if isinstance(t, TupleType):
+        return emitter.emit("tuple", tuple(_zero_of(emitter, e) for e in t.elements))
+    return emitter.emit("const", (), value={F64: 0.0, ir.I64: 0, ir.BOOL: False}[t])
 
 
 def _defined_in(block: Block):

@@ -11,7 +11,7 @@ import sys
 
 from bytecode import Instr
 
-from ..branches import UNROLL_LIMIT, NeedsConcreteValue, RangeIter
+from ..branches import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, NeedsConcreteValue, RangeIter
 from ..builder import is_traced
 from ..objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange
 from .containers import type_name
@@ -72,6 +72,10 @@ class ControlFlowOps:
         iterable = self.pop()
         unroll = self.tracer.unroll_loops and not (
             isinstance(iterable, SymbolicRange) and not all(self.builder.must_be_concrete(a) for a in iterable.args))
+        if unroll and isinstance(iterable, SymbolicRange):
+            iterable = iterable.concrete()
+        if unroll and type(iterable) is range and len(iterable) > AUTODIFF_UNROLL_LIMIT:
+            unroll = False           # too long to copy: a loop (whose gradient needs a tape)
         if self.is_generator or unroll:
             # a generator's loop yields, which a compiled loop cannot: it unrolls (a range with
             # traced bounds is pinned to its values); so do loops traced for autodiff, which
