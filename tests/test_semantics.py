@@ -294,7 +294,7 @@ def range_of_float_expression(x):
 
 @pytest.mark.parametrize("fn, calls", [
     (branch_on_float, [(1.0,), (-2.0,), (0.0,), (-0.0,), (math.nan,)]),
-    (while_on_float, [(1.0,), (20.0,), (-3.0,), (math.nan,), (0.0,)]),
+    (while_on_float, [(1.0,), (20.0,), (3.0,), (math.nan,), (10.0,)]),
     (ternary_on_float, [(1.0, 2.0), (2.0, 1.0), (math.nan, 1.0), (-0.0, 0.0)]),
     (and_on_float, [(1.0, 2.0), (-1.0, 2.0), (1.0, -2.0), (math.nan, 1.0)]),
 ], ids=["if", "while", "ternary", "and"])

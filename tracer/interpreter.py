@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from bytecode import Bytecode, Instr, Label, TryBegin
 
 from .builder import GraphBuilder, is_number, is_traced
-from .errors import BigIntInput, SourceLoc, UnsupportedError
-from .ir import I64_MAX, I64_MIN, Function, Value, verify
+from .errors import BigIntInput, SourceLoc, TracerError, UnsupportedError
+from .ir import I64_MAX, I64_MIN, Function, TupleType, Value, verify
 from .objects import NULL, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction, TransformedFunction
 from .opcodes.calls import CallOps
 from .opcodes.containers import ContainerOps
@@ -497,7 +497,18 @@ def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name:
         builtins = builtins.__dict__
     frame = SymbolicFrame(tracer, code, globals, builtins, local_values, cells)
     tracer.call_stack.append(code)   # recursion into the traced function itself is detected too
-    result = tracer.result_value(frame.run())
+    try:
+        value = frame.run()
+    except TracerError:
+        raise
+    except Exception as exc:
+        # an exception met at trace time after compiled control flow: ops in a loop or branch
+        # (with no trace-time value) may fail first at run time, so the raise is compiled too
+        if not any(v.regions for v in tracer.builder.block.values):
+            raise
+        tracer.builder.append(Value("raise", (), TupleType(()), {"exception": exc}, loc=tracer.builder.loc))
+        value = AlwaysRaises()
+    result = tracer.result_value(value)
     fn = tracer.builder.finish(result)
     fn.loc = SourceLoc(code.co_filename, code.co_firstlineno)
     verify(fn)
