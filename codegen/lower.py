@@ -279,7 +279,7 @@ def _from_leaves(t: ir.Type, leaves: list):
 
 
 def _zero(t: ir.ScalarType) -> ll.Constant:
-    return ll.Constant(llvm_type(t), 0.0 if t == ir.F64 else 0)
+    return ll.Constant(llvm_type(t), ir.zero(t))
 
 
 class BlockLowering:

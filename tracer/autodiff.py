@@ -143,7 +143,7 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
     """
     active = set(wrt)                         # values that depend on `wrt` (and carry gradients)
     for v in values:
-        if differentiable(v.type) and any(a in active for a in (*v.args, *free_values(v))):
+        if differentiable(v.type) and any(a in active for a in (*v.args, *ir.free_values(v))):
             active.add(v)
     adjoint: dict[Value, object] = {}
 
@@ -166,7 +166,7 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
             accumulate(v.args[0], _one_hot(v.args[0].type, v.attrs["index"], ct))
             continue
         if v.op == "if":
-            for x, g in _backpropagate_if(emitter, v, ct, [x for x in free_values(v) if x in active]):
+            for x, g in _backpropagate_if(emitter, v, ct, [x for x in ir.free_values(v) if x in active]):
                 accumulate(x, g)
             continue
         if v.op == "loop":
@@ -181,27 +181,6 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
             if rule is not None and x in active:
                 accumulate(x, rule(Sym(ct, emitter), out, *operands, **v.attrs).value)
     return [adjoint.get(w) for w in wrt]
-
-
-def free_values(v: Value) -> list[Value]:
-    """The values defined outside `v`'s regions that they use, in first-use order."""
-    if not v.regions:
-        return []
-    inner: set[Value] = set()
-    used: dict[Value, None] = {}
-    def visit(block: Block):
-        inner.update(block.params)
-        for x in block.values:
-            for a in x.args:
-                used.setdefault(a)
-            inner.add(x)
-            for region in x.regions:
-                visit(region)
-        for r in block.results:
-            used.setdefault(r)
-    for region in v.regions:
-        visit(region)
-    return [x for x in used if x not in inner]
 
 
 def _backpropagate_if(emitter, v: Value, ct: tuple, outer: list[Value]) -> list[tuple[Value, Value]]:
@@ -225,8 +204,9 @@ def _backpropagate_if(emitter, v: Value, ct: tuple, outer: list[Value]) -> list[
         backward_blocks.append(block)
     # forward values a backward region reads: the forward `if` yields them (the other side a 0)
     for i, (region, block) in enumerate(zip(v.regions, backward_blocks)):
-        internal = set(_defined_in(region))
-        needed = [x for x in _uses_in(block) if x in internal]
+        _hoist_getitems(block, region)
+        internal = ir.defined_in([region])
+        needed = [x for x in ir.used_in([block]) if x in internal]
         if not needed:
             continue
         other = v.regions[1 - i]
@@ -242,33 +222,37 @@ def _backpropagate_if(emitter, v: Value, ct: tuple, outer: list[Value]) -> list[
     return [(x, emitter.emit("getitem", (op,), index=k)) for k, x in enumerate(outer)]
 
 
+def _hoist_getitems(block: Block, region: Block) -> None:
+    """Reads of a nested branch's yields (`getitem`s in the backward `block` of a value of the
+    forward `region`) move into `region`, so the enclosing branch yields those scalars, not
+    the nested branch's whole tuple (a tuple would not be differentiable again)."""
+    top = set(region.values)
+    hoisted: dict[tuple, Value] = {}
+    replacement: dict[Value, Value] = {}
+
+    def visit(b: Block):
+        kept = []
+        for x in b.values:
+            if x.op == "getitem" and x.args[0] in top:
+                key = (x.args[0], x.attrs["index"])
+                if key not in hoisted:
+                    hoisted[key] = Value("getitem", x.args, x.type, dict(x.attrs), loc=x.loc)
+                    region.values.append(hoisted[key])
+                replacement[x] = hoisted[key]
+                continue
+            for r in x.regions:
+                visit(r)
+            kept.append(x)
+        b.values = kept
+    visit(block)
+    _substitute(block, replacement)
+
+
 def _zero_of(emitter, t: ir.Type) -> Value:
     """A placeholder of type `t` (zeros) for the side of a branch that does not compute it."""
     if isinstance(t, TupleType):
         return emitter.emit("tuple", tuple(_zero_of(emitter, e) for e in t.elements))
-    return emitter.emit("const", (), value={F64: 0.0, ir.I64: 0, ir.BOOL: False}[t])
-
-
-def _defined_in(block: Block):
-    yield from block.params
-    for x in block.values:
-        yield x
-        for region in x.regions:
-            yield from _defined_in(region)
-
-
-def _uses_in(block: Block) -> list[Value]:
-    used: dict[Value, None] = {}
-    def visit(b: Block):
-        for x in b.values:
-            for a in x.args:
-                used.setdefault(a)
-            for region in x.regions:
-                visit(region)
-        for r in b.results:
-            used.setdefault(r)
-    visit(block)
-    return list(used)
+    return emitter.emit("const", (), value=ir.zero(t))
 
 
 def _substitute(block: Block, replacement: dict) -> None:
@@ -338,8 +322,8 @@ def vjp_functions(fn: Function, wrt: list[int]) -> tuple[Function, Function]:
         raise NotDifferentiable(f"vjp() needs {fn.name}() to return a float or a tuple holding one, "
                                 f"but it returns {fn.result_type}", fn.loc)
     if any(v.regions for v in fn.walk()):
-        raise UnsupportedError(f"vjp() of a function with data-dependent branches or loops is not supported "
-                               f"yet; use grad() or value_and_grad()", fn.loc)
+        raise UnsupportedError("vjp() of a function with data-dependent branches or loops is not supported "
+                               "yet; use grad() or value_and_grad()", fn.loc)
     joint = ir.clone(fn)
     forward_values = list(joint.body.values)
     ct_params: list[Value] = []

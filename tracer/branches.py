@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from bytecode import Instr
 
 from .builder import is_number, is_traced
-from .errors import BigIntInput, NeedsConcreteValue, TracerError, UnsupportedError  # noqa: F401
-from .ir import BOOL, F64, I64, Block, TupleType, Value, leaf_types
+from . import ir
+from .errors import BigIntInput, SourceLoc, TracerError, UnsupportedError
+from .ir import BOOL, F64, I64, Block, TupleType, Value
 from .objects import NULL
 
 RETURN = -1                 # the place of a returning outcome (pcs are >= 0)
@@ -98,15 +99,14 @@ class FrameState:
     cells: dict                     # name -> contents (the Cell objects stay the frame's)
     return_value: object = NULL
 
-    def slots(self, live: set | None) -> list[tuple[str, object]]:
-        """(description, value) for everything a merge must agree on."""
-        if self.pc is None:
-            return [("the return value", self.return_value)]
-        out = [(f"stack slot {i}", v) for i, v in enumerate(self.stack)]
-        names = sorted(self.locals) if live is None else sorted(n for n in self.locals if n in live)
-        out += [(f"'{n}'", self.locals[n]) for n in names]
-        out += [(f"closure variable '{n}'", c) for n, c in sorted(self.cells.items())]
-        return out
+
+@dataclass(frozen=True)
+class StateLayout:
+    """How frame states merge at one place: `layout` (see `layout_of`) of the value
+    (stack, locals in `names` order, cells in `cells` order); names is None at a return."""
+    names: tuple | None
+    cells: tuple
+    layout: object
 
 
 @dataclass
@@ -164,17 +164,6 @@ class _Everything:
 
 ALL = _Everything()
 
-
-def defined_in(blocks) -> set:
-    """Every value defined in `blocks` (nested regions and block parameters included)."""
-    out, stack = set(), list(blocks)
-    while stack:
-        block = stack.pop()
-        out.update(block.params)
-        for v in block.values:
-            out.add(v)
-            stack.extend(v.regions)
-    return out
 
 
 def layout_of(values: list, what: str, b, force=frozenset()):
@@ -260,7 +249,7 @@ def flatten(layout, value, b) -> list[Value]:
 
 
 def zeros(layout, b) -> list[Value]:
-    return [b.const({F64: 0.0, I64: 0, BOOL: False}[t]) for t in layout_types(layout)]
+    return [b.const(ir.zero(t)) for t in layout_types(layout)]
 
 
 def rebuild(layout, leaves: list):
@@ -321,9 +310,6 @@ class Branching:
             self.cells[n].contents = contents
         self.return_value = s.return_value
 
-    def _live(self, place) -> set | None:
-        return None if place == RETURN else self.graph.live_locals(place)
-
     def _trim(self, place, s: FrameState) -> FrameState:
         """Drop the locals nothing reads from `place` on (they need no merging)."""
         if place == RETURN:
@@ -331,55 +317,48 @@ class Branching:
         live = self.graph.live_locals(place)
         return FrameState(s.pc, s.stack, {n: v for n, v in s.locals.items() if n in live}, s.cells, s.return_value)
 
-    def _state_value(self, s: FrameState) -> tuple:
-        """A state as one tuple for layouts: (stack, locals by name, cells by name)."""
-        return (s.stack, s.locals, s.cells, s.return_value)
-
-    def _state_layout(self, place, states: list[FrameState], force=frozenset()):
+    def _state_layout(self, place, states: list[FrameState], force=frozenset()) -> StateLayout:
+        """How the states reaching `place` merge (traced values in `force` always get a slot)."""
         b = self.builder
         if place == RETURN:
-            return ("return", layout_of([s.return_value for s in states], "the return value", b, force))
+            return StateLayout(None, (), layout_of([s.return_value for s in states], "the return value", b, force))
         depth = {len(s.stack) for s in states}
         if len(depth) != 1:
             raise UnsupportedError("paths of a branch meet with different stack depths", b.loc)
-        stack = tuple(layout_of([s.stack[i] for s in states], f"stack slot {i}", b, force) for i in range(depth.pop()))
-        names = sorted(set().union(*(s.locals for s in states)))
-        local = tuple((n, layout_of([s.locals.get(n, NULL) for s in states], f"variable '{n}'", b, force)) for n in names)
-        cells = tuple((n, layout_of([s.cells[n] for s in states], f"closure variable '{n}'", b, force))
-                      for n in sorted(states[0].cells))
-        return ("frame", stack, local, cells)
+        names = tuple(sorted(set().union(*(s.locals for s in states))))
+        cells = tuple(sorted(states[0].cells))
+        def part(values, what):
+            return layout_of(values, what, b, force)
+        stack = Many(tuple, tuple(part([s.stack[i] for s in states], f"stack slot {i}") for i in range(depth.pop())))
+        local = Many(tuple, tuple(part([s.locals.get(n, NULL) for s in states], f"variable '{n}'") for n in names))
+        cell = Many(tuple, tuple(part([s.cells[n] for s in states], f"closure variable '{n}'") for n in cells))
+        return StateLayout(names, cells, Many(tuple, (stack, local, cell)))
 
     @staticmethod
-    def _layout_parts(layout):
-        if layout[0] == "return":
-            return [layout[1]]
-        _, stack, local, cells = layout
-        return list(stack) + [l for _, l in local] + [l for _, l in cells]
+    def _as_value(sl: StateLayout, s: FrameState):
+        """A state as the value `sl.layout` describes: (stack, locals by name, cells by name)."""
+        if sl.names is None:
+            return s.return_value
+        return (s.stack, tuple(s.locals.get(n, NULL) for n in sl.names), tuple(s.cells[n] for n in sl.cells))
 
-    def _flatten_state(self, layout, s: FrameState) -> list:
-        b = self.builder
-        if layout[0] == "return":
-            return flatten(layout[1], s.return_value, b)
-        _, stack, local, cells = layout
-        out = [x for l, v in zip(stack, s.stack) for x in flatten(l, v, b)]
-        out += [x for n, l in local for x in flatten(l, s.locals.get(n, NULL), b)]
-        out += [x for n, l in cells for x in flatten(l, s.cells[n], b)]
-        return out
+    def _flatten_state(self, sl: StateLayout, s: FrameState) -> list:
+        return flatten(sl.layout, self._as_value(sl, s), self.builder)
 
-    def _zeros_state(self, layout) -> list:
-        return [x for l in self._layout_parts(layout) for x in zeros(l, self.builder)]
+    def _zeros_state(self, sl: StateLayout) -> list:
+        return zeros(sl.layout, self.builder)
 
-    def _state_types(self, layout) -> list:
-        return [t for l in self._layout_parts(layout) for t in layout_types(l)]
+    @staticmethod
+    def _state_types(sl: StateLayout) -> list:
+        return layout_types(sl.layout)
 
-    def _rebuild_state(self, place, layout, leaves: list) -> FrameState:
-        if layout[0] == "return":
-            return FrameState(None, (), {}, {}, rebuild(layout[1], leaves))
-        _, stack, local, cells = layout
-        st = tuple(rebuild(l, leaves) for l in stack)
-        loc = {n: rebuild(l, leaves) for n, l in local}
-        cl = {n: rebuild(l, leaves) for n, l in cells}
-        return FrameState(place, st, {n: v for n, v in loc.items() if v is not NULL}, cl)
+    @staticmethod
+    def _rebuild_state(place, sl: StateLayout, leaves: list) -> FrameState:
+        value = rebuild(sl.layout, leaves)
+        if sl.names is None:
+            return FrameState(None, (), {}, {}, value)
+        stack, local, cells = value
+        return FrameState(place, stack, {n: v for n, v in zip(sl.names, local) if v is not NULL},
+                          dict(zip(sl.cells, cells)))
 
     # ------------------------------------------------------------------ running
     def run_until(self, stops: frozenset, skip_first: bool = False):
@@ -449,7 +428,7 @@ class Branching:
     def _raise(self, exc: BaseException) -> Outcome:
         if isinstance(exc, BigIntInput):
             exc = NeedsPython(str(exc))
-        self.builder.append(Value("raise", (), TupleType(()), {"exception": exc}, loc=self.builder.loc))
+        self.builder.raise_(exc)
         return Outcome()
 
     # ------------------------------------------------------------------ branches
@@ -486,17 +465,22 @@ class Branching:
         places = []
         for _, o in sides:
             places += [p for p in o.places if p not in places]
-        inner = defined_in([block for block, _ in sides])
+        inner = ir.defined_in([block for block, _ in sides])
         layouts = {p: self._state_layout(p, [self._trim(p, o.states[p]) for _, o in sides if p in o.states], inner)
                    for p in places}
-        types = ([I64] if len(places) > 1 else []) + [t for p in places for t in self._state_types(layouts[p])]
+        # which place: a constant per side is chosen by the condition itself (a select);
+        # a side that can end in several places yields its own selector
+        several = len(places) > 1
+        chosen = several and all(len(o.places) <= 1 for _, o in sides)
+        yields_selector = several and not chosen
+        types = [I64] * yields_selector + [t for p in places for t in self._state_types(layouts[p])]
         for block, o in sides:
             with b.region(block):
                 if not o.places:           # every path of this side raises
-                    block.results = [b.const(0)] * (len(places) > 1) + [x for p in places for x in self._zeros_state(layouts[p])]
+                    block.results = [b.const(0)] * yields_selector + [x for p in places for x in self._zeros_state(layouts[p])]
                     continue
                 leaves = []
-                if len(places) > 1:
+                if yields_selector:
                     leaves.append(o.selector if len(o.places) > 1 else b.const(o.places[0]))
                 for p in places:
                     leaves += (self._flatten_state(layouts[p], self._trim(p, o.states[p])) if p in o.states
@@ -506,8 +490,11 @@ class Branching:
         op.regions = [block for block, _ in sides]
         items = [b.emit("getitem", (op,), index=i) for i in range(len(types))]
         out = Outcome()
-        if len(places) > 1:
+        if yields_selector:
             out.selector = items.pop(0)
+        elif chosen:
+            then_place, else_place = (o.places[0] if o.places else places[0] for _, o in sides)
+            out.selector = b.emit("select", (cond, b.const(then_place), b.const(else_place)))
         for p in places:
             out.states[p] = self._rebuild_state(p, layouts[p], items)
         return out
@@ -584,7 +571,7 @@ class Branching:
     def _finish_loop(self, h, init, layout, body: Block, outcome: Outcome):
         b = self.builder
         exits = [p for p in outcome.places if p != h]
-        inner = defined_in([body])
+        inner = ir.defined_in([body])
         exit_layouts = {p: self._state_layout(p, [self._trim(p, outcome.states[p])], inner) for p in exits}
         n_carried = len(body.params)
         extra_types = ([I64] if len(exits) > 1 else []) + [t for p in exits for t in self._state_types(exit_layouts[p])]
@@ -605,10 +592,12 @@ class Branching:
                     leaves += self._flatten_state(exit_layouts[p], self._trim(p, s)) if s else self._zeros_state(exit_layouts[p])
                 body.results = [go] + leaves
             else:
-                body.results = [b.const(False)] + [b.const({F64: 0.0, I64: 0, BOOL: False}[p.type]) for p in body.params]
-        inits = self._flatten_state(layout, init) + [b.const({F64: 0.0, I64: 0, BOOL: False}[t]) for t in extra_types]
+                body.results = [b.const(False)] + [b.const(ir.zero(p.type)) for p in body.params]
+        inits = self._flatten_state(layout, init) + [b.const(ir.zero(t)) for t in extra_types]
         types = [p.type for p in body.params]
-        op = b.append(Value("loop", tuple(inits), TupleType(tuple(types)), loc=b.loc))
+        header_line = self.instrs[h].lineno or self.lineno      # the loop's `for`/`while` line
+        op = b.append(Value("loop", tuple(inits), TupleType(tuple(types)),
+                            loc=SourceLoc(self.code.co_filename, header_line)))
         op.regions = [body]
         items = [b.emit("getitem", (op,), index=i) for i in range(len(types))][n_carried:]
         out = Outcome()

@@ -16,9 +16,9 @@ from __future__ import annotations
 from bytecode import BinaryOp
 
 from . import ops
-from .errors import (BigIntInput, DataDependentControlFlow, NeedsConcreteValue, OpFailure, SourceLoc, Status, UnsupportedError,
+from .errors import (BigIntConstant, BigIntInput, DataDependentControlFlow, NeedsConcreteValue, OpFailure, SourceLoc, Status, UnsupportedError,
                      exception_for)
-from .ir import BOOL, F64, I64, Block, Function, ScalarType, TupleType, Value, type_of_constant
+from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, Block, Function, ScalarType, TupleType, Value, type_of_constant
 
 Operand = "Value | int | float | bool"
 
@@ -105,10 +105,15 @@ class GraphBuilder:
         self.examples[v] = example
         return v
 
+    def raise_(self, exc: BaseException) -> Value:
+        """raise exc (at run time): nothing after it in this block runs."""
+        return self.append(Value("raise", (), TupleType(()), {"exception": exc}, loc=self.loc))
+
     def raise_if(self, cond: Value, exc: BaseException) -> None:
         """if cond: raise exc (at run time)."""
         then, otherwise = Block(), Block()
-        then.values.append(Value("raise", (), TupleType(()), {"exception": exc}, loc=self.loc))
+        with self.region(then):
+            self.raise_(exc)
         op = self.append(Value("if", (cond,), TupleType(()), loc=self.loc))
         op.regions = [then, otherwise]
 
@@ -122,6 +127,9 @@ class GraphBuilder:
         return p
 
     def const(self, x) -> Value:
+        if type(x) is int and not I64_MIN <= x <= I64_MAX:
+            # a trace-time int past 64 bits meets compiled code: only Python has the exact answer
+            raise BigIntConstant(f"the int {x:.3e} is beyond 64 bits; only Python computes with it", self.loc)
         return self.emit("const", (), value=x)
 
     def value(self, x) -> Value:

@@ -113,6 +113,11 @@ class BigIntInput(UnsupportedError):
     """An input int past 64 bits: the call runs the original Python function, which is exact."""
 
 
+class BigIntConstant(BigIntInput):
+    """An int past 64 bits computed at trace time meets compiled code: where it is met, the
+    compiled function runs the Python function instead (every call that gets there)."""
+
+
 class DataDependentControlFlow(UnsupportedError):
     """A branch or loop condition that depends on a traced (runtime) value."""
 

@@ -18,7 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import sys
+
 from bytecode import Instr, Label
+
+PY313 = sys.version_info >= (3, 13)
 
 UNCONDITIONAL = {"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT"}
 FINAL = {"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"}
@@ -57,12 +61,15 @@ class Loop:
 class FlowGraph:
     def __init__(self, instrs: list, labels: dict):
         self.instrs = instrs
+        self.labels = labels
         starts = {0}
         for pc, item in enumerate(instrs):
             if isinstance(item, Label):
                 starts.add(pc)
             elif isinstance(item, Instr) and (item.has_jump() or item.name in FINAL):
                 starts.add(pc + 1)
+                if item.name == "FOR_ITER":
+                    starts.add(self.for_iter_exit(labels[item.arg]))
         starts = sorted(s for s in starts if s < len(instrs))
         self.blocks: list[BasicBlock] = []
         self.block_at: dict[int, int] = {}          # pc of any item -> block index
@@ -84,12 +91,48 @@ class FlowGraph:
                     block.writes.update(_names(item, WRITES))
             falls_through = last is None or not (last.name in FINAL or last.name in UNCONDITIONAL)
             if last is not None and last.has_jump():
-                block.successors.append(self.block_at[labels[last.arg]])
+                target = labels[last.arg]
+                if last.name == "FOR_ITER":
+                    target = self.for_iter_exit(target)
+                block.successors.append(self.block_at[target])
             if falls_through and block.end < len(instrs):
                 block.successors.append(self.block_at[block.end])
+        self._thread_empty_blocks()
         self._postdominators()
         self._loops()
         self._liveness()
+
+    def for_iter_exit(self, target: int) -> int:
+        """Where an exhausted FOR_ITER whose label is at `target` goes on: CPython pops the
+        iterator and skips the loop's END_FOR (3.12), and the POP_TOP after it (3.13); on
+        3.11 the label is already past the loop."""
+        pc = target
+        for name in ("END_FOR", "POP_TOP") if PY313 else ("END_FOR",):
+            at = pc
+            while at < len(self.instrs) and not isinstance(self.instrs[at], Instr):
+                at += 1
+            if at < len(self.instrs) and self.instrs[at].name == name:
+                pc = at + 1
+            else:
+                break
+        return pc
+
+    def _thread_empty_blocks(self):
+        """An edge into a block of no-ops that just falls through (the NOP of 3.11's
+        `while True:`, which `continue` jumps to while the loop's end jumps past it) goes to the
+        block after it instead, so each loop has one header."""
+        def empty(b: BasicBlock) -> bool:
+            items = [self.instrs[pc] for pc in range(b.start, b.end) if isinstance(self.instrs[pc], Instr)]
+            return all(i.name == "NOP" for i in items) and len(b.successors) == 1
+        forward = {b.index: b.successors[0] for b in self.blocks if b.index and empty(b)}
+        def target(i: int) -> int:
+            seen = set()
+            while i in forward and i not in seen:
+                seen.add(i)
+                i = forward[i]
+            return i
+        for b in self.blocks:
+            b.successors = [target(s) for s in b.successors]
 
     # ------------------------------------------------------------------ post-dominators
     def _postdominators(self):
@@ -119,10 +162,17 @@ class FlowGraph:
     # ------------------------------------------------------------------ natural loops
     def _loops(self):
         n = len(self.blocks)
+        reachable, stack = set(), [0]
+        while stack:
+            i = stack.pop()
+            if i not in reachable:
+                reachable.add(i)
+                stack.extend(self.blocks[i].successors)
         preds = [[] for _ in range(n)]
         for b in self.blocks:
-            for s in b.successors:
-                preds[s].append(b.index)
+            if b.index in reachable:              # a block nothing reaches dominates nothing
+                for s in b.successors:
+                    preds[s].append(b.index)
         dom = [set(range(n)) for _ in range(n)]
         dom[0] = {0}
         changed = True
@@ -157,9 +207,11 @@ class FlowGraph:
         return self.block_at[target_pc] not in loop.blocks
 
     def exit_pcs(self, loop: Loop) -> set[int]:
-        """The first pcs of the blocks a loop's blocks jump to outside it."""
+        """The first pcs of the blocks a loop's blocks jump to outside it, except blocks that
+        only return or raise: those are the end of the path, run as part of it (they pop the
+        stack entries of inner loops, which may differ between the paths that get there)."""
         return {self.blocks[s].start for b in loop.blocks for s in self.blocks[b].successors
-                if s not in loop.blocks}
+                if s not in loop.blocks and self.blocks[s].successors}
 
     # ------------------------------------------------------------------ liveness
     def _liveness(self):

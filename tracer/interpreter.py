@@ -18,15 +18,15 @@ from dataclasses import dataclass
 from bytecode import Bytecode, Instr, Label, TryBegin
 
 from .builder import GraphBuilder, is_number, is_traced
-from .errors import BigIntInput, SourceLoc, TracerError, UnsupportedError
-from .ir import I64_MAX, I64_MIN, Function, TupleType, Value, verify
+from .errors import BigIntConstant, BigIntInput, SourceLoc, TracerError, UnsupportedError
+from .ir import I64_MAX, I64_MIN, Function, Value, verify
 from .objects import NULL, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction, TransformedFunction
 from .opcodes.calls import CallOps
 from .opcodes.containers import ContainerOps
 from .opcodes.control import ControlFlowOps
 from .opcodes.numbers import NumberOps
 from .opcodes.stack import StackOps
-from .branches import RETURN, Branching
+from .branches import RETURN, Branching, NeedsPython
 from .flow import flow_graph
 from .sources import ArgSource, AttrSource, BindingGuard, MissingAttrGuard, RootSource, Source, StructureGuard, ValueGuard
 from . import _frame, library
@@ -259,9 +259,7 @@ class Tracer:
         if isinstance(obj, AlwaysRaises):
             return b.const(0.0)      # never returned: every path raised first
         if is_number(obj):
-            if type(obj) is int and not I64_MIN <= obj <= I64_MAX:
-                raise self.error("the function returns an int beyond 64 bits")
-            return b.const(obj)
+            return b.const(obj)          # an int past 64 bits: BigIntInput, the call runs Python
         if isinstance(obj, tuple):
             return b.emit("tuple", tuple(self.result_value(x) for x in obj))
         if isinstance(obj, ExternalList) and isinstance(obj.obj, tuple):
@@ -499,14 +497,16 @@ def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name:
     tracer.call_stack.append(code)   # recursion into the traced function itself is detected too
     try:
         value = frame.run()
-    except TracerError:
-        raise
-    except Exception as exc:
-        # an exception met at trace time after compiled control flow: ops in a loop or branch
-        # (with no trace-time value) may fail first at run time, so the raise is compiled too
-        if not any(v.regions for v in tracer.builder.block.values):
+    except TracerError as exc:
+        if not isinstance(exc, BigIntConstant):
             raise
-        tracer.builder.append(Value("raise", (), TupleType(()), {"exception": exc}, loc=tracer.builder.loc))
+        tracer.builder.raise_(NeedsPython(str(exc)))   # compiled: it runs the Python function
+        value = AlwaysRaises()
+    except Exception as exc:
+        # what CPython raises for these arguments (and every call that passes the guards): the
+        # raise is compiled, after the ops before it, which may fail first at run time (in a
+        # loop or branch they have no trace-time value), as a side of a branch does
+        tracer.builder.raise_(exc)
         value = AlwaysRaises()
     result = tracer.result_value(value)
     fn = tracer.builder.finish(result)

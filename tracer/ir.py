@@ -176,6 +176,46 @@ class Function:
         return format_function(self)
 
 
+def zero(t: ScalarType) -> object:
+    """The Python zero of a scalar type (a placeholder for a path that computes nothing)."""
+    return {F64: 0.0, F32: 0.0, I64: 0, BOOL: False}[t]
+
+
+def defined_in(blocks) -> set[Value]:
+    """Every value defined in `blocks`: their values and parameters, nested regions included."""
+    out: set[Value] = set()
+    stack = list(blocks)
+    while stack:
+        block = stack.pop()
+        out.update(block.params)
+        for v in block.values:
+            out.add(v)
+            stack.extend(v.regions)
+    return out
+
+
+def used_in(blocks) -> list[Value]:
+    """Every value `blocks` read (operands and yields, nested regions included), first use first."""
+    used: dict[Value, None] = {}
+    def visit(block: Block):
+        for v in block.values:
+            used.update(dict.fromkeys(v.args))
+            for region in v.regions:
+                visit(region)
+        used.update(dict.fromkeys(block.results))
+    for block in blocks:
+        visit(block)
+    return list(used)
+
+
+def free_values(v: Value) -> list[Value]:
+    """The values defined outside `v`'s regions that they read, first use first."""
+    if not v.regions:
+        return []
+    inner = defined_in(v.regions)
+    return [x for x in used_in(v.regions) if x not in inner]
+
+
 def make_param(index: int, name: str, type: ScalarType, loc: SourceLoc | None = None) -> Value:
     return Value("param", (), type, {"index": index}, loc=loc, name=name)
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import sys
 
-from bytecode import Instr
 
-from ..branches import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, NeedsConcreteValue, RangeIter
+from ..branches import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, RangeIter
+from ..errors import NeedsConcreteValue
 from ..builder import is_traced
 from ..objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange
 from .containers import type_name
@@ -24,6 +24,10 @@ class ControlFlowOps:
         """Jump to `label` if bool(value) == when. `pop`: the value leaves the stack on both
         sides (POP_JUMP_IF_*); else it stays on the jumping side only (JUMP_IF_*_OR_POP)."""
         truth = self.truth_of(value)
+        if is_traced(truth) and self.tracer.unroll_loops and self.builder.must_be_concrete(truth):
+            # traced for autodiff: a decision made by int arguments only is pinned, so loops
+            # it controls unroll (as loops over their ranges do; a compiled loop needs a tape)
+            truth = self.builder.concretize(truth, "this branch condition")
         target = self.labels[label]
         if not is_traced(truth):
             if pop:
@@ -70,35 +74,37 @@ class ControlFlowOps:
     # -- loops
     def op_GET_ITER(self, instr):
         iterable = self.pop()
-        unroll = self.tracer.unroll_loops and not (
-            isinstance(iterable, SymbolicRange) and not all(self.builder.must_be_concrete(a) for a in iterable.args))
-        if unroll and isinstance(iterable, SymbolicRange):
-            iterable = iterable.concrete()
-        if unroll and type(iterable) is range and len(iterable) > AUTODIFF_UNROLL_LIMIT:
-            unroll = False           # too long to copy: a loop (whose gradient needs a tape)
-        if self.is_generator or unroll:
-            # a generator's loop yields, which a compiled loop cannot: it unrolls (a range with
-            # traced bounds is pinned to its values); so do loops traced for autodiff, which
-            # differentiates unrolled loops (a compiled loop would need a tape)
-            self.push(iter(iterable.concrete() if isinstance(iterable, SymbolicRange) else self.materialize(iterable)
-                           if isinstance(iterable, (ExternalList, ExternalObject, BoundMethod, SymbolicFunction))
-                           else iterable))
-            return
-        if isinstance(iterable, SymbolicRange):
-            self.push(RangeIter(*iterable.args, iterable.args[0]))
-            return
-        if type(iterable) is range and len(iterable) > UNROLL_LIMIT:   # long: a loop, not copies
-            r = iterable
-            self.push(RangeIter(r.start, r.stop, r.step, self.builder.const(r.start)))
-            return
         if is_traced(iterable):
             raise TypeError(f"'{type_name(iterable)}' object is not iterable")
-        if isinstance(iterable, (ExternalList, ExternalObject, BoundMethod, SymbolicFunction)):
+        if isinstance(iterable, (range, SymbolicRange)):
+            self.push(self.range_iterator(iterable))
+        elif isinstance(iterable, (ExternalList, ExternalObject, BoundMethod, SymbolicFunction)):
             self.push(iter(self.materialize(iterable)))   # an input list's items, loaded per call
         else:
             # Python's own iterator: a list built in the trace is iterated live (items appended
-            # in the loop are seen), an iterator (zip, a generator) is its own, a range is lazy
+            # in the loop are seen), an iterator (zip, a generator) is its own
             self.push(iter(iterable))
+
+    def range_iterator(self, r):
+        """A Python iterator over the range (its loop unrolls) or a RangeIter (a compiled loop).
+
+        Unrolled: short constant ranges; every range in a generator (its loop yields, which a
+        compiled loop cannot); and, traced for autodiff, ranges known at trace time up to
+        AUTODIFF_UNROLL_LIMIT (a compiled loop's gradient would need a tape). Unrolling a range
+        with traced bounds pins them."""
+        symbolic = isinstance(r, SymbolicRange)
+        if self.is_generator:
+            return iter(r.concrete() if symbolic else r)
+        if self.tracer.unroll_loops and (not symbolic or all(self.builder.must_be_concrete(a) for a in r.args)):
+            r = r.concrete() if symbolic else r
+            symbolic = False
+            if len(r) <= AUTODIFF_UNROLL_LIMIT:
+                return iter(r)
+        elif not symbolic and len(r) <= UNROLL_LIMIT:
+            return iter(r)
+        if symbolic:
+            return RangeIter(*r.args, r.args[0])
+        return RangeIter(r.start, r.stop, r.step, self.builder.const(r.start))
 
     def op_FOR_ITER(self, instr):
         iterator = self.stack[-1]
@@ -107,13 +113,8 @@ class ControlFlowOps:
         try:
             self.push(next(iterator))
         except StopIteration:
-            # CPython pops the iterator and continues after the loop's END_FOR (3.12),
-            # or after END_FOR and POP_TOP (3.13); on 3.11 the label is already past the loop.
             self.pop()
-            self.jump(instr.arg)
-            self._skip("END_FOR")
-            if PY313:
-                self._skip("POP_TOP")
+            self.pc = self.graph.for_iter_exit(self.labels[instr.arg])
 
     def branch_for_iter(self, force_fork: bool = False):
         """FOR_ITER over a RangeIter (the frame's pc is just past it): a loop is built here,
@@ -122,16 +123,13 @@ class ControlFlowOps:
         it = self.stack[-1]
         more = it.has_next(self.builder)
         instr = self.instrs[here]
-        exit_pc = self.labels[instr.arg]
+        exit_pc = self.graph.for_iter_exit(self.labels[instr.arg])
         def advance():
             self.stack[-1] = it.advanced(self.builder)
             self.push(it.index)
         def leave():
             self.pop()
             self.pc = exit_pc
-            self._skip("END_FOR")
-            if PY313:
-                self._skip("POP_TOP")
         if not is_traced(more):
             (advance if more else leave)()
             return None
@@ -159,13 +157,6 @@ class ControlFlowOps:
         self.stack[-1] = iter(range(index, stop, step))
         self.pc += 1
         return self.op_FOR_ITER(instr)
-
-    def _skip(self, name):
-        pc = self.pc
-        while not isinstance(self.instrs[pc], Instr):
-            pc += 1
-        if self.instrs[pc].name == name:
-            self.pc = pc + 1
 
     def op_END_FOR(self, instr):
         # reached only by falling through, which CPython's loops never do; keep the stack honest

@@ -17,6 +17,8 @@ i64 (the rewritten op cannot overflow, so nothing that could fail is removed):
                                       is x, so replacing the outer neg by x is right either way.
 bool:
   not(not(b)) -> b
+  select(c, K1, K2) == K1 -> c,  == K2 -> not(c)   for distinct i64 constants K1, K2 (which
+                                      exit a branch took: tracer.branches picks it this way)
 (Which NaN comes out of x * -1.0 versus -x may differ in its sign bit; Python does not specify
 NaN bits, and only NaN-ness is observable through its float operations.)
 """
@@ -87,6 +89,14 @@ def _rewrite(v: ir.Value) -> ir.Value:
             return args[0]
         if args[0] is args[1]:
             return _zero(v)
+    if v.op == "eq" and args[0].op == "select" and args[1].op == "const" and v.args[1].type == ir.I64:
+        c, k1, k2 = args[0].args
+        if k1.op == k2.op == "const" and k1.attrs["value"] != k2.attrs["value"]:
+            k = args[1].attrs["value"]
+            if k == k1.attrs["value"]:
+                return c
+            if k == k2.attrs["value"]:
+                return ir.Value("not", (c,), ir.BOOL, loc=v.loc)
     if v.op in ("neg", "not") and args[0].op == v.op:   # neg(neg(x)) and not(not(b)), any type
         return args[0].args[0]
     return v
