@@ -24,12 +24,12 @@ import itertools
 import math
 import os
 import random
-import struct
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from corpus import CASES
+from oracle import close_value, outcome, same_outcome, show, show_outcome
 from tracer import trace
 from tracer import _frame
 
@@ -59,54 +59,6 @@ def test_corpus_is_big_enough():
 
 
 # ------------------------------------------------------------------------------ outcomes
-def outcome(fn, args):
-    """('return', value) or ('raise', exception type, message)."""
-    try:
-        return ("return", fn(*args))
-    except Exception as exc:   # the outcome under test: any exception, compared with CPython's
-        return ("raise", type(exc), str(exc))
-
-
-def float_bits(x: float) -> bytes:
-    return struct.pack("<d", x)
-
-
-def same_value(a, b) -> bool:
-    """Bit-for-bit equality of results: same types all the way down; NaN matches NaN."""
-    if type(a) is not type(b):
-        return False
-    if type(a) is float:
-        return (math.isnan(a) and math.isnan(b)) or float_bits(a) == float_bits(b)
-    if type(a) is complex:
-        return same_value(a.real, b.real) and same_value(a.imag, b.imag)
-    if type(a) in (tuple, list):
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
-    return a == b
-
-
-def close_value(a, b, rel_tol: float) -> bool:
-    """Equality up to a relative tolerance on floats (NaN matches NaN, inf only inf)."""
-    if type(a) is not type(b):
-        return False
-    if type(a) is float:
-        if math.isnan(a) or math.isnan(b):
-            return math.isnan(a) and math.isnan(b)
-        return a == b or math.isclose(a, b, rel_tol=rel_tol, abs_tol=0.0)
-    if type(a) is complex:
-        return close_value(a.real, b.real, rel_tol) and close_value(a.imag, b.imag, rel_tol)
-    if type(a) in (tuple, list):
-        return len(a) == len(b) and all(close_value(x, y, rel_tol) for x, y in zip(a, b))
-    return a == b
-
-
-def same_outcome(got, expected, values=same_value, **kw) -> bool:
-    if got[0] != expected[0]:
-        return False
-    if got[0] == "raise":
-        return got[1:] == expected[1:]
-    return values(got[1], expected[1], **kw)
-
-
 def same_shape(a, b) -> bool:
     """Same Python types all the way down (values ignored)."""
     if type(a) is not type(b):
@@ -114,21 +66,6 @@ def same_shape(a, b) -> bool:
     if type(a) in (tuple, list):
         return len(a) == len(b) and all(same_shape(x, y) for x, y in zip(a, b))
     return True
-
-
-def show(x) -> str:
-    if type(x) is float:
-        return f"{x!r} ({float_bits(x)[::-1].hex()})"
-    if type(x) in (tuple, list):
-        inner = ", ".join(show(v) for v in x)
-        return f"({inner})" if type(x) is tuple else f"[{inner}]"
-    if hasattr(x, "__dict__") and not isinstance(x, type):
-        return f"{type(x).__name__}({', '.join(f'{k}={show(v)}' for k, v in vars(x).items())})"
-    return repr(x)
-
-
-def show_outcome(o) -> str:
-    return f"returned {show(o[1])}" if o[0] == "return" else f"raised {o[1].__name__}({o[2]!r})"
 
 
 # ------------------------------------------------------------------------------ the checks

@@ -144,3 +144,56 @@ def test_grad_shows_the_joint_value_and_gradient_function():
 def test_grad_errors(args, message):
     r = run_cli("dump", FMA, "--args", "3.0", "-1.0", "2.0", *args)
     assert r.returncode == 2 and message in r.stderr, r.stderr
+
+
+def clipped_newton(x):
+    y = x if x > 1.0 else 1.0
+    while abs(y * y - x) > 1e-12 * x:
+        y = 0.5 * (y + x / y)
+    return y
+
+
+GOLDEN_CONTROL_FLOW = """\
+func clipped_newton(x: f64) -> f64
+  value    op         operands      type        source
+  %0       const      1.0           f64
+  %1       gt         x, %0         bool
+  %2       if         %1            (f64,)
+    then:
+    yield x
+    else:
+    yield %0
+  %3       getitem    %2, index=0   f64
+  %4       mul        %3, %3        f64
+  %5       sub        %4, x         f64
+  %6       abs        %5            f64
+  %7       const      1e-12         f64
+  %8       mul        %7, x         f64
+  %9       gt         %6, %8        bool
+  %10      if         %9            (f64,)
+    then:
+    %11      const    0.0           f64
+    %12      loop     %3, %11       (f64, f64)
+      body(%13: f64, %14: f64):
+      %15      div    x, %13        f64
+      %16      add    %13, %15      f64
+      %17      const  0.5           f64
+      %18      mul    %17, %16      f64
+      %19      mul    %18, %18      f64
+      %20      sub    %19, x        f64
+      %21      abs    %20           f64
+      %22      gt     %21, %8       bool
+      yield %22, %18, %18
+    %23      getitem  %12, index=1  f64
+    yield %23
+    else:
+    yield %3
+  %24      getitem    %10, index=0  f64
+  return %24"""
+
+
+def test_control_flow_prints_regions_under_their_op():
+    from tracer.ir import format_function
+    f = trace(clipped_newton, fuse_fma=False)
+    assert f(2.0) == clipped_newton(2.0)
+    assert format_function(f.specializations[0].optimized, show_source=False) == GOLDEN_CONTROL_FLOW

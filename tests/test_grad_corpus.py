@@ -20,12 +20,12 @@ points; specializations are cached by the dispatcher.
 from __future__ import annotations
 
 import math
-import struct
 import types
 
 import pytest
 
 from grad_corpus import GRAD_CASES
+from oracle import central_difference, close, float_bits
 from tracer import grad, trace, value_and_grad, vjp
 
 FD_REL, FD_ABS = 1e-5, 1e-6
@@ -68,21 +68,11 @@ def params(test: str, cases=GRAD_CASES):
 
 
 # ------------------------------------------------------------------------------ helpers
-def float_bits(x: float) -> bytes:
-    return struct.pack("<d", x)
-
-
 def same_float(a, b) -> bool:
     """Bit for bit (NaN matches any NaN); both must be Python floats."""
     if type(a) is not float or type(b) is not float:
         return False
     return (math.isnan(a) and math.isnan(b)) or float_bits(a) == float_bits(b)
-
-
-def close(a, b, rel, abs_) -> bool:
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
-    return a == b or math.isclose(a, b, rel_tol=rel, abs_tol=abs_)
 
 
 def show(x) -> str:
@@ -91,18 +81,6 @@ def show(x) -> str:
     if type(x) is tuple:
         return "(" + ", ".join(show(v) for v in x) + ")"
     return repr(x)
-
-
-def step(x: float) -> float:
-    return 1e-6 * max(1.0, abs(x))
-
-
-def central_difference(f, args: tuple, i: int) -> float:
-    h = step(args[i])
-    up, down = list(args), list(args)
-    up[i] += h
-    down[i] -= h
-    return (f(*up) - f(*down)) / (2.0 * h)
 
 
 def float_positions(case) -> list[int]:

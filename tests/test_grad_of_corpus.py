@@ -102,10 +102,6 @@ CHECKED: dict[str, str] = {}
 
 @pytest.mark.parametrize("case", FLOAT_CASES, ids=[c.name for c in FLOAT_CASES])
 def test_gradient_of_corpus_function(case):
-    if case.name == "if_on_int_argument":
-        # known gap (issue 4 note): an elif chain whose inner branch result is read through a
-        # tuple is declined with a clear UnsupportedError instead of a gradient
-        pytest.xfail("gradient through nested if yielding a tuple value: UnsupportedError for now")
     rng = random.Random(case.name)
     argnums = tuple(i for i, k in enumerate(case.kinds) if k in (F, NUM))
     sample_out = next((out for _, out in _points(case, rng)), None)

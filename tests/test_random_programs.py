@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import math
 import os
-import struct
 
-from hypothesis import reject, HealthCheck, given, settings
+from hypothesis import HealthCheck, given, settings
 
+from oracle import outcome, same_outcome
 from program_gen import load_function, program_cases
 from tracer import TracerError, trace
 from tracer import _frame
@@ -42,33 +42,6 @@ SETTINGS = settings(
                            HealthCheck.filter_too_much, HealthCheck.large_base_example],
     print_blob=True,
 )
-
-
-def outcome(fn, args):
-    """('return', value) or ('raise', exception type, message)."""
-    try:
-        return ("return", fn(*args))
-    except Exception as exc:   # the outcome under test: any exception, compared with CPython's
-        return ("raise", type(exc), str(exc))
-
-
-def same_value(a, b) -> bool:
-    """Bit-for-bit equality: same types all the way down; floats by bytes; NaN matches NaN."""
-    if type(a) is not type(b):
-        return False
-    if type(a) is float:
-        return (math.isnan(a) and math.isnan(b)) or struct.pack("<d", a) == struct.pack("<d", b)
-    if type(a) is tuple:
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
-    return a == b
-
-
-def same_outcome(got, expected) -> bool:
-    if got[0] != expected[0]:
-        return False
-    if got[0] == "raise":
-        return got[1:] == expected[1:]
-    return same_value(got[1], expected[1])
 
 
 def show(x) -> str:
@@ -101,10 +74,6 @@ def test_random_program_matches_cpython(case):
         expected = outcome(fn, args)
         got = outcome(compiled, args)
         if got[0] == "raise" and issubclass(got[1], TracerError):
-            # Known gap (see the issue-4 note): merging two copies of a Python iterator at
-            # different positions is declined with a clear MergeError. Anything else fails.
-            if "range_iterator" in got[2] or "list_iterator" in got[2]:
-                reject()
             raise AssertionError(report("the tracer rejected a program it should compile",
                                         program.source, args, got, expected))
         assert same_outcome(got, expected), report("traced result differs from CPython's",

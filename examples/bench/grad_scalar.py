@@ -239,18 +239,16 @@ def main():
     peers = [("tracer value_and_grad", vg), ("plain Python, closed form", value_and_grad_python)]
     seed004, build_ms = llvmlite_ctypes_kernels()
     peers.append(("llvmlite + 4 ctypes calls (seed 004)", seed004))
-    try:
-        jf, version = jax_value_and_grad()
-        peers.append((f"JAX {version} jit(value_and_grad)", jf))
-        versions.append(f"jax {version}")
-    except ImportError:
-        print("JAX: not installed, skipped")
-    try:
-        tf, version = torch_value_and_grad()
-        peers.append((f"PyTorch {version} eager backward", tf))
-        versions.append(f"torch {version}")
-    except ImportError:
-        print("PyTorch: not installed, skipped")
+    optional = [("JAX", "jax", "jit(value_and_grad)", jax_value_and_grad),
+                ("PyTorch", "torch", "eager backward", torch_value_and_grad)]
+    for peer, package, how, build in optional:
+        try:
+            f, version = build()
+        except ImportError:
+            print(f"{peer}: not installed, skipped")
+            continue
+        peers.append((f"{peer} {version} {how}", f))
+        versions.append(f"{package} {version}")
 
     for name, f in peers:
         check(name, f, first)

@@ -265,7 +265,7 @@ def main():
           f"({os.cpu_count()} CPUs), {', '.join(versions)}")
     if njit is None:
         print("numba: not installed, skipped (the bars, which compare with numba, are not evaluated)")
-    print(f"  one-time start-up (first compile in this process, a trivial function; not counted below): "
+    print("  one-time start-up (first compile in this process, a trivial function; not counted below): "
           + ", ".join(f"{k} {v:.0f} ms" for k, v in startup.items()))
 
     failures = []
