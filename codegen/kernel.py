@@ -19,6 +19,8 @@ INF = float("inf")
 
 
 def llvm_type(t: ir.Type) -> ll.Type:
+    if isinstance(t, ir.TapeType):
+        return PTR                     # the tape's header (codegen.tape)
     try:
         return LLVM_TYPES[t]
     except KeyError:
@@ -40,6 +42,7 @@ class KernelBuilder:
         self.params = list(function.args[:n_params])
         self.builder = ll.IRBuilder(function.append_basic_block("entry"))
         self._status_blocks: dict[Status, ll.Block] = {}
+        self.tapes: dict = {}            # tape_new op -> its header (codegen.tape)
 
     # -- constants -------------------------------------------------------------------------
     @staticmethod
@@ -56,14 +59,25 @@ class KernelBuilder:
         if block is None:
             block = self.function.append_basic_block(f"fail_{status.name.lower()}")
             with self.builder.goto_block(block):
-                self.builder.ret(ll.Constant(I32, int(status)))
+                self.ret(status)
             self._status_blocks[status] = block
         ok = self.function.append_basic_block("ok")
         br = self.builder.cbranch(cond, block, ok)
         br.set_weights([1, 1 << 20])      # failures are cold: keep the fast path straight
         self.builder.position_at_end(ok)
 
+    def ret(self, status: int) -> None:
+        """Return `status`, releasing every tape's buffer first (codegen.tape)."""
+        from .tape import free_buffer
+        for header in self.tapes.values():
+            free_buffer(self, header)
+        self.builder.ret(ll.Constant(I32, int(status)))
+
     # -- calls ---------------------------------------------------------------------------------
+    def call_c(self, name: str, result: ll.Type, params: list, *args: ll.Value) -> ll.Value:
+        """A call to the C library's `name` (malloc-family functions)."""
+        return self.builder.call(self._declare(name, ll.FunctionType(result, params), ("nounwind",)), args)
+
     def _declare(self, name: str, fnty: ll.FunctionType, attrs=()) -> ll.Function:
         fn = self.module.globals.get(name)
         if fn is None:

@@ -20,7 +20,9 @@ from tracer.errors import RAISE_BASE, Status
 from tracer.ops import MATH_CAN_OVERFLOW, MATH_UNARY
 
 from .cpython_float import float_floordiv, float_mod, float_pow, math_hypot
-from .kernel import DOUBLE, I1, I32, I64, KernelBuilder, kernel_type, llvm_type
+from .kernel import DOUBLE, I1, I64, KernelBuilder, kernel_type, llvm_type
+from .tape import LOWERINGS as TAPE_LOWERINGS
+from .tape import allocate_headers
 
 
 # --------------------------------------------------------------------------------- arithmetic
@@ -262,6 +264,7 @@ LOWERINGS = {
     # tuples exist only in the IR: a tuple is the Python tuple of its operands' LLVM values
     "tuple": lambda k, v, *xs: tuple(xs),
     "getitem": lambda k, v, t: t[v.attrs["index"]],
+    **TAPE_LOWERINGS,
 }
 
 
@@ -278,8 +281,8 @@ def _from_leaves(t: ir.Type, leaves: list):
     return leaves.pop(0)
 
 
-def _zero(t: ir.ScalarType) -> ll.Constant:
-    return ll.Constant(llvm_type(t), ir.zero(t))
+def _zero(t: ir.Type) -> ll.Constant:
+    return ll.Constant(llvm_type(t), None if isinstance(t, ir.TapeType) else ir.zero(t))
 
 
 class BlockLowering:
@@ -295,7 +298,7 @@ class BlockLowering:
         """Lower `block`'s values; the LLVM values of its results, or None if it always raises."""
         for v in block.values:
             if v.op == "raise":
-                self.k.builder.ret(ll.Constant(I32, self.raise_statuses[v]))
+                self.k.ret(self.raise_statuses[v])
                 return None
             if v.op == "if":
                 self.values[v] = self.lower_if(v)
@@ -382,6 +385,7 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str) -> ll.Functi
         out.name = f"out{i}"
         out.add_attribute("noalias")
 
+    allocate_headers(k, fn)
     values = {p: a for p, a in zip(fn.params, k.params)}
     statuses = {v: RAISE_BASE + i for i, v in enumerate(raise_sites(fn))}
     results = BlockLowering(k, values, statuses).block(fn.body)
@@ -389,5 +393,5 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str) -> ll.Functi
         return function
     for leaf, out in zip(_leaves(results[0]), outs):
         k.builder.store(leaf, out)
-    k.builder.ret(ll.Constant(I32, int(Status.OK)))
+    k.ret(Status.OK)
     return function

@@ -150,8 +150,9 @@ def test_every_op_has_a_lowering():
     assert set(LOWERINGS) | set(CONTROL_FLOW) == set(ops.OPS)
 
 
+TAPE_OPS = ("tape_new", "tape_push", "tape_get", "tape_len", "tape_free")   # test_tape_round_trip
 SCALAR_OPS = [name for name in ops.OPS
-              if name not in ("param", "const", "tuple", "getitem", "fma", "pow") + CONTROL_FLOW]
+              if name not in ("param", "const", "tuple", "getitem", "fma", "pow") + CONTROL_FLOW + TAPE_OPS]
 
 
 @pytest.mark.parametrize("op", SCALAR_OPS)
@@ -566,3 +567,55 @@ def test_entry_args_must_feed_every_parameter():
         compile_function(fn, [EntryArg(F64, 0)])
     with pytest.raises(ValueError):
         compile_function(fn, [EntryArg(F64, 0), EntryArg(I64, 1)])
+
+
+def tape_round_trip() -> ir.Function:
+    """Push (x * i, i, i odd) for i in 0..n-1 in one loop, then sum what a second loop reads back
+    in reverse: sum(x * i * (2 if odd else 1)), the tape's length added as an f64."""
+    x, n = ir.make_param(0, "x", F64), ir.make_param(1, "n", I64)
+    b = ir.Block()
+    def emit(block, op, *args, **attrs):
+        v = ir.Value(op, args, ops.OPS[op].result_type(tuple(a.type for a in args), attrs), attrs)
+        block.values.append(v)
+        return v
+    fields = (F64, I64, BOOL)
+    tape = emit(b, "tape_new", fields=fields)
+    zero, one, two = (emit(b, "const", value=c) for c in (0, 1, 2))
+    push = ir.Block()
+    i, t = push.add_param(I64), push.add_param(ir.TapeType(fields))
+    odd = emit(push, "eq", emit(push, "mod", i, two), one)
+    pushed = emit(push, "tape_push", t, emit(push, "mul", x, emit(push, "to_f64", i)), i, odd)
+    nxt = emit(push, "add", i, one)
+    push.results = [emit(push, "lt", nxt, n), nxt, pushed]
+    filled = ir.Value("loop", (zero, tape), ir.TupleType((I64, tape.type)))
+    filled.regions = [push]
+    b.values.append(filled)
+    full = emit(b, "getitem", filled, index=1)
+    length = emit(b, "tape_len", full)
+    read = ir.Block()
+    k, acc = read.add_param(I64), read.add_param(F64)
+    record = emit(read, "tape_get", full, k)
+    value, index, flag = (emit(read, "getitem", record, index=j) for j in range(3))
+    term = emit(read, "select", flag, emit(read, "mul", value, emit(read, "const", value=2.0)), value)
+    total = emit(read, "add", acc, emit(read, "add", term, emit(read, "to_f64", emit(read, "sub", index, index))))
+    read.results = [emit(read, "gt", k, zero), emit(read, "sub", k, one), total]
+    summed = ir.Value("loop", (emit(b, "sub", length, one), emit(b, "const", value=0.0)), ir.TupleType((I64, F64)))
+    summed.regions = [read]
+    b.values.append(summed)
+    emit(b, "tape_free", full)
+    result = emit(b, "add", emit(b, "getitem", summed, index=1), emit(b, "to_f64", length))
+    b.results = [result]
+    return ir.verify(ir.Function("tape_round_trip", [x, n], b))
+
+
+def test_tape_round_trip():
+    """Records of every field type survive the buffer's growth (past its first 64 records)."""
+    fn = tape_round_trip()
+    compiled = Kernel(fn)
+    for x, n in [(1.5, 1), (0.25, 63), (-2.0, 64), (3.0, 65), (0.1, 1000)]:
+        acc = 0.0
+        for i in reversed(range(n)):
+            term = x * float(i)
+            acc = acc + ((term * 2.0 if i % 2 == 1 else term) + 0.0)
+        assert ops.run(fn, [x, n]) == acc + n
+        assert compiled(x, n) == ("ok", acc + n)

@@ -113,21 +113,6 @@ def test_float_arguments_share_one_specialization(case):
 # ------------------------------------------------------------------------------ gradients
 _GRADS: dict = {}
 
-# Gradients through a loop that stays a loop (a while loop on a float, a loop over a range longer
-# than branches.AUTODIFF_UNROLL_LIMIT) need a tape of every iteration, which is not built yet:
-# they must raise a clear UnsupportedError, never give a wrong number.
-NEEDS_TAPE = {"newton_sqrt", "newton_cbrt", "exp_taylor", "wrap_to_period",
-              "harmonic_wrap_10000"}
-
-
-def needs_tape(case, call) -> bool:
-    if case.name not in NEEDS_TAPE:
-        return False
-    with pytest.raises(UnsupportedError, match="gradients through a compiled loop"):
-        call()
-    return True
-
-
 def compiled_grad(case):
     if case.name not in _GRADS:
         _GRADS[case.name] = grad(case.fn, case.argnums)
@@ -137,8 +122,6 @@ def compiled_grad(case):
 @pytest.mark.parametrize("case", DIFF_CASES, ids=DIFF_IDS)
 def test_grad_matches_finite_differences(case):
     g = compiled_grad(case)
-    if needs_tape(case, lambda: g(*case.points[0])):
-        return
     problems = []
     for args in case.points:
         got = g(*args)
@@ -156,8 +139,6 @@ def test_grad_matches_finite_differences(case):
 @pytest.mark.parametrize("case", DIFF_CASES, ids=DIFF_IDS)
 def test_value_and_grad_value_is_exact_unfused(case):
     vg = value_and_grad(case.fn, case.argnums, fuse_fma=False)
-    if needs_tape(case, lambda: vg(*case.points[0])):
-        return
     problems = []
     for args in case.points:
         expected = case.fn(*args)
@@ -175,8 +156,6 @@ def test_grad_raises_what_cpython_raises(case):
     """On every listed argument tuple (nan, inf, the raising paths): CPython raises -> grad raises the
     same; CPython returns -> grad returns a tuple of floats."""
     g = compiled_grad(case)
-    if needs_tape(case, lambda: g(*case.points[0])):
-        return
     problems = []
     for args in case.args:
         if not all(type(args[a]) is float for a in case.argnums):

@@ -134,12 +134,14 @@ def _one_hot(t: TupleType, index: int, ct):
     return tuple(ct if i == index else None for i in range(len(t.elements)))
 
 
-def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt: list[Value]) -> list:
+def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt: list[Value],
+                  home: Block | None = None) -> list:
     """The gradients of `wrt`: Value, or None where the gradient is zero.
 
     `values` are the forward values in definition order; `seeds` give the cotangent of the
     outputs (a Value for an f64, a tuple of Values/None for a tuple). New values are emitted
     through `emitter`, each with the source location of the forward value it differentiates.
+    `home` is the block holding `values`: a loop among them gets its tape created there.
     """
     active = set(wrt)                         # values that depend on `wrt` (and carry gradients)
     for v in values:
@@ -170,9 +172,9 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
                 accumulate(x, g)
             continue
         if v.op == "loop":
-            raise UnsupportedError("gradients through a compiled loop are not supported yet (they need a "
-                                   "tape of every iteration); loops over ranges of int arguments or "
-                                   "constants are unrolled for grad, other loops are not", v.loc)
+            for x, g in _backpropagate_loop(emitter, v, ct, active, home):
+                accumulate(x, g)
+            continue
         rules = OPS[v.op].vjp
         if rules is None:
             raise UnsupportedError(f"cannot differentiate through the op {v.op!r}", v.loc)
@@ -200,7 +202,7 @@ def _backpropagate_if(emitter, v: Value, ct: tuple, outer: list[Value]) -> list[
         for r, c in zip(region.results, ct):
             if c is not None and differentiable(r.type):
                 seeds[r] = _add(inner, seeds.get(r), c)
-        block.results = zero_if_none(inner, backpropagate(inner, region.values, seeds, outer))
+        block.results = zero_if_none(inner, backpropagate(inner, region.values, seeds, outer, home=region))
         backward_blocks.append(block)
     # forward values a backward region reads: the forward `if` yields them (the other side a 0)
     for i, (region, block) in enumerate(zip(v.regions, backward_blocks)):
@@ -220,6 +222,76 @@ def _backpropagate_if(emitter, v: Value, ct: tuple, outer: list[Value]) -> list[
     op = emitter.append(Value("if", (v.args[0],), TupleType(tuple(F64 for _ in outer)), loc=v.loc))
     op.regions = backward_blocks
     return [(x, emitter.emit("getitem", (op,), index=k)) for k, x in enumerate(outer)]
+
+
+def _backpropagate_loop(emitter, v: Value, ct: tuple, active: set, home: Block | None) -> list[tuple[Value, Value]]:
+    """The gradients of the outer values through the `loop` op `v`, with a tape.
+
+    The forward loop pushes each iteration's carried values x_k onto a tape (x_0 are the loop's
+    operands, x_{k+1} = body(x_k), and the loop's value is the last x_n). A backward loop then
+    runs k = n-1 down to 0: it reads x_k back, recomputes the body from it (the body's inner
+    values are not saved: a second run of one iteration costs less than keeping them all), and
+    backpropagates that iteration, which turns the gradient of x_{k+1} into the gradient of x_k
+    and adds the iteration's share to the gradients of the outer values the body reads.
+    """
+    body = v.regions[0]
+    inits = [x for x in v.args if x in active]
+    free = [x for x in ir.free_values(v) if x in active]
+    if not inits and not free:
+        return []
+    if any(x.op.startswith("tape_") for x in ir.defined_in([body])):
+        raise UnsupportedError("second-order gradients through a compiled loop are not supported", v.loc)
+    if home is None or v not in home.values:
+        raise UnsupportedError("cannot differentiate this loop here (no block to save its tape in)", v.loc)
+    carried = tuple(p.type for p in body.params)
+    if not all(isinstance(t, ir.ScalarType) for t in carried):
+        raise UnsupportedError("cannot differentiate a loop that carries a tuple", v.loc)
+    floats = [i for i, t in enumerate(carried) if t == F64]
+    snapshot = ir.copy_block(body, {})      # the body as the forward runs it, for the recompute
+
+    # the forward pushes x_k at the start of each iteration
+    tape0 = Value("tape_new", (), ir.TapeType(carried), {"fields": carried}, loc=v.loc)
+    home.values.insert(home.values.index(v), tape0)
+    tape_param = body.add_param(tape0.type, v.loc)
+    pushed = Value("tape_push", (tape_param, *body.params[:-1]), tape0.type, loc=v.loc)
+    body.values.insert(0, pushed)
+    body.results.append(pushed)
+    v.args = (*v.args, tape0)
+    v.type = TupleType(v.type.elements + (tape0.type,))
+
+    def const(x):
+        return emitter.emit("const", (), value=x)
+    tape = emitter.emit("getitem", (v,), index=len(carried))
+    one, zero_ = const(1), const(0)
+    last = emitter.emit("sub", (emitter.emit("tape_len", (tape,)), one))
+    seeds = [ct[i] if ct[i] is not None else const(0.0) for i in floats]
+    back = Value("loop", (last, *seeds, *(const(0.0) for _ in free)),
+                 TupleType((ir.I64,) + (F64,) * (len(floats) + len(free))), loc=v.loc)
+    block = Block()
+    k = block.add_param(ir.I64, v.loc)
+    g = [block.add_param(F64, v.loc) for _ in floats]
+    acc = [block.add_param(F64, v.loc) for _ in free]
+    inner = BlockEmitter(block)
+    inner.loc = v.loc
+    record = inner.emit("tape_get", (tape, k))
+    x = [inner.emit("getitem", (record,), index=i) for i in range(len(carried))]
+    start = len(block.values)
+    ir.copy_block(snapshot, dict(zip(snapshot.params, x)), block)
+    recomputed, nexts = block.values[start:], block.results[1:]
+    iteration_seeds: dict[Value, object] = {}
+    for i, gi in zip(floats, g):
+        iteration_seeds[nexts[i]] = _add(inner, iteration_seeds.get(nexts[i]), gi)
+    grads = backpropagate(inner, recomputed, iteration_seeds, [x[i] for i in floats] + free, home=block)
+    new_g = zero_if_none(inner, grads[:len(floats)])
+    new_acc = [a if d is None else inner.emit("add", (a, d)) for a, d in zip(acc, grads[len(floats):])]
+    block.results = [inner.emit("gt", (k, zero_)), inner.emit("sub", (k, one)), *new_g, *new_acc]
+    back.regions = [block]
+    emitter.append(back)
+    emitter.emit("tape_free", (tape,))
+    out = [(v.args[i], emitter.emit("getitem", (back,), index=1 + j)) for j, i in enumerate(floats)
+           if v.args[i] in active]
+    out += [(xf, emitter.emit("getitem", (back,), index=1 + len(floats) + m)) for m, xf in enumerate(free)]
+    return out
 
 
 def _hoist_getitems(block: Block, region: Block) -> None:
@@ -252,6 +324,8 @@ def _zero_of(emitter, t: ir.Type) -> Value:
     """A placeholder of type `t` (zeros) for the side of a branch that does not compute it."""
     if isinstance(t, TupleType):
         return emitter.emit("tuple", tuple(_zero_of(emitter, e) for e in t.elements))
+    if isinstance(t, ir.TapeType):
+        return emitter.emit("tape_new", (), fields=t.elements)
     return emitter.emit("const", (), value=ir.zero(t))
 
 
@@ -289,7 +363,7 @@ def grad_function(fn: Function, wrt: list[int], with_value: bool = False, as_tup
     emitter.loc = out.loc
     result = out.result
     one = emitter.emit("const", (), value=1.0)
-    grads = backpropagate(emitter, forward, {result: one}, [out.params[i] for i in wrt])
+    grads = backpropagate(emitter, forward, {result: one}, [out.params[i] for i in wrt], home=out.body)
     emitter.loc = out.loc
     grads = zero_if_none(emitter, grads)
     g = emitter.emit("tuple", tuple(grads)) if as_tuple else grads[0]

@@ -39,7 +39,7 @@ from .objects import NULL
 
 RETURN = -1                 # the place of a returning outcome (pcs are >= 0)
 UNROLL_LIMIT = 16           # a loop over a constant range longer than this stays a loop
-AUTODIFF_UNROLL_LIMIT = 1000  # traced for autodiff, loops over known ranges up to this long unroll
+AUTODIFF_UNROLL_LIMIT = 64    # traced for autodiff, loops over known ranges up to this long unroll (longer: a tape)
 MAX_PEELS = 2               # iterations peeled off a loop before its carried types must settle
 MAX_LOOP_ATTEMPTS = 50      # the carried set grows on each attempt; it is bounded by the state
 

@@ -30,6 +30,7 @@ class Status(enum.IntEnum):
     FLOAT_INFINITY_TO_INT = 12        # int(inf)
     FLOAT_NAN_TO_INT = 13             # int(nan)
     RAISE = 14                        # a `raise` in traced code (its site's code is RAISE_BASE + i)
+    NO_MEMORY = 15                    # malloc failed (a gradient's tape of loop iterations)
 
 
 RAISE_BASE = 64     # status RAISE_BASE + i: the i-th `raise` op of the function (walk order)
@@ -48,7 +49,12 @@ _PROBES = {
     Status.MATH_RANGE: lambda z: math.exp(1000.0 + z),
     Status.FLOAT_INFINITY_TO_INT: lambda z: int(math.inf + z),
     Status.FLOAT_NAN_TO_INT: lambda z: int(math.nan + z),
+    Status.NO_MEMORY: lambda z: _raise(MemoryError()),
 }
+
+
+def _raise(exc: BaseException):
+    raise exc
 
 
 def _probe(status: Status) -> tuple[type[BaseException], str]:

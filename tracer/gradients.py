@@ -158,7 +158,8 @@ class Grad(Transform):
             raise NotDifferentiable(f"{what} needs {self.name}() to return a float, not {kind}",
                                     tracer.loc)
         caller_loc = b.loc
-        grads = dict(zip(wrt, backpropagate(b, b.block.values[start:], {result: b.const(1.0)}, list(wrt.values()))))
+        grads = dict(zip(wrt, backpropagate(b, b.block.values[start:], {result: b.const(1.0)}, list(wrt.values()),
+                                             home=b.block)))
         b.loc = caller_loc
         grads = zero_if_none(b, [grads[a] for a in self.argnums])
         g = tuple(grads) if self.as_tuple else grads[0]

@@ -23,6 +23,8 @@ value defined before its op (in its own or an enclosing block); its values are i
                             it yields (continue: bool, next0, next1, ...) and runs again with the
                             nexts while `continue`; the op's value is the tuple of the last nexts
   raise                     fails with the exception in attrs (nothing after it in its block runs)
+The tape ops (`tape_new`, `tape_push`, ...; type `tape(f64, ...)`) are how autodiff saves a loop's
+iterations for its backward loop; they are ordinary ops that touch memory (`OpDef.effect`).
 Printed, a region is indented under its op:
 
       %3     if     %2         (f64,)  f.py:3  if x > 0:
@@ -62,6 +64,17 @@ class TupleType(Type):
         return "(" + ", ".join(map(str, self.elements)) + ("," if len(self.elements) == 1 else "") + ")"
 
 
+@dataclass(frozen=True)
+class TapeType(Type):
+    """A growing stack of records, one per loop iteration: what autodiff saves in a loop's
+    forward pass for its backward (`tape_new`, `tape_push`, `tape_get`, `tape_len`, `tape_free`).
+    `elements` are the scalar types of one record."""
+    elements: tuple[ScalarType, ...]
+
+    def __str__(self) -> str:
+        return "tape(" + ", ".join(map(str, self.elements)) + ")"
+
+
 F64 = ScalarType("f64")
 F32 = ScalarType("f32")
 I64 = ScalarType("i64")
@@ -81,11 +94,11 @@ def type_of_constant(value: object) -> ScalarType:
     raise TypeError(f"no IR type for constant {value!r}")
 
 
-def leaf_types(t: Type) -> list[ScalarType]:
-    """The scalar leaves of a (possibly nested) tuple type, left to right."""
+def leaf_types(t: Type) -> list[Type]:
+    """The leaves (scalars, tapes) of a (possibly nested) tuple type, left to right."""
     if isinstance(t, TupleType):
         return [leaf for e in t.elements for leaf in leaf_types(e)]
-    assert isinstance(t, ScalarType), t
+    assert isinstance(t, (ScalarType, TapeType)), t
     return [t]
 
 
@@ -239,6 +252,8 @@ def value_names(fn: Function) -> dict[Value, str]:
 def _format_attrs(v: Value) -> str:
     if v.op == "const":
         return repr(v.attrs["value"])
+    if v.op == "tape_new":
+        return ""                  # its fields are in its type
     return ", ".join(f"{k}={val!r}" for k, val in v.attrs.items())
 
 
@@ -391,23 +406,25 @@ REGION_CHECKS = {"if": _check_if, "loop": _check_loop, "raise": _check_raise}
 
 def clone(fn: Function) -> Function:
     """A deep copy of `fn` (new Values), so a pass can rewrite without touching its input."""
-    mapping: dict[Value, Value] = {}
     params = [make_param(p.attrs["index"], p.name, p.type, p.loc) for p in fn.params]
-    mapping.update(zip(fn.params, params))
+    return Function(fn.name, params, copy_block(fn.body, dict(zip(fn.params, params))), fn.loc)
 
-    def copy_block(block: Block) -> Block:
-        out = Block()
-        for p in block.params:
+
+def copy_block(block: Block, mapping: dict[Value, Value], out: Block | None = None) -> Block:
+    """Copies of `block`'s values (nested regions included) appended to `out` (a new Block by
+    default), their operands renamed through `mapping`, which gains every copy. Parameters
+    already in `mapping` are replaced by what it maps them to; the others become `out`'s."""
+    out = Block() if out is None else out
+    for p in block.params:
+        if p not in mapping:
             mapping[p] = out.add_param(p.type, p.loc)
-        for v in block.values:
-            nv = Value(v.op, tuple(mapping[a] for a in v.args), v.type, dict(v.attrs), v.loc, v.name)
-            nv.regions = [copy_block(r) for r in v.regions]
-            mapping[v] = nv
-            out.values.append(nv)
-        out.results = [mapping[r] for r in block.results]
-        return out
-
-    return Function(fn.name, params, copy_block(fn.body), fn.loc)
+    for v in block.values:
+        nv = Value(v.op, tuple(mapping.get(a, a) for a in v.args), v.type, dict(v.attrs), v.loc, v.name)
+        nv.regions = [copy_block(r, mapping) for r in v.regions]
+        mapping[v] = nv
+        out.values.append(nv)
+    out.results = [mapping.get(r, r) for r in block.results]
+    return out
 
 
 # ---------------------------------------------------------------------------- the native entry ABI

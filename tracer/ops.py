@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .errors import OpFailure, Status
-from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, TupleType, Type, Value, type_of_constant
+from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, TapeType, TupleType, Type, Value, type_of_constant
 
 TypeRule = Callable[[tuple[Type, ...], dict], Type]
 
@@ -35,6 +35,7 @@ class OpDef:
     commutative: bool = False
     attrs: tuple[str, ...] = field(default=())
     vjp: tuple | None = None         # derivative rules, one per operand (see "Derivative rules")
+    effect: bool = False             # touches memory (the tape ops): never folded, merged or dropped
 
     def may_fail(self, v: Value) -> bool:
         """Whether this use of the op can fail at run time (dead failing ops must stay)."""
@@ -52,8 +53,8 @@ class OpDef:
 OPS: dict[str, OpDef] = {}
 
 
-def _define(name, doc, result_type, evaluate, statuses=(), commutative=False, attrs=(), vjp=None):
-    OPS[name] = OpDef(name, doc, result_type, evaluate, tuple(statuses), commutative, tuple(attrs), vjp)
+def _define(name, doc, result_type, evaluate, statuses=(), commutative=False, attrs=(), vjp=None, effect=False):
+    OPS[name] = OpDef(name, doc, result_type, evaluate, tuple(statuses), commutative, tuple(attrs), vjp, effect)
 
 
 # ----------------------------------------------------------------------------- derivative rules
@@ -310,6 +311,46 @@ _define("loop", "run the body on the carried values while it yields continue; th
 _define("raise", "raise attrs['exception'] (a `raise` statement, or an error only one path meets)",
         None, None, [Status.RAISE], attrs=("exception",))
 _define("block_param", "a region parameter (a loop's carried value)", lambda t, a: None, None, attrs=("index",))
+
+
+# the tape: what a loop's forward pass saves, one record per iteration, for its backward (made by
+# autodiff). A tape is used linearly (each push consumes the tape it extends), so the compiled
+# push grows one buffer in place; the evaluators use a Python list the same way.
+def _tape_push_type(t, a):
+    if not t or not isinstance(t[0], TapeType) or tuple(t[1:]) != t[0].elements:
+        raise TypeError("tape_push takes a tape and one value per field of its records")
+    return t[0]
+
+
+def _tape_get_type(t, a):
+    if len(t) != 2 or not isinstance(t[0], TapeType) or t[1] != I64:
+        raise TypeError("tape_get takes a tape and an i64 index")
+    return TupleType(t[0].elements)
+
+
+def _on_tape(result: Type):
+    def rule(t, a):
+        if len(t) != 1 or not isinstance(t[0], TapeType):
+            raise TypeError("takes one tape")
+        return result
+    return rule
+
+
+def _tape_push(tape, *record):
+    tape.append(record)
+    return tape
+
+
+_define("tape_new", "an empty tape of records of attrs['fields'] (types)",
+        lambda t, a: TapeType(tuple(a["fields"])), lambda fields: [], attrs=("fields",), effect=True)
+_define("tape_push", "the tape with one more record (the operands after the tape)", _tape_push_type,
+        _tape_push, [Status.NO_MEMORY], effect=True)
+_define("tape_get", "record i of a tape (0 is the first pushed), as a tuple", _tape_get_type,
+        lambda tape, i: tape[i])
+_define("tape_len", "the number of records on a tape",
+        _on_tape(I64), len)
+_define("tape_free", "release a tape's memory (nothing reads it after)",
+        _on_tape(TupleType(())), lambda tape: tape.clear() or (), effect=True)
 
 
 def _ieee_div(a: float, b: float) -> float:

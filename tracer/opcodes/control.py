@@ -90,8 +90,8 @@ class ControlFlowOps:
 
         Unrolled: short constant ranges; every range in a generator (its loop yields, which a
         compiled loop cannot); and, traced for autodiff, ranges known at trace time up to
-        AUTODIFF_UNROLL_LIMIT (a compiled loop's gradient would need a tape). Unrolling a range
-        with traced bounds pins them."""
+        AUTODIFF_UNROLL_LIMIT (an unrolled gradient needs no tape and can be differentiated
+        again). Unrolling a range with traced bounds pins them."""
         symbolic = isinstance(r, SymbolicRange)
         if self.is_generator:
             return iter(r.concrete() if symbolic else r)

@@ -42,7 +42,7 @@ def _cse_block(block: ir.Block, first: dict, replaced: dict, position: dict) -> 
     for v in block.values:
         v.args = tuple(replaced.get(a, a) for a in v.args)
         position[v] = len(position)
-        if v.regions or v.op == "raise":   # control flow and raises are never merged
+        if v.regions or v.op == "raise" or OPS[v.op].effect:   # control flow, raises, tapes: never merged
             for region in v.regions:
                 _cse_block(region, dict(first), replaced, position)
             kept.append(v)

@@ -17,7 +17,7 @@ def may_fail(v: ir.Value) -> bool:
     statuses by op, not by type: on f64 they never fail (overflow gives inf, as in CPython), so
     a dead f64 `a * b` can go.
     """
-    if v.op == "loop":
+    if v.op == "loop" or OPS[v.op].effect:
         return True           # a loop that never ends is an effect too: loops are kept
     if v.regions:
         return any(may_fail(x) for region in v.regions for x in region.values)

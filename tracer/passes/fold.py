@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import ir
 from ..errors import OpFailure
-from ..ops import evaluate
+from ..ops import OPS, evaluate
 
 
 def fold_constants(fn: ir.Function) -> ir.Function:
@@ -46,7 +46,7 @@ def _fold_block(block: ir.Block, replaced: dict) -> None:
 
 def _fold(v: ir.Value) -> ir.Value:
     """The const that replaces `v`, or `v` itself."""
-    if v.regions or v.op in ("const", "tuple", "raise"):     # a tuple is not a constant number
+    if v.regions or v.op in ("const", "tuple", "raise") or OPS[v.op].effect:   # a tuple is not a number
         return v
     if not all(a.op == "const" for a in v.args) or _too_costly(v):
         return v
