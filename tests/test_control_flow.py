@@ -276,3 +276,54 @@ def test_type_depending_on_path_is_exact_or_a_tracer_error(fn, arg_tuples, fuse_
             problems.append(f"{fn.__name__}{show(tuple(args))}:\n"
                             f"    CPython  {show_outcome(expected)}\n    compiled {show_outcome(got)}")
     assert not problems, report(problems)
+
+
+# ------------------------------------------------------------------------------ loops stay loops
+def while_known_at_trace_time(x):
+    i = 0
+    s = 0.0
+    while i < 10000:              # the test is decided at trace time on every iteration
+        s = s + x * i
+        i += 1
+    return s, i
+
+
+def while_counting_down(x):
+    n = 100
+    while n > 0:
+        x = x * 0.99 + 0.01
+        n -= 1
+    return x
+
+
+def list_from_a_long_range(x):
+    values = [float(i) * x for i in range(40)]   # appends: this loop unrolls
+    return sum(values)
+
+
+def while_indexing_a_list(x):
+    table = [1.0, 2.0, 3.0] * 10
+    i, t = 0, 0.0
+    while i < len(table):          # the body needs i at trace time: this loop unrolls
+        t += table[i] * x
+        i += 1
+    return t
+
+
+@pytest.mark.parametrize("fn, max_values", [(while_known_at_trace_time, 40), (while_counting_down, 40),
+                                            (list_from_a_long_range, 1000), (while_indexing_a_list, 1000)])
+def test_long_loops_known_at_trace_time(fn, max_values):
+    """A while loop whose test is known at trace time unrolls only up to branches.UNROLL_LIMIT
+    iterations; then it is rebuilt as a loop op (10,000 iterations: a few dozen IR values, not
+    30,000). Loops whose bodies need the counter at trace time, or change a list, unroll."""
+    compiled = trace(fn, fuse_fma=False)
+    for x in (0.5, -1.25, 3.0):
+        assert same_value(compiled(x), fn(x))
+    (spec,) = compiled.specializations
+    assert sum(1 for _ in spec.trace.function.walk()) < max_values
+
+
+def test_gradient_of_a_while_loop_known_at_trace_time():
+    g = grad(while_counting_down)
+    for x in (0.5, 2.0):
+        assert close(g(x), central_difference(while_counting_down, (x,), 0), FD_REL, FD_ABS)

@@ -55,6 +55,11 @@ class _Peel(Exception):
     """The carried values change type in the first iteration: peel it off."""
 
 
+class ListChanged(UnsupportedError):
+    """A list changed in a region (a branch side, a loop body): a loop over a range known at
+    trace time unrolls instead."""
+
+
 class MergeError(UnsupportedError):
     pass
 
@@ -366,7 +371,9 @@ class Branching:
         return, or (a generator) a yield. The Outcome, or None after a yield."""
         outer_stops, self.stops = self.stops, stops
         checkpoints: dict[int, tuple] = {}      # loop header -> where this run last arrived there
+        entries: dict[int, list] = {}          # loop header -> [iterations unrolled, checkpoint on entry]
         first = skip_first
+        previous = None                        # the pc of the last instruction run
         try:
             while True:
                 if self.return_value is not NULL:
@@ -374,6 +381,7 @@ class Branching:
                 if self.yielded:
                     return None
                 instr = self.instrs[self.pc]
+                result = None
                 if isinstance(instr, Instr):
                     if self.pc in stops and not first:
                         return Outcome.at(self.pc, self.save())
@@ -382,8 +390,11 @@ class Branching:
                         if self.pc not in checkpoints:
                             self.active_headers[self.pc] = self.active_headers.get(self.pc, 0) + 1
                         checkpoints[self.pc] = (self.builder.block, len(self.builder.block.values), self.save())
+                        result = self._unrolled_too_long(entries, previous)
+                    previous = self.pc
                 try:
-                    result = self.step_instruction()
+                    if result is None:
+                        result = self.step_instruction()
                 except RestartLoop as restart:
                     if checkpoints.get(restart.header) is None:
                         raise
@@ -404,6 +415,36 @@ class Branching:
                 if not self.active_headers[h]:
                     del self.active_headers[h]
 
+    def _unrolled_too_long(self, entries: dict, previous: int | None):
+        """At a while loop's header whose exit test has been known at trace time so far: after
+        more than UNROLL_LIMIT iterations (AUTODIFF_UNROLL_LIMIT traced for autodiff), roll back
+        to the loop's entry and build it as a loop op, the numbers that change between
+        iterations becoming carried values. The Outcome of the loop, or None to go on unrolling
+        (also when the body needs those numbers at trace time, e.g. as list indexes)."""
+        h = self.pc
+        loop = self.graph.header_pcs[h]
+        if previous is None or self.graph.block_at[previous] not in loop.blocks:
+            entries[h] = [0, (self.builder.block, len(self.builder.block.values), self.save())]
+            return None
+        count = entries[h][0] = entries[h][0] + 1
+        limit = AUTODIFF_UNROLL_LIMIT if self.tracer.unroll_loops else UNROLL_LIMIT
+        if count <= limit or self.is_generator or h in self.unrolled_headers:
+            return None
+        block, size, state = entries[h][1]
+        if block is not self.builder.block:
+            return None
+        here, unrolled = self.save(), block.values[size:]
+        del block.values[size:]
+        self.restore(state)
+        try:
+            return self.build_loop()
+        except UnsupportedError:
+            self.unrolled_headers.add(h)     # unroll this loop to the end, as before
+            del block.values[size:]
+            block.values.extend(unrolled)
+            self.restore(here)
+            return None
+
     def run_side(self, block: Block, stops: frozenset, skip_first: bool = False) -> Outcome:
         """Run into `block` (a region) until `stops`; a Python exception ends the side with a
         `raise` op (an Outcome with no places)."""
@@ -421,8 +462,10 @@ class Branching:
             raise UnsupportedError("a generator that yields inside a data-dependent branch or loop "
                                    "is not supported", self.builder.loc)
         if _changed(snapshot):
-            raise UnsupportedError("a list is changed inside a data-dependent branch or "
-                                   "loop; compiled code cannot change it on one path only", self.builder.loc)
+            for obj, contents in snapshot:      # as it was: the caller may run this code again
+                obj[:] = contents
+            raise ListChanged("a list is changed inside a data-dependent branch or "
+                              "loop; compiled code cannot change it on one path only", self.builder.loc)
         return outcome
 
     def _raise(self, exc: BaseException) -> Outcome:

@@ -400,6 +400,7 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         self.active_headers: dict[int, int] = {}  # headers with a rollback checkpoint
         self.peels: dict[int, int] = {}
         self.peel_counts: dict[int, int] = {}
+        self.unrolled_headers: set[int] = set()  # while loops that could not be built as loops
 
     def run(self):
         """Run the frame to its return (a generator function returns a SymbolicGenerator)."""

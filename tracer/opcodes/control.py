@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 
-from ..branches import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, RangeIter
+from ..branches import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged, RangeIter
 from ..errors import NeedsConcreteValue
 from ..builder import is_traced
 from ..objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange
@@ -141,9 +141,10 @@ class ControlFlowOps:
         state = self.save()
         try:
             return self.build_loop()
-        except NeedsConcreteValue:
-            # the body needs the loop counter at trace time (to index a list): unroll instead,
-            # if the bounds can be known (they depend only on int arguments, which are pinned)
+        except (NeedsConcreteValue, ListChanged):
+            # the body needs the loop counter at trace time (to index a list) or appends to a
+            # list: unroll instead, if the bounds can be known (they depend only on int
+            # arguments, which are pinned)
             self.restore(state)
             b = self.builder
             if not all(b.must_be_concrete(x) for x in it.fields()):
