@@ -28,7 +28,7 @@ from cf_corpus import CASES
 from oracle import (central_difference, close, close_value, outcome, same_outcome, same_value, show,
                     show_outcome)
 from tracer import _frame, grad, trace, value_and_grad
-from tracer.errors import TracerError, UnsupportedError
+from tracer.errors import TracerError
 
 FD_REL, FD_ABS = 1e-5, 1e-7
 
