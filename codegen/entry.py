@@ -179,6 +179,8 @@ def native_exception(exc: BaseException) -> bool:
 def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Module,
                 kernel: ll.Function, symbol: str) -> ll.Function:
     """Emit the METH_FASTCALL entry `symbol` that unboxes, calls `kernel` and boxes."""
+    if any(isinstance(p.type, ir.ArrayType) for p in fn.params):
+        raise NotImplementedError("codegen: array parameters have no CPython entry yet (kernel ABI only)")
     fed = sorted(a.param for a in entry_args if a.param is not None)
     if fed != list(range(len(fn.params))):
         raise ValueError(f"codegen: entry args {entry_args} must feed each of the {len(fn.params)} "

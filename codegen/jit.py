@@ -30,7 +30,7 @@ class CompiledFunction:
     kernel_symbol: str
     entry_symbol: str
     kernel_address: int | None       # the kernel ABI of codegen.lower (None: not exported)
-    entry_address: int               # the METH_FASTCALL entry of codegen.entry
+    entry_address: int | None        # the METH_FASTCALL entry of codegen.entry (None: no entry)
     llvm_ir: str                     # as lowered, before any pass
     timings: dict = field(repr=False)       # seconds per stage: lower, optimize, codegen, link
     _module: llvm.ModuleRef = field(repr=False)
@@ -49,12 +49,13 @@ class CompiledFunction:
             return assembly(self._module)
 
 
-def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None = None,
+def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name: str | None = None,
                      export_kernel: bool = True) -> CompiledFunction:
     """Lower `fn` with its CPython entry, optimize at O3 for this CPU, and load it.
 
     With `export_kernel=False` the kernel lives only inlined in the entry (kernel_address is
-    None): a third less to optimize and compile, for callers that only use the entry."""
+    None): a third less to optimize and compile, for callers that only use the entry. With
+    `entry_args=None` there is no entry (entry_address is None): the kernel ABI only."""
     name = name or fn.name
     with _lock:
         t0 = time.perf_counter()
@@ -72,15 +73,17 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg], name: str |
         t3 = time.perf_counter()
         library = (llvm.JITLibraryBuilder()
                    .add_object_img(obj)
-                   .add_current_process()          # the C API and libm, resolved in process
-                   .export_symbol(entry_symbol(symbol)))
+                   .add_current_process())         # the C API and libm, resolved in process
+        if entry_args is not None:
+            library.export_symbol(entry_symbol(symbol))
         if export_kernel:
             library.export_symbol(symbol)
         tracker = library.link(_lljit(), f"tracer_{n}")
         t4 = time.perf_counter()
     timings = {"lower": t1 - t0, "optimize": t2 - t1, "codegen": t3 - t2, "link": t4 - t3}
     return CompiledFunction(name, symbol, entry_symbol(symbol), tracker[symbol] if export_kernel else None,
-                            tracker[entry_symbol(symbol)], llvm_ir, timings, optimized, tracker)
+                            tracker[entry_symbol(symbol)] if entry_args is not None else None,
+                            llvm_ir, timings, optimized, tracker)
 
 
 def llvm_ir_for(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None = None) -> str:

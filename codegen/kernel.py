@@ -27,8 +27,16 @@ def llvm_type(t: ir.Type) -> ll.Type:
         raise NotImplementedError(f"codegen: no LLVM type for IR type {t}") from None
 
 
+def param_types(t: ir.Type) -> list[ll.Type]:
+    """The kernel arguments one parameter of type `t` takes (an array takes several)."""
+    if isinstance(t, ir.ArrayType):
+        from .arrays import abi_types
+        return abi_types(t)
+    return [llvm_type(t)]
+
+
 def kernel_type(fn: ir.Function) -> ll.FunctionType:
-    params = [llvm_type(p.type) for p in fn.params]
+    params = [a for p in fn.params for a in param_types(p.type)]
     outs = [PTR] * len(ir.leaf_types(fn.result_type))
     return ll.FunctionType(I32, params + outs)
 
@@ -36,10 +44,17 @@ def kernel_type(fn: ir.Function) -> ll.FunctionType:
 class KernelBuilder:
     """Emits one kernel: the LLVM values of the IR values, and the early exits for failures."""
 
-    def __init__(self, module: ll.Module, function: ll.Function, n_params: int):
+    def __init__(self, module: ll.Module, function: ll.Function, fn: ir.Function):
         self.module = module
         self.function = function
-        self.params = list(function.args[:n_params])
+        args = list(function.args)
+        self.params = []             # one per IR parameter (an array: a codegen.arrays.ArrayValue)
+        for p in fn.params:
+            if isinstance(p.type, ir.ArrayType):
+                from .arrays import from_arguments
+                self.params.append(from_arguments(p.type, args))
+            else:
+                self.params.append(args.pop(0))
         self.builder = ll.IRBuilder(function.append_basic_block("entry"))
         self._status_blocks: dict[Status, ll.Block] = {}
         self.tapes: dict = {}            # tape_new op -> its header (codegen.tape)

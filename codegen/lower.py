@@ -1,7 +1,8 @@
 """IR -> LLVM IR: one kernel function per IR function, one table entry per op (`LOWERINGS`).
 
-Kernel ABI:  i32 @symbol(<one arg per IR param>, ptr %out0, ..., ptr %outK)
-  - params: f64 -> double, i64 -> i64, bool -> i1 (zeroext, like C's bool);
+Kernel ABI:  i32 @symbol(<the args of each IR param>, ptr %out0, ..., ptr %outK)
+  - params: f64 -> double, i64 -> i64, bool -> i1 (zeroext, like C's bool); an array -> its data
+    pointer, its sizes and its byte strides (codegen.arrays);
   - one out pointer per scalar leaf of the result type (`ir.leaf_types`), left to right
     (distinct, `noalias`; a bool is stored as one byte 0/1);
   - returns int(Status): 0 writes the outputs, anything else leaves them untouched.
@@ -21,6 +22,8 @@ from tracer.ops import MATH_CAN_OVERFLOW, MATH_UNARY
 
 from .cpython_float import float_floordiv, float_mod, float_pow, math_hypot
 from .kernel import DOUBLE, I1, I64, KernelBuilder, kernel_type, llvm_type
+from .arrays import LOWERINGS as ARRAY_LOWERINGS
+from .arrays import ArrayValue
 from .tape import LOWERINGS as TAPE_LOWERINGS
 from .tape import allocate_headers
 
@@ -265,6 +268,7 @@ LOWERINGS = {
     "tuple": lambda k, v, *xs: tuple(xs),
     "getitem": lambda k, v, t: t[v.attrs["index"]],
     **TAPE_LOWERINGS,
+    **ARRAY_LOWERINGS,
 }
 
 
@@ -374,13 +378,18 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str) -> ll.Functi
     """Emit `fn` into `module` as the kernel `symbol` (see the module docstring for the ABI)."""
     function = ll.Function(module, kernel_type(fn), symbol)
     function.attributes.add("nounwind")
-    n = len(fn.params)
-    k = KernelBuilder(module, function, n)
+    k = KernelBuilder(module, function, fn)
     for p, arg in zip(fn.params, k.params):
-        arg.name = p.name or f"arg{p.attrs['index']}"
+        name = p.name or f"arg{p.attrs['index']}"
+        if isinstance(arg, ArrayValue):
+            arg.data.name = f"{name}.data"
+            for axis, (size, stride) in enumerate(zip(arg.sizes, arg.strides)):
+                size.name, stride.name = f"{name}.size{axis}", f"{name}.stride{axis}"
+            continue
+        arg.name = name
         if p.type == ir.BOOL:
             arg.add_attribute("zeroext")
-    outs = function.args[n:]
+    outs = function.args[len(function.args) - len(ir.leaf_types(fn.result_type)):]
     for i, out in enumerate(outs):
         out.name = f"out{i}"
         out.add_attribute("noalias")

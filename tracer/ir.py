@@ -75,6 +75,23 @@ class TapeType(Type):
         return "tape(" + ", ".join(map(str, self.elements)) + ")"
 
 
+@dataclass(frozen=True)
+class ArrayType(Type):
+    """An n-dimensional array of `dtype` elements, laid out as NumPy lays it out: a data pointer
+    and, per axis, a size and a stride in bytes (any sign, so views and transposes need no
+    copy). `shape` has one entry per axis: the size when the trace knows it, None when only
+    the run time does (a new size then does not recompile). Printed `f64[?, 3]`."""
+    dtype: ScalarType
+    shape: tuple[int | None, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def __str__(self) -> str:
+        return f"{self.dtype}[" + ", ".join("?" if d is None else str(d) for d in self.shape) + "]"
+
+
 F64 = ScalarType("f64")
 F32 = ScalarType("f32")
 I64 = ScalarType("i64")
@@ -95,10 +112,10 @@ def type_of_constant(value: object) -> ScalarType:
 
 
 def leaf_types(t: Type) -> list[Type]:
-    """The leaves (scalars, tapes) of a (possibly nested) tuple type, left to right."""
+    """The leaves (scalars, tapes, arrays) of a (possibly nested) tuple type, left to right."""
     if isinstance(t, TupleType):
         return [leaf for e in t.elements for leaf in leaf_types(e)]
-    assert isinstance(t, (ScalarType, TapeType)), t
+    assert isinstance(t, (ScalarType, TapeType, ArrayType)), t
     return [t]
 
 
@@ -229,7 +246,7 @@ def free_values(v: Value) -> list[Value]:
     return [x for x in used_in(v.regions) if x not in inner]
 
 
-def make_param(index: int, name: str, type: ScalarType, loc: SourceLoc | None = None) -> Value:
+def make_param(index: int, name: str, type: Type, loc: SourceLoc | None = None) -> Value:
     return Value("param", (), type, {"index": index}, loc=loc, name=name)
 
 
@@ -317,7 +334,7 @@ def verify(fn: Function) -> Function:
 
     defined: set[Value] = set()
     for i, p in enumerate(fn.params):
-        if p.op != "param" or p.attrs.get("index") != i or not isinstance(p.type, ScalarType):
+        if p.op != "param" or p.attrs.get("index") != i or not isinstance(p.type, (ScalarType, ArrayType)):
             raise VerificationError(f"{fn.name}: parameter {i} is malformed: {p!r}")
         defined.add(p)
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .errors import OpFailure, Status
-from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, TapeType, TupleType, Type, Value, type_of_constant
+from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, ArrayType, TapeType, TupleType, Type, Value, type_of_constant
 
 TypeRule = Callable[[tuple[Type, ...], dict], Type]
 
@@ -41,7 +41,7 @@ class OpDef:
         """Whether this use of the op can fail at run time (dead failing ops must stay)."""
         if not self.statuses:
             return False
-        if self.statuses == (Status.FALLBACK,) and v.type != I64:
+        if self.statuses == (Status.FALLBACK,) and v.type != I64 and self.name != "load":
             return False          # only i64 arithmetic can leave 64 bits; f64 never falls back
         # division and modulo by a nonzero constant cannot fail (an i64 // -1 still can)
         if self.name in ("div", "floordiv", "mod") and v.args[1].op == "const":
@@ -351,6 +351,38 @@ _define("tape_len", "the number of records on a tape",
         _on_tape(I64), len)
 _define("tape_free", "release a tape's memory (nothing reads it after)",
         _on_tape(TupleType(())), lambda tape: tape.clear() or (), effect=True)
+
+
+# arrays: reading their elements. The evaluators take NumPy arrays. An index out of bounds
+# returns FALLBACK, so the Python function runs and raises NumPy's own IndexError (its message
+# names the index, axis and size); that is exact while compiled code does not write to arrays.
+def _dim_type(t, a):
+    if len(t) != 1 or not isinstance(t[0], ArrayType) or not 0 <= a["axis"] < t[0].rank:
+        raise TypeError("dim takes an array and an axis below its rank")
+    return I64
+
+
+def _load_type(t, a):
+    if not t or not isinstance(t[0], ArrayType) or tuple(t[1:]) != (I64,) * t[0].rank:
+        raise TypeError("load takes an array and one i64 index per axis")
+    return t[0].dtype
+
+
+def _load(array, *indices):
+    position = []
+    for i, n in zip(indices, array.shape):
+        i = i + n if i < 0 else i
+        if not 0 <= i < n:
+            raise OpFailure(Status.FALLBACK)
+        position.append(i)
+    x = array[tuple(position)]
+    return bool(x) if array.dtype == bool else int(x) if array.dtype.kind == "i" else float(x)
+
+
+_define("dim", "the size of axis attrs['axis'] of an array", _dim_type, lambda a, axis: a.shape[axis],
+        attrs=("axis",))
+_define("load", "the element of an array at one i64 index per axis (a negative index counts from "
+        "the end, as in NumPy)", _load_type, _load, [Status.FALLBACK])
 
 
 def _ieee_div(a: float, b: float) -> float:

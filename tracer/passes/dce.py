@@ -22,7 +22,7 @@ def may_fail(v: ir.Value) -> bool:
     if v.regions:
         return any(may_fail(x) for region in v.regions for x in region.values)
     opdef = OPS[v.op]
-    if opdef.statuses == (Status.FALLBACK,) and v.type != ir.I64:
+    if opdef.statuses == (Status.FALLBACK,) and v.type != ir.I64 and v.op != "load":
         return False
     return opdef.may_fail(v)
 
