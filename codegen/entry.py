@@ -33,6 +33,25 @@ NULL = ll.Constant(PTR, None)
 
 EXACT_TYPES = {ir.F64: "PyFloat_Type", ir.I64: "PyLong_Type", ir.BOOL: "PyBool_Type"}
 
+# NumPy's PyArrayObject_fields (public and unchanged from NumPy 1.7 to 2.x): the header, then
+# data, nd, dimensions, strides, base, descr, flags. tests/test_arrays.py checks it on a real array.
+PY_ARRAY = ll.LiteralStructType([I64, PTR, PTR, I32, PTR, PTR, PTR, PTR, I32])
+ARRAY_DATA, ARRAY_ND, ARRAY_DIMENSIONS, ARRAY_STRIDES, ARRAY_DESCR = 2, 3, 4, 5, 7
+NUMPY_DTYPES = {ir.F64: "float64", ir.I64: "int64", ir.BOOL: "bool"}
+
+
+def object_symbols(entry_args: list[ir.EntryArg]) -> dict[str, int]:
+    """The Python objects an entry compares against by address, as symbols for the JIT to
+    define: numpy.ndarray and the builtin dtype descriptors of the array arguments."""
+    symbols = {}
+    for a in entry_args:
+        if isinstance(a.type, ir.ArrayType):
+            import numpy
+            symbols["__tracer_numpy_ndarray"] = id(numpy.ndarray)
+            name = NUMPY_DTYPES[a.type.dtype]
+            symbols[f"__tracer_numpy_dtype_{name}"] = id(numpy.dtype(name))
+    return symbols
+
 
 class CApi:
     """Declarations of the C API symbols a module uses (resolved in process by the JIT)."""
@@ -100,8 +119,29 @@ class EntryBuilder:
         self.builder.cbranch(cond, ok, self.miss)
         self.builder.position_at_end(ok)
 
+    def unbox_array(self, obj: ll.Value, t: ir.ArrayType):
+        """An exact numpy.ndarray of t's rank whose dtype is the builtin (native byte order)
+        descriptor of t's dtype, as the kernel's ArrayValue (its memory, not a copy)."""
+        from .arrays import ArrayValue
+        b, api = self.builder, self.api
+
+        def field(index, typ):
+            return b.load(b.gep(obj, [ll.Constant(I32, 0), ll.Constant(I32, index)], source_etype=PY_ARRAY), typ=typ)
+        ob_type = b.load(b.gep(obj, [ll.Constant(I32, 0), ll.Constant(I32, 1)], source_etype=PY_OBJECT), typ=PTR)
+        self.guard(b.icmp_unsigned("==", ob_type, api.address("__tracer_numpy_ndarray")))
+        self.guard(b.icmp_signed("==", field(ARRAY_ND, I32), ll.Constant(I32, t.rank)))
+        descr = api.address(f"__tracer_numpy_dtype_{NUMPY_DTYPES[t.dtype]}")
+        self.guard(b.icmp_unsigned("==", field(ARRAY_DESCR, PTR), descr))
+        dims, strides = field(ARRAY_DIMENSIONS, PTR), field(ARRAY_STRIDES, PTR)
+        def axis(pointer, k):
+            return b.load(b.gep(pointer, [ll.Constant(I64, k)], source_etype=I64), typ=I64)
+        return ArrayValue(field(ARRAY_DATA, PTR), tuple(axis(dims, k) for k in range(t.rank)),
+                          tuple(axis(strides, k) for k in range(t.rank)))
+
     def unbox(self, obj: ll.Value, arg: ir.EntryArg, overflow: ll.Value) -> ll.Value:
         b, api = self.builder, self.api
+        if isinstance(arg.type, ir.ArrayType):
+            return self.unbox_array(obj, arg.type)
         if arg.type == ir.BOOL:       # the only bools are the two singletons
             is_true = b.icmp_unsigned("==", obj, api.address("_Py_TrueStruct"))
             self.guard(b.or_(is_true, b.icmp_unsigned("==", obj, api.address("_Py_FalseStruct"))))
@@ -179,8 +219,6 @@ def native_exception(exc: BaseException) -> bool:
 def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Module,
                 kernel: ll.Function, symbol: str) -> ll.Function:
     """Emit the METH_FASTCALL entry `symbol` that unboxes, calls `kernel` and boxes."""
-    if any(isinstance(p.type, ir.ArrayType) for p in fn.params):
-        raise NotImplementedError("codegen: array parameters have no CPython entry yet (kernel ABI only)")
     fed = sorted(a.param for a in entry_args if a.param is not None)
     if fed != list(range(len(fn.params))):
         raise ValueError(f"codegen: entry args {entry_args} must feed each of the {len(fn.params)} "
@@ -209,7 +247,8 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
             e.guard_equals(value, arg)
         else:
             params[arg.param] = value
-    status = b.call(kernel, params + outs, name="status")
+    flat = [x for p in params for x in ((p.data, *p.sizes, *p.strides) if isinstance(p, tuple) else (p,))]
+    status = b.call(kernel, flat + outs, name="status")
 
     # only the statuses this kernel can return get a case: a smaller module compiles faster
     possible = {st for v in fn.walk() if OPS[v.op].may_fail(v) for st in OPS[v.op].statuses}
@@ -217,24 +256,30 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     unknown = function.append_basic_block("unknown_status")
     switch = b.switch(status, unknown)
     switch.add_case(ll.Constant(I32, int(Status.OK)), boxing)
-    if Status.FALLBACK in possible:
+    if Status.FALLBACK in possible or any(isinstance(p.type, ir.ArrayType) for p in fn.params):
         fallback = function.append_basic_block("fallback")
         switch.add_case(ll.Constant(I32, int(Status.FALLBACK)), fallback)
         with b.goto_block(fallback):
             b.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+    # with array arguments every failure re-runs the Python function: where Python's float and
+    # int ops raise, NumPy's scalars give inf, nan or a wrapped int (tracer.arrays)
+    rerun_on_failure = any(isinstance(p.type, ir.ArrayType) for p in fn.params)
     for st, (exc_type, message) in STATUS_EXCEPTIONS.items():
         if st in possible:
             block = function.append_basic_block(f"raise_{st.name.lower()}")
             switch.add_case(ll.Constant(I32, int(st)), block)
             with b.goto_block(block):
-                e.api.call("PyErr_SetString", e.api.exception(exc_type), e.api.string(message))
-                b.ret(NULL)
+                if rerun_on_failure:
+                    b.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+                else:
+                    e.api.call("PyErr_SetString", e.api.exception(exc_type), e.api.string(message))
+                    b.ret(NULL)
     for i, site in enumerate(raise_sites(fn)):
         block = function.append_basic_block(f"raise_site_{i}")
         switch.add_case(ll.Constant(I32, RAISE_BASE + i), block)
         with b.goto_block(block):
             exc = site.attrs["exception"]
-            if not native_exception(exc):        # re-running the Python function raises it exactly
+            if rerun_on_failure or not native_exception(exc):   # the Python function raises it exactly
                 b.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
             elif exc.args:
                 e.api.call("PyErr_SetString", e.api.exception(type(exc)), e.api.string(exc.args[0]))

@@ -12,6 +12,7 @@ import llvmlite.binding as llvm
 
 from tracer import ir
 
+from .entry import object_symbols
 from .module import entry_symbol, kernel_symbol, lower_module
 from .target import assembly, host_target_machine, optimize
 
@@ -76,6 +77,8 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
                    .add_current_process())         # the C API and libm, resolved in process
         if entry_args is not None:
             library.export_symbol(entry_symbol(symbol))
+            for name, address in object_symbols(entry_args).items():
+                library.import_symbol(name, address)
         if export_kernel:
             library.export_symbol(symbol)
         tracker = library.link(_lljit(), f"tracer_{n}")

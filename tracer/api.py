@@ -132,8 +132,11 @@ class CodeCompiler:
                                 f"float, int and bool numbers")
             if hasattr(a, "__dict__") and type(a).__module__ not in ("builtins", "numpy"):
                 continue   # a user object: its attributes are read by the trace
+            if type(a).__name__ == "ndarray" and type(a).__module__ == "numpy":
+                continue   # its dtype is checked by the trace
             raise TypeError(f"{self.name}() argument '{name}' is a {type(a).__name__}: traced functions "
-                            f"take float, int and bool arguments, and lists, tuples or objects holding them")
+                            f"take float, int and bool arguments, NumPy arrays, and lists, tuples or "
+                            f"objects holding them")
 
 
 def _never_called(*args):

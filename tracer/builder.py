@@ -18,7 +18,7 @@ from bytecode import BinaryOp
 from . import ops
 from .errors import (BigIntConstant, BigIntInput, DataDependentControlFlow, NeedsConcreteValue, OpFailure, SourceLoc, Status, UnsupportedError,
                      exception_for)
-from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, Block, Function, ScalarType, TupleType, Value, type_of_constant
+from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, ArrayType, Block, Function, ScalarType, TupleType, Value, type_of_constant
 
 Operand = "Value | int | float | bool"
 
@@ -161,7 +161,7 @@ class GraphBuilder:
             if v in seen:
                 continue
             seen.add(v)
-            if v.op == "param" and v.type == F64:
+            if v.op == "param" and (v.type == F64 or isinstance(v.type, ArrayType)):
                 return False
             stack.extend(v.args)
         return True
@@ -271,6 +271,11 @@ class GraphBuilder:
             if v.op == "param":
                 deps.append(v)
             stack.extend(v.args)
+        arrays = [p.name for p in deps if isinstance(p.type, ArrayType)]
+        if arrays:
+            raise NeedsConcreteValue(f"{why} depends on the contents or sizes of array argument(s) "
+                                     f"{', '.join(arrays)}; it must be known when the function is compiled",
+                                     self.loc)
         floats = [p.name for p in deps if p.type == F64]
         if floats:
             raise DataDependentControlFlow(

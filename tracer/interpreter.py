@@ -19,8 +19,9 @@ from bytecode import Bytecode, Instr, Label, TryBegin
 
 from .builder import GraphBuilder, is_number, is_traced
 from .errors import BigIntConstant, BigIntInput, SourceLoc, TracerError, UnsupportedError
-from .ir import I64_MAX, I64_MIN, Function, Value, verify
-from .objects import NULL, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction, TransformedFunction
+from .ir import F64, I64, I64_MAX, I64_MIN, ArrayType, Function, Value, verify
+from .objects import (NULL, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction, TracedArray,
+                      TransformedFunction)
 from .opcodes.calls import CallOps
 from .opcodes.containers import ContainerOps
 from .opcodes.control import ControlFlowOps
@@ -104,6 +105,8 @@ class Tracer:
         if type(obj) in (list, tuple):
             self.structure_guards.setdefault(key, StructureGuard(source, type(obj), len(obj)))
             return ExternalList(self, obj, source)
+        if type(obj).__name__ == "ndarray" and type(obj).__module__ == "numpy":
+            return TracedArray(self, self._array_param(obj, source))
         if isinstance(obj, (int, float, complex, str)):
             raise self.error(f"{source} is a {type(obj).__name__}, which traced code does not support "
                              f"(numbers must be exactly float, int or bool)")
@@ -114,6 +117,20 @@ class Tracer:
             self.structure_guards.setdefault(key, StructureGuard(source, type(obj)))
             return ExternalObject(self, obj, source)
         raise self.error(f"{source} is a {type(obj).__name__}, which traced code does not support yet")
+
+    def _array_param(self, array, source: Source) -> Value:
+        """An array input: an IR parameter of ArrayType whose sizes are run-time values (a new
+        size does not recompile; a new dtype or rank does)."""
+        import numpy
+        key = source.key
+        if key not in self.leaves:
+            dtype = {numpy.dtype("float64"): F64, numpy.dtype("int64"): I64}.get(array.dtype)
+            if dtype is None or array.dtype is not numpy.dtype(array.dtype.name):
+                raise self.error(f"{source} is an array of {array.dtype}; traced code reads float64 and "
+                                 f"int64 arrays (in native byte order) so far")
+            t = ArrayType(dtype, (None,) * array.ndim)
+            self.leaves[key] = (source, self.builder.add_param(str(source), t, array))
+        return self.leaves[key][1]
 
     def constant(self, obj, label: str):
         """The symbolic value of an object bound to a global or closure cell (binding is guarded)."""

@@ -13,7 +13,8 @@ import sys
 
 from .builder import is_number, is_traced
 from .ir import BOOL, F64, I64
-from .objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange
+from . import arrays
+from .objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange, TracedArray
 from .opcodes.containers import is_symbolic, items_equal, materialize, type_name
 
 _TABLE: dict = {}
@@ -274,6 +275,8 @@ def _sum_like_cpython(tracer, items, start):
 def _len(tracer, x):
     if isinstance(x, ExternalList):
         return len(x)
+    if isinstance(x, TracedArray):
+        return arrays.length(tracer, x)
     if isinstance(x, (ExternalObject, BoundMethod)):
         raise tracer.error(f"len() of {x!r} is not supported")
     if is_traced(x):

@@ -111,3 +111,42 @@ class SymbolicRange:
 
     def __repr__(self):
         return "range(" + ", ".join(map(str, self.args)) + ")"
+
+
+class TracedArray:
+    """A NumPy array argument (an IR value of ArrayType), or `array[i]` of one with axes left:
+    `prefix` holds the indices already applied (so `W[j][i]` reads one element, no view).
+
+    What traced code can do with it so far: read elements (`x[i]`, `x[i, j]`, `x[i][j]`, with
+    traced or constant ints; negative ones count from the end), `len(x)`, `x.shape`, `x.ndim`,
+    `x.size`, `x.dtype` (tracer.arrays)."""
+
+    def __init__(self, tracer, value, prefix: tuple = ()):
+        self.tracer, self.value, self.prefix = tracer, value, prefix
+
+    @property
+    def rank(self) -> int:
+        return self.value.type.rank - len(self.prefix)
+
+    def __repr__(self):
+        return f"<array {self.value.type}{'[...]' if self.prefix else ''}>"
+
+
+def _array_operation_unsupported(name: str):
+    def method(self, *args):
+        from .arrays import unsupported
+        raise unsupported(self.tracer, f"the operation {name}")
+    return method
+
+
+# arithmetic, comparison, truth and iteration on a whole array are not compiled yet: a clear
+# error at trace time (not a Python exception that would become a `raise` in compiled code)
+for _name in ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+              "lshift", "rshift"]:
+    setattr(TracedArray, f"__{_name}__", _array_operation_unsupported(_name))
+    setattr(TracedArray, f"__r{_name}__", _array_operation_unsupported(_name))
+# (== and != stay identity: the interpreter compares its own states; traced code comparing
+# arrays is stopped in COMPARE_OP)
+for _name in ["neg", "pos", "abs", "invert", "lt", "le", "gt", "ge", "bool", "iter", "float",
+              "int", "index", "contains", "round"]:
+    setattr(TracedArray, f"__{_name}__", _array_operation_unsupported(_name))

@@ -18,7 +18,7 @@ import codegen.jit   # a module reference: codegen imports tracer.ir, so no name
 from . import _frame
 from .interpreter import Trace
 from .ir import EntryArg, Function, type_of_constant
-from .loader import PY_TYPE, make_loader
+from .loader import make_loader, type_label
 from .passes import optimize
 from .sources import ABSENT, ArgSource
 
@@ -73,7 +73,7 @@ class Specialization:
 
     # ------------------------------------------------------------------ display
     def signature(self) -> str:
-        return ", ".join(f"{p.name}: {PY_TYPE[p.type]}" for p in self.optimized.params)
+        return ", ".join(f"{p.name}: {type_label(p.type)}" for p in self.optimized.params)
 
     def guards(self) -> list[str]:
         t = self.trace
@@ -91,7 +91,7 @@ def compile_ir(fn: Function, fuse_fma: bool):
     optimized = optimize(fn, fuse_fma=fuse_fma)
     entry_args = [EntryArg(p.type, i) for i, p in enumerate(optimized.params)]
     compiled = codegen.jit.compile_function(optimized, entry_args, optimized.name)
-    expected = ", ".join(PY_TYPE[p.type] for p in optimized.params)
+    expected = ", ".join(type_label(p.type) for p in optimized.params)
 
     def wrong_arguments(*args):
         raise TypeError(f"{fn.name}() takes ({expected}), got ({', '.join(type(a).__name__ for a in args)})")

@@ -8,7 +8,8 @@ import types
 
 from ..builder import is_traced
 from ..ir import BOOL, F64, I64
-from ..objects import NULL, ExternalList, ExternalObject, SymbolicFunction
+from .. import arrays
+from ..objects import NULL, ExternalList, ExternalObject, SymbolicFunction, TracedArray
 
 # modules whose functions are treated as immutable: reading math.sqrt is not guarded
 IMMUTABLE_MODULES = (math, cmath, operator)
@@ -79,6 +80,8 @@ class CallOps:
     def load_attribute(self, obj, name: str):
         if isinstance(obj, ExternalObject):
             return obj.getattr(name)
+        if isinstance(obj, TracedArray):
+            return arrays.attribute(self.tracer, obj, name)
         if is_traced(obj):
             if name == "real":          # True.real is the int 1
                 return self.builder.convert(obj, I64) if obj.type == BOOL else obj

@@ -10,7 +10,8 @@ import operator
 
 from ..builder import PYTHON_BINARY, is_number, is_traced
 from ..ir import BOOL, F64, I64
-from ..objects import BoundMethod, ExternalList, ExternalObject
+from .. import arrays
+from ..objects import BoundMethod, ExternalList, ExternalObject, TracedArray
 
 COMPARE_SYMBOLS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 BINARY_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%", "pow": "**"}
@@ -217,6 +218,8 @@ class ContainerOps:
         return compare_objects(self.tracer, op, a, b)
 
     def subscript(self, container, index):
+        if isinstance(container, TracedArray):
+            return arrays.subscript(self.tracer, container, index)
         if is_traced(container) or isinstance(container, ExternalObject):
             if isinstance(container, ExternalObject):
                 raise self.tracer.error(f"subscripting {container!r} is not supported")

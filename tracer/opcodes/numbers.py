@@ -7,7 +7,8 @@ from bytecode import BinaryOp
 
 from ..builder import BINARY_OPS, is_traced
 from ..ir import BOOL, F64, I64, I64_MAX, I64_MIN
-from ..objects import BoundMethod, ExternalList, ExternalObject
+from .. import arrays
+from ..objects import BoundMethod, ExternalList, ExternalObject, TracedArray
 from ..sources import ABSENT
 from .containers import both_true, either_true, holds_object, is_symbolic, items_equal, proxy, type_name
 
@@ -33,6 +34,8 @@ class NumberOps:
         b = self.pop()
         a = self.pop()
         for x in (a, b):
+            if isinstance(x, TracedArray):
+                raise arrays.unsupported(self.tracer, f"the operator {operator_symbol(instr.arg)}")
             if isinstance(x, (ExternalObject, BoundMethod)):
                 what = f"an object of class {type(x.obj).__name__}" if isinstance(x, ExternalObject) else "a method"
                 raise self.tracer.error(f"the operator {operator_symbol(instr.arg)} with {what} is not supported "
@@ -58,6 +61,8 @@ class NumberOps:
         b = self.pop()
         a = self.pop()
         op = COMPARE_OPS[instr.arg.name.split("_")[0]]
+        if isinstance(a, TracedArray) or isinstance(b, TracedArray):
+            raise arrays.unsupported(self.tracer, "comparison")
         if _numberish(a) and _numberish(b):
             self.push(self.builder.compare(op, a, b))
         else:

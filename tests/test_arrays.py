@@ -1,0 +1,262 @@
+"""NumPy array arguments in traced code (issue 5, first slice): element reads, sizes, loops.
+
+Each function is plain Python over NumPy arrays; the compiled call must give what CPython (with
+NumPy) gives on the same arrays, bit for bit with fusion off (compiled results are Python floats
+and ints; NumPy's are np.float64 and np.int64, equal in value), for contiguous arrays and views.
+"""
+from __future__ import annotations
+
+import ctypes
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from oracle import central_difference, close
+from tracer import grad, trace
+from tracer.errors import TracerError
+
+
+def dot(x, w):
+    acc = 0.0
+    for i in range(len(x)):
+        acc += x[i] * w[i]
+    return acc
+
+
+def running_max(x):
+    best = x[0]
+    for i in range(1, len(x)):
+        if x[i] > best:
+            best = x[i]
+    return best
+
+
+def relu_layer_sum(W, b, x):
+    rows, cols = W.shape
+    total = 0.0
+    for j in range(rows):
+        s = b[j]
+        for i in range(cols):
+            s += W[j][i] * x[i]          # W[j] then [i]: one element, no view
+        total += max(s, 0.0)
+    return total
+
+
+def trace_of(A):
+    t = 0.0
+    for i in range(min(A.shape[0], A.shape[1])):
+        t += A[i, i]
+    return t
+
+
+def ends(x):
+    return x[-1] - x[0] + x[len(x) // 2] * x.ndim + x.size
+
+
+def int_sum(x):
+    t = 0
+    for i in range(len(x)):
+        t += x[i]
+    return t
+
+
+def count_above(x, level):
+    n = 0
+    i = 0
+    while i < len(x):
+        if x[i] > level:
+            n += 1
+        i += 1
+    return n
+
+
+FLOATS = st.floats(-1e6, 1e6, allow_nan=False, width=64)
+
+
+def vectors(n=None, dtype=np.float64, elements=FLOATS):
+    shape = st.integers(1, 40) if n is None else st.just(n)
+    return shape.flatmap(lambda k: hnp.arrays(dtype, k, elements=elements))
+
+
+def views(array):
+    """The array and views of it with other layouts (same elements, in order)."""
+    yield array
+    doubled = np.repeat(array, 2, axis=0)
+    yield doubled[::2]                               # strided
+    yield np.ascontiguousarray(array[::-1])[::-1]    # negative stride
+    if array.ndim == 2:
+        yield np.asfortranarray(array)               # column-major
+
+
+def same(got, expected) -> bool:
+    """Compiled vs CPython: equal values, float bits included (np.float64 -> float)."""
+    if isinstance(expected, np.floating):
+        return type(got) is float and np.float64(got).tobytes() == expected.tobytes()
+    if isinstance(expected, np.integer):
+        return type(got) is int and got == int(expected)
+    return type(got) is type(expected) and got == expected
+
+
+COMPILED = {f.__name__: trace(f, fuse_fma=False) for f in (dot, running_max, relu_layer_sum, trace_of, ends,
+                                                          int_sum, count_above)}
+
+
+@given(st.integers(1, 40).flatmap(lambda n: st.tuples(hnp.arrays(np.float64, n, elements=FLOATS),
+                                                      hnp.arrays(np.float64, n, elements=FLOATS))))
+@settings(max_examples=60, deadline=None)
+def test_dot(xw):
+    x, w = xw
+    for xv in views(x):
+        assert same(COMPILED["dot"](xv, w), dot(xv, w))
+
+
+@given(vectors())
+@settings(max_examples=60, deadline=None)
+def test_running_max_and_ends(x):
+    for xv in views(x):
+        assert same(COMPILED["running_max"](xv), running_max(xv))
+        assert same(COMPILED["ends"](xv), ends(xv))
+
+
+@given(st.integers(1, 8), st.integers(1, 12), st.data())
+@settings(max_examples=40, deadline=None)
+def test_relu_layer_and_trace(rows, cols, data):
+    W = data.draw(hnp.arrays(np.float64, (rows, cols), elements=FLOATS))
+    b = data.draw(hnp.arrays(np.float64, rows, elements=FLOATS))
+    x = data.draw(hnp.arrays(np.float64, cols, elements=FLOATS))
+    for Wv in views(W):
+        assert same(COMPILED["relu_layer_sum"](Wv, b, x), relu_layer_sum(Wv, b, x))
+        assert same(COMPILED["trace_of"](Wv), trace_of(Wv))
+        assert same(COMPILED["trace_of"](Wv.T), trace_of(Wv.T))
+
+
+@given(vectors(dtype=np.int64, elements=st.integers(-2 ** 40, 2 ** 40)), st.floats(-1e12, 1e12))
+@settings(max_examples=40, deadline=None)
+def test_int64_arrays(x, level):
+    assert same(COMPILED["int_sum"](x), int_sum(x))
+    assert same(COMPILED["count_above"](x.astype(np.float64), level), count_above(x.astype(np.float64), level))
+
+
+def test_one_specialization_for_every_size_and_layout():
+    compiled = trace(dot)
+    for n in (1, 5, 1000):
+        x = np.linspace(0.0, 1.0, n)
+        compiled(x, x)
+        compiled(x[::-1], x)
+    assert len(compiled.specializations) == 1
+    compiled(np.arange(5), np.arange(5))            # int64: another specialization
+    assert len(compiled.specializations) == 2
+
+
+def test_loops_over_arrays_stay_loops():
+    compiled = trace(relu_layer_sum)
+    compiled(np.ones((50, 784)), np.ones(50), np.ones(784))
+    fn = compiled.specializations[0].optimized
+    assert sum(1 for v in fn.walk() if v.op == "loop") == 2
+    assert sum(1 for _ in fn.walk()) < 60
+
+
+def test_out_of_bounds_raises_numpys_index_error():
+    @trace
+    def at(x, i):
+        return x[i]
+    assert at(np.arange(3.0), -3) == 0.0
+    for i in (3, -4):
+        with pytest.raises(IndexError) as got:
+            at(np.arange(3.0), i)
+        with pytest.raises(IndexError) as expected:
+            np.arange(3.0)[i]
+        assert str(got.value) == str(expected.value)
+
+
+def test_too_many_indices_and_float_indices():
+    @trace
+    def too_many(x):
+        return x[0, 0]
+    with pytest.raises(IndexError, match="too many indices for array: array is 1-dimensional, but 2 were indexed"):
+        too_many(np.zeros(3))
+
+    @trace
+    def float_index(x):
+        return x[1.0]
+    with pytest.raises(IndexError, match="only integers"):
+        float_index(np.zeros(3))
+
+
+def test_numpy_semantics_where_python_would_raise():
+    """1.0 / 0.0 raises in Python; np.float64(1.0) / 0.0 is inf with a RuntimeWarning. Any call
+    where a compiled op fails runs the Python function: NumPy's answer and its warning."""
+    @trace
+    def ratio(x):
+        return x[0] / x[1]
+    assert ratio(np.array([1.0, 4.0])) == 0.25
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert ratio(np.array([1.0, 0.0])) == np.inf
+    assert any("divide by zero" in str(w.message) for w in caught)
+
+
+def test_unsupported_array_uses_are_clear_errors():
+    @trace
+    def scaled(x):
+        return x * 2.0
+    with pytest.raises(TracerError, match="not supported yet"):
+        scaled(np.ones(3))
+
+    @trace
+    def compared(x):
+        return 1.0 if x == x else 0.0
+    with pytest.raises(TracerError, match="comparison of a NumPy array is not supported yet"):
+        compared(np.ones(3))
+
+    @trace
+    def first(x):
+        return x[0]
+    with pytest.raises(TracerError, match="float32"):
+        first(np.ones(3, dtype=np.float32))
+
+
+def test_arrays_in_objects_are_read_on_every_call():
+    class Model:
+        def __init__(self):
+            self.w = np.arange(4.0)
+
+    @trace
+    def predict(m, x):
+        return dot(m.w, x)
+    m, x = Model(), np.ones(4)
+    assert predict(m, x) == 6.0
+    m.w[0] = 10.0
+    assert predict(m, x) == 16.0
+
+
+def loss(a, x):
+    s = 0.0
+    for i in range(len(x)):
+        s += (a * x[i] - 1.0) ** 2
+    return s
+
+
+def test_gradient_through_a_loop_over_an_array():
+    g = grad(loss)
+    x = np.linspace(-1.0, 2.0, 200)
+    for a in (0.5, -1.5):
+        assert close(g(a, x), central_difference(loss, (a, x), 0), 1e-6, 1e-8)
+
+
+def test_numpy_array_layout_the_entry_reads():
+    """codegen.entry reads PyArrayObject_fields at fixed offsets: check them on a real array."""
+    from codegen.entry import ARRAY_DATA, ARRAY_DESCR, ARRAY_DIMENSIONS, ARRAY_ND, ARRAY_STRIDES
+    offsets = {ARRAY_DATA: 16, ARRAY_ND: 24, ARRAY_DIMENSIONS: 32, ARRAY_STRIDES: 40, ARRAY_DESCR: 56}
+    a = np.zeros((3, 5))[::2, ::-1]
+    base = id(a)
+    word = lambda field: ctypes.c_int64.from_address(base + offsets[field]).value  # noqa: E731
+    assert word(ARRAY_DATA) == a.ctypes.data
+    assert ctypes.c_int32.from_address(base + offsets[ARRAY_ND]).value == 2
+    assert [ctypes.c_int64.from_address(word(ARRAY_DIMENSIONS) + 8 * k).value for k in range(2)] == list(a.shape)
+    assert [ctypes.c_int64.from_address(word(ARRAY_STRIDES) + 8 * k).value for k in range(2)] == list(a.strides)
+    assert word(ARRAY_DESCR) == id(a.dtype) == id(np.dtype("float64"))

@@ -1,0 +1,78 @@
+"""NumPy arrays in traced code: what the interpreter does with a `TracedArray`.
+
+So far, reading float64 and int64 arrays: elements become `load` ops, sizes `dim` ops (run-time
+values: a new size does not recompile). Errors are NumPy's: too many indices and non-integer
+indices raise IndexError at trace time; an index out of bounds falls back to Python at run time,
+which raises NumPy's IndexError with its message.
+
+An element is a NumPy scalar (np.float64, np.int64). Its arithmetic is Python's float and int
+arithmetic wherever both succeed with the same value; where they differ, Python's raises
+(1.0 / 0.0, an int past 64 bits, a complex power) and NumPy's gives inf, nan or a wrapped int.
+So a compiled function with array arguments runs the Python function for any call where an op
+fails (codegen.entry): that call gets NumPy's exact result, warnings included. Not yet exact:
+results come back as Python floats and ints (np.float64 and np.int64 are subclasses, equal in
+value), and np.int64 compared with a float compares exactly where NumPy rounds the int first.
+"""
+from __future__ import annotations
+
+from .builder import is_traced
+from .ir import BOOL, F64, I64
+from .objects import TracedArray
+
+NUMPY_DTYPES = {F64: "float64", I64: "int64"}     # numpy is imported only once arrays appear
+SUPPORTED = "element reads (x[i], x[i, j], x[i][j]), len(x), x.shape, x.ndim, x.size and x.dtype"
+
+
+def unsupported(tracer, what: str):
+    return tracer.error(f"{what} of a NumPy array is not supported yet (traced code supports {SUPPORTED})")
+
+
+def _index(tracer, i):
+    """An index as an i64 value or int; NumPy's IndexError for anything else."""
+    b = tracer.builder
+    if type(i) is int:
+        return b.const(i)
+    if is_traced(i) and i.type == I64:
+        return i
+    if i is None or isinstance(i, (slice, type(Ellipsis))):
+        raise unsupported(tracer, "slicing")
+    if type(i) is bool or (is_traced(i) and i.type == BOOL):
+        raise unsupported(tracer, "indexing with a bool")
+    raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
+                     "integer or boolean arrays are valid indices")
+
+
+def subscript(tracer, array: TracedArray, index):
+    indices = index if type(index) is tuple else (index,)
+    if len(indices) > array.rank:
+        rank = array.value.type.rank
+        raise IndexError(f"too many indices for array: array is {rank}-dimensional, "
+                         f"but {len(array.prefix) + len(indices)} were indexed")
+    full = array.prefix + tuple(_index(tracer, i) for i in indices)
+    if len(full) < array.value.type.rank:
+        return TracedArray(tracer, array.value, full)
+    return tracer.builder.emit("load", (array.value, *full))
+
+
+def length(tracer, array: TracedArray):
+    if array.rank == 0:
+        raise TypeError("len() of unsized object")
+    return tracer.builder.emit("dim", (array.value,), axis=len(array.prefix))
+
+
+def attribute(tracer, array: TracedArray, name: str):
+    b = tracer.builder
+    first = len(array.prefix)
+    if name == "shape":
+        return tuple(b.emit("dim", (array.value,), axis=a) for a in range(first, array.value.type.rank))
+    if name == "ndim":
+        return array.rank
+    if name == "size":
+        size = b.const(1)
+        for a in range(first, array.value.type.rank):
+            size = b.binary("mul", size, b.emit("dim", (array.value,), axis=a))
+        return size
+    if name == "dtype":
+        import numpy
+        return numpy.dtype(NUMPY_DTYPES[array.value.type.dtype])
+    raise unsupported(tracer, f"the attribute .{name}")
