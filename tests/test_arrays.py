@@ -74,6 +74,28 @@ def count_above(x, level):
     return n
 
 
+def total_by_iteration(x):
+    t = 0.0
+    for v in x:                          # a native loop over the elements
+        t += v
+    return t
+
+
+def rows_dot(W, x):
+    s = 0.0
+    for row in W:                        # rows, read element by element
+        for i in range(len(row)):
+            s += row[i] * x[i]
+    return s
+
+
+def first_negative(x):
+    for v in x:
+        if v < 0.0:
+            return v
+    return 0.0
+
+
 FLOATS = st.floats(-1e6, 1e6, allow_nan=False, width=64)
 
 
@@ -102,7 +124,21 @@ def same(got, expected) -> bool:
 
 
 COMPILED = {f.__name__: trace(f, fuse_fma=False) for f in (dot, running_max, relu_layer_sum, trace_of, ends,
-                                                          int_sum, count_above)}
+                                                          int_sum, count_above, total_by_iteration, rows_dot,
+                                                          first_negative)}
+
+
+@given(st.integers(0, 40).flatmap(lambda n: hnp.arrays(np.float64, n, elements=FLOATS)))
+@settings(max_examples=60, deadline=None)
+def test_iterating_over_an_array(x):
+    for xv in views(x):
+        assert same(COMPILED["total_by_iteration"](xv), total_by_iteration(xv))
+        assert same(COMPILED["first_negative"](xv), first_negative(xv))
+    if len(x) >= 2:
+        W = x[: len(x) // 2 * 2].reshape(2, -1)
+        ones = np.ones(W.shape[1])
+        for Wv in views(W):
+            assert same(COMPILED["rows_dot"](Wv, ones), rows_dot(Wv, ones))
 
 
 @given(st.integers(1, 40).flatmap(lambda n: st.tuples(hnp.arrays(np.float64, n, elements=FLOATS),
@@ -170,6 +206,21 @@ def test_out_of_bounds_raises_numpys_index_error():
             at(np.arange(3.0), i)
         with pytest.raises(IndexError) as expected:
             np.arange(3.0)[i]
+        assert str(got.value) == str(expected.value)
+
+
+def test_a_partial_index_is_checked_too():
+    """W[j] with j out of bounds raises NumPy's IndexError even when no element is read."""
+    @trace
+    def row_length(W, j):
+        return len(W[j])
+    W = np.ones((3, 2))
+    assert row_length(W, -3) == 2
+    for j in (3, -4, 10):
+        with pytest.raises(IndexError) as got:
+            row_length(W, j)
+        with pytest.raises(IndexError) as expected:
+            W[j]
         assert str(got.value) == str(expected.value)
 
 
@@ -241,11 +292,19 @@ def loss(a, x):
     return s
 
 
-def test_gradient_through_a_loop_over_an_array():
-    g = grad(loss)
+def loss_by_iteration(a, x):
+    s = 0.0
+    for v in x:
+        s += (a * v - 1.0) ** 2
+    return s
+
+
+@pytest.mark.parametrize("f", [loss, loss_by_iteration])
+def test_gradient_through_a_loop_over_an_array(f):
+    g = grad(f)
     x = np.linspace(-1.0, 2.0, 200)
     for a in (0.5, -1.5):
-        assert close(g(a, x), central_difference(loss, (a, x), 0), 1e-6, 1e-8)
+        assert close(g(a, x), central_difference(f, (a, x), 0), 1e-6, 1e-8)
 
 
 def test_numpy_array_layout_the_entry_reads():

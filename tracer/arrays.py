@@ -20,7 +20,8 @@ from .ir import BOOL, F64, I64
 from .objects import TracedArray
 
 NUMPY_DTYPES = {F64: "float64", I64: "int64"}     # numpy is imported only once arrays appear
-SUPPORTED = "element reads (x[i], x[i, j], x[i][j]), len(x), x.shape, x.ndim, x.size and x.dtype"
+SUPPORTED = ("element reads (x[i], x[i, j], x[i][j]), `for v in x`, len(x), x.shape, x.ndim, x.size "
+             "and x.dtype")
 
 
 def unsupported(tracer, what: str):
@@ -50,8 +51,21 @@ def subscript(tracer, array: TracedArray, index):
                          f"but {len(array.prefix) + len(indices)} were indexed")
     full = array.prefix + tuple(_index(tracer, i) for i in indices)
     if len(full) < array.value.type.rank:
+        _check_bounds(tracer, array, full)
         return TracedArray(tracer, array.value, full)
     return tracer.builder.emit("load", (array.value, *full))
+
+
+def _check_bounds(tracer, array: TracedArray, indices: tuple) -> None:
+    """`W[j]` reads nothing yet, but NumPy checks j there: out of bounds, the call runs the
+    Python function, which raises NumPy's IndexError (a full `load` checks its own indices)."""
+    from .branches import NeedsPython
+    b = tracer.builder
+    for axis in range(len(array.prefix), len(indices)):
+        i, n = indices[axis], b.emit("dim", (array.value,), axis=axis)
+        below = b.compare("lt", i, b.binary("sub", b.const(0), n))
+        out = b.emit("select", (below, b.const(True), b.compare("ge", i, n)))
+        b.raise_if(out, NeedsPython("index out of bounds: NumPy raises its own IndexError"))
 
 
 def length(tracer, array: TracedArray):
@@ -76,3 +90,12 @@ def attribute(tracer, array: TracedArray, name: str):
         import numpy
         return numpy.dtype(NUMPY_DTYPES[array.value.type.dtype])
     raise unsupported(tracer, f"the attribute .{name}")
+
+
+def iterate(tracer, array: TracedArray):
+    """`for v in x`: a loop over the first axis (elements, or rows read element by element)."""
+    from .branches import RangeIter
+    if array.rank == 0:
+        raise TypeError("iteration over a 0-d array")
+    b = tracer.builder
+    return RangeIter(0, length(tracer, array), 1, b.const(0), array)

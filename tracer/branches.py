@@ -75,14 +75,16 @@ class MaybeUnbound:
 @dataclass(frozen=True, eq=False)
 class RangeIter:
     """Iteration over range(start, stop, step) with traced bounds (or a long constant range):
-    `index` is the next value to produce."""
+    `index` is the next value to produce. Over a NumPy array (`for v in x`), `array` is the
+    TracedArray and the loop produces array[index] instead."""
     start: object
     stop: object
     step: object
     index: object
+    array: object = None
 
     def fields(self) -> tuple:
-        return (self.start, self.stop, self.step, self.index)
+        return (self.start, self.stop, self.step, self.index, self.array)
 
     def has_next(self, b):
         step = self.step
@@ -92,7 +94,7 @@ class RangeIter:
         return b.emit("select", (up, b.compare("lt", self.index, self.stop), b.compare("gt", self.index, self.stop)))
 
     def advanced(self, b) -> "RangeIter":
-        return RangeIter(self.start, self.stop, self.step, b.binary("add", self.index, self.step))
+        return RangeIter(self.start, self.stop, self.step, b.binary("add", self.index, self.step), self.array)
 
 
 # ------------------------------------------------------------------------------ frame states
@@ -445,12 +447,15 @@ class Branching:
             self.restore(here)
             return None
 
-    def run_side(self, block: Block, stops: frozenset, skip_first: bool = False) -> Outcome:
-        """Run into `block` (a region) until `stops`; a Python exception ends the side with a
-        `raise` op (an Outcome with no places)."""
+    def run_side(self, block: Block, stops: frozenset, skip_first: bool = False, setup=None) -> Outcome:
+        """Run into `block` (a region) until `stops`, after `setup()` (which sets the side's
+        frame up, emitting into the region: a loop's element read happens only if it goes on);
+        a Python exception ends the side with a `raise` op (an Outcome with no places)."""
         snapshot = _mutable_snapshot((tuple(self.stack), tuple(self.locals.values()), tuple(c.contents for c in self.cells.values())))
         with self.builder.region(block):
             try:
+                if setup is not None:
+                    setup()
                 outcome = self.run_until(stops, skip_first)
             except (TracerError, RestartLoop, _Peel) as exc:
                 if not isinstance(exc, BigIntInput):
@@ -497,9 +502,8 @@ class Branching:
             self.restore(base)
             self.stack = [_copy_iterator(x) if _is_copyable_iterator(x) else x for x in self.stack]
             self.locals = {n: _copy_iterator(x) if _is_copyable_iterator(x) else x for n, x in self.locals.items()}
-            setup()
             block = Block()
-            sides.append((block, self.run_side(block, stops)))
+            sides.append((block, self.run_side(block, stops, setup=setup)))
         return self.merge(cond, sides)
 
     def merge(self, cond: Value, sides: list[tuple[Block, Outcome]]) -> Outcome:

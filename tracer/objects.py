@@ -118,8 +118,8 @@ class TracedArray:
     `prefix` holds the indices already applied (so `W[j][i]` reads one element, no view).
 
     What traced code can do with it so far: read elements (`x[i]`, `x[i, j]`, `x[i][j]`, with
-    traced or constant ints; negative ones count from the end), `len(x)`, `x.shape`, `x.ndim`,
-    `x.size`, `x.dtype` (tracer.arrays)."""
+    traced or constant ints; negative ones count from the end), `for v in x`, `len(x)`,
+    `x.shape`, `x.ndim`, `x.size`, `x.dtype` (tracer.arrays)."""
 
     def __init__(self, tracer, value, prefix: tuple = ()):
         self.tracer, self.value, self.prefix = tracer, value, prefix

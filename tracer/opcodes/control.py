@@ -13,7 +13,8 @@ import sys
 from ..branches import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged, RangeIter
 from ..errors import NeedsConcreteValue
 from ..builder import is_traced
-from ..objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange
+from .. import arrays
+from ..objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange, TracedArray
 from .containers import type_name
 
 PY313 = sys.version_info >= (3, 13)
@@ -78,6 +79,8 @@ class ControlFlowOps:
             raise TypeError(f"'{type_name(iterable)}' object is not iterable")
         if isinstance(iterable, (range, SymbolicRange)):
             self.push(self.range_iterator(iterable))
+        elif isinstance(iterable, TracedArray):
+            self.push(arrays.iterate(self.tracer, iterable))
         elif isinstance(iterable, (ExternalList, ExternalObject, BoundMethod, SymbolicFunction)):
             self.push(iter(self.materialize(iterable)))   # an input list's items, loaded per call
         else:
@@ -126,7 +129,7 @@ class ControlFlowOps:
         exit_pc = self.graph.for_iter_exit(self.labels[instr.arg])
         def advance():
             self.stack[-1] = it.advanced(self.builder)
-            self.push(it.index)
+            self.push(it.index if it.array is None else arrays.subscript(self.tracer, it.array, it.index))
         def leave():
             self.pop()
             self.pc = exit_pc
@@ -147,14 +150,14 @@ class ControlFlowOps:
             # arguments, which are pinned)
             self.restore(state)
             b = self.builder
-            if not all(b.must_be_concrete(x) for x in it.fields()):
+            if it.array is not None or not all(b.must_be_concrete(x) for x in it.fields()):
                 raise
             return self._unroll_range(it, instr)
 
     def _unroll_range(self, it, instr):
         """Go on with a Python iterator over the range's values (pinned at trace time)."""
         b = self.builder
-        start, stop, step, index = (b.concretize(x, "the range of a loop") for x in it.fields())
+        start, stop, step, index = (b.concretize(x, "the range of a loop") for x in it.fields()[:4])
         self.stack[-1] = iter(range(index, stop, step))
         self.pc += 1
         return self.op_FOR_ITER(instr)
