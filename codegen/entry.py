@@ -37,7 +37,6 @@ EXACT_TYPES = {ir.F64: "PyFloat_Type", ir.I64: "PyLong_Type", ir.BOOL: "PyBool_T
 # data, nd, dimensions, strides, base, descr, flags. tests/test_arrays.py checks it on a real array.
 PY_ARRAY = ll.LiteralStructType([I64, PTR, PTR, I32, PTR, PTR, PTR, PTR, I32])
 ARRAY_DATA, ARRAY_ND, ARRAY_DIMENSIONS, ARRAY_STRIDES, ARRAY_DESCR = 2, 3, 4, 5, 7
-NUMPY_DTYPES = {ir.F64: "float64", ir.I64: "int64", ir.BOOL: "bool"}
 
 
 def object_symbols(entry_args: list[ir.EntryArg]) -> dict[str, int]:
@@ -48,7 +47,7 @@ def object_symbols(entry_args: list[ir.EntryArg]) -> dict[str, int]:
         if isinstance(a.type, ir.ArrayType):
             import numpy
             symbols["__tracer_numpy_ndarray"] = id(numpy.ndarray)
-            name = NUMPY_DTYPES[a.type.dtype]
+            name = ir.NUMPY_DTYPE_NAMES[a.type.dtype]
             symbols[f"__tracer_numpy_dtype_{name}"] = id(numpy.dtype(name))
     return symbols
 
@@ -130,7 +129,7 @@ class EntryBuilder:
         ob_type = b.load(b.gep(obj, [ll.Constant(I32, 0), ll.Constant(I32, 1)], source_etype=PY_OBJECT), typ=PTR)
         self.guard(b.icmp_unsigned("==", ob_type, api.address("__tracer_numpy_ndarray")))
         self.guard(b.icmp_signed("==", field(ARRAY_ND, I32), ll.Constant(I32, t.rank)))
-        descr = api.address(f"__tracer_numpy_dtype_{NUMPY_DTYPES[t.dtype]}")
+        descr = api.address(f"__tracer_numpy_dtype_{ir.NUMPY_DTYPE_NAMES[t.dtype]}")
         self.guard(b.icmp_unsigned("==", field(ARRAY_DESCR, PTR), descr))
         dims, strides = field(ARRAY_DIMENSIONS, PTR), field(ARRAY_STRIDES, PTR)
         def axis(pointer, k):
@@ -256,14 +255,14 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     unknown = function.append_basic_block("unknown_status")
     switch = b.switch(status, unknown)
     switch.add_case(ll.Constant(I32, int(Status.OK)), boxing)
-    if Status.FALLBACK in possible or any(isinstance(p.type, ir.ArrayType) for p in fn.params):
+    # with array arguments every failure re-runs the Python function: where Python's float and
+    # int ops raise, NumPy's scalars give inf, nan or a wrapped int (tracer.arrays)
+    rerun_on_failure = any(isinstance(p.type, ir.ArrayType) for p in fn.params)
+    if Status.FALLBACK in possible or rerun_on_failure:
         fallback = function.append_basic_block("fallback")
         switch.add_case(ll.Constant(I32, int(Status.FALLBACK)), fallback)
         with b.goto_block(fallback):
             b.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
-    # with array arguments every failure re-runs the Python function: where Python's float and
-    # int ops raise, NumPy's scalars give inf, nan or a wrapped int (tracer.arrays)
-    rerun_on_failure = any(isinstance(p.type, ir.ArrayType) for p in fn.params)
     for st, (exc_type, message) in STATUS_EXCEPTIONS.items():
         if st in possible:
             block = function.append_basic_block(f"raise_{st.name.lower()}")

@@ -75,7 +75,7 @@ def tape_push(k: KernelBuilder, v: ir.Value, header, *record):
     with b.if_then(b.icmp_signed("==", length, capacity), likely=False):
         grown = b.select(b.icmp_signed("==", capacity, k.i64(0)), k.i64(FIRST_CAPACITY), b.mul(capacity, k.i64(2)))
         data = b.load(_field(k, header, DATA), typ=PTR)
-        new = k.call_c("realloc", PTR, [PTR, I64], data, b.mul(grown, k.i64(8 * words)))
+        new = k.call_c("realloc", PTR, [PTR, I64], data, b.mul(grown, k.i64(8 * max(words, 1))))
         k.fail_if(b.icmp_unsigned("==", new, ll.Constant(PTR, None)), Status.NO_MEMORY)
         b.store(new, _field(k, header, DATA))
         b.store(grown, _field(k, header, CAPACITY))

@@ -14,6 +14,7 @@ from . import _frame
 from .capture import call_intercepted, run_plain, warn_storm
 from .errors import BigIntInput
 from .interpreter import CO_VARARGS, bind_arguments, trace_frame
+from .arrays import is_ndarray
 from .ir import I64_MAX, I64_MIN
 from .specialize import NeedsPython, Specialization
 
@@ -132,7 +133,7 @@ class CodeCompiler:
                                 f"float, int and bool numbers")
             if hasattr(a, "__dict__") and type(a).__module__ not in ("builtins", "numpy"):
                 continue   # a user object: its attributes are read by the trace
-            if type(a).__name__ == "ndarray" and type(a).__module__ == "numpy":
+            if is_ndarray(a):
                 continue   # its dtype is checked by the trace
             raise TypeError(f"{self.name}() argument '{name}' is a {type(a).__name__}: traced functions "
                             f"take float, int and bool arguments, NumPy arrays, and lists, tuples or "

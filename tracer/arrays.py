@@ -16,10 +16,26 @@ value), and np.int64 compared with a float compares exactly where NumPy rounds t
 from __future__ import annotations
 
 from .builder import is_traced
-from .ir import BOOL, F64, I64
+from .ir import BOOL, F64, I64, NUMPY_DTYPE_NAMES
 from .objects import TracedArray
 
-NUMPY_DTYPES = {F64: "float64", I64: "int64"}     # numpy is imported only once arrays appear
+READABLE_DTYPES = (F64, I64)   # bool arrays wait for NumPy's bool arithmetic (not Python's)
+
+
+def is_ndarray(obj) -> bool:
+    """Whether `obj` is exactly a numpy.ndarray (without importing numpy for programs that never
+    use it)."""
+    return type(obj).__name__ == "ndarray" and type(obj).__module__ == "numpy"
+
+
+def readable_dtype(array):
+    """The IR dtype of a NumPy array traced code can read (builtin descriptor, native byte
+    order), or None."""
+    import numpy
+    for t in READABLE_DTYPES:
+        if array.dtype is numpy.dtype(NUMPY_DTYPE_NAMES[t]):
+            return t
+    return None
 SUPPORTED = ("element reads (x[i], x[i, j], x[i][j]), `for v in x`, len(x), x.shape, x.ndim, x.size "
              "and x.dtype")
 
@@ -88,7 +104,7 @@ def attribute(tracer, array: TracedArray, name: str):
         return size
     if name == "dtype":
         import numpy
-        return numpy.dtype(NUMPY_DTYPES[array.value.type.dtype])
+        return numpy.dtype(NUMPY_DTYPE_NAMES[array.value.type.dtype])
     raise unsupported(tracer, f"the attribute .{name}")
 
 

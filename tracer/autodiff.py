@@ -248,20 +248,10 @@ def _backpropagate_loop(emitter, v: Value, ct: tuple, active: set, home: Block |
         raise UnsupportedError("cannot differentiate a loop that carries a tuple", v.loc)
     floats = [i for i, t in enumerate(carried) if t == F64]
     snapshot = ir.copy_block(body, {})      # the body as the forward runs it, for the recompute
-
-    # the forward pushes x_k at the start of each iteration
-    tape0 = Value("tape_new", (), ir.TapeType(carried), {"fields": carried}, loc=v.loc)
-    home.values.insert(home.values.index(v), tape0)
-    tape_param = body.add_param(tape0.type, v.loc)
-    pushed = Value("tape_push", (tape_param, *body.params[:-1]), tape0.type, loc=v.loc)
-    body.values.insert(0, pushed)
-    body.results.append(pushed)
-    v.args = (*v.args, tape0)
-    v.type = TupleType(v.type.elements + (tape0.type,))
+    tape = emitter.emit("getitem", (v,), index=_save_iterations(v, home))
 
     def const(x):
         return emitter.emit("const", (), value=x)
-    tape = emitter.emit("getitem", (v,), index=len(carried))
     one, zero_ = const(1), const(0)
     last = emitter.emit("sub", (emitter.emit("tape_len", (tape,)), one))
     seeds = [ct[i] if ct[i] is not None else const(0.0) for i in floats]
@@ -292,6 +282,23 @@ def _backpropagate_loop(emitter, v: Value, ct: tuple, active: set, home: Block |
            if v.args[i] in active]
     out += [(xf, emitter.emit("getitem", (back,), index=1 + len(floats) + m)) for m, xf in enumerate(free)]
     return out
+
+
+def _save_iterations(v: Value, home: Block) -> int:
+    """Make the forward `loop` op `v` (in `home`) push its carried values onto a tape at the
+    start of each iteration: a `tape_new` before it, the tape carried as one more value. The
+    index of the filled tape in v's tuple."""
+    body = v.regions[0]
+    carried = tuple(p.type for p in body.params)
+    tape = Value("tape_new", (), ir.TapeType(carried), {"fields": carried}, loc=v.loc)
+    home.values.insert(home.values.index(v), tape)
+    tape_param = body.add_param(tape.type, v.loc)
+    pushed = Value("tape_push", (tape_param, *body.params[:-1]), tape.type, loc=v.loc)
+    body.values.insert(0, pushed)
+    body.results.append(pushed)
+    v.args = (*v.args, tape)
+    v.type = TupleType(v.type.elements + (tape.type,))
+    return len(carried)
 
 
 def _hoist_getitems(block: Block, region: Block) -> None:

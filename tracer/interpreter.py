@@ -19,7 +19,7 @@ from bytecode import Bytecode, Instr, Label, TryBegin
 
 from .builder import GraphBuilder, is_number, is_traced
 from .errors import BigIntConstant, BigIntInput, SourceLoc, TracerError, UnsupportedError
-from .ir import F64, I64, I64_MAX, I64_MIN, ArrayType, Function, Value, verify
+from .ir import I64_MAX, I64_MIN, ArrayType, Function, Value, verify
 from .objects import (NULL, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction, TracedArray,
                       TransformedFunction)
 from .opcodes.calls import CallOps
@@ -30,7 +30,7 @@ from .opcodes.stack import StackOps
 from .branches import RETURN, Branching, NeedsPython
 from .flow import flow_graph
 from .sources import ArgSource, AttrSource, BindingGuard, MissingAttrGuard, RootSource, Source, StructureGuard, ValueGuard
-from . import _frame, library
+from . import _frame, arrays, library
 
 _MISSING = object()
 MAX_INSTRUCTIONS = 2_000_000   # a trace this long is almost certainly an endless trace-time loop
@@ -105,7 +105,7 @@ class Tracer:
         if type(obj) in (list, tuple):
             self.structure_guards.setdefault(key, StructureGuard(source, type(obj), len(obj)))
             return ExternalList(self, obj, source)
-        if type(obj).__name__ == "ndarray" and type(obj).__module__ == "numpy":
+        if arrays.is_ndarray(obj):
             return TracedArray(self, self._array_param(obj, source))
         if isinstance(obj, (int, float, complex, str)):
             raise self.error(f"{source} is a {type(obj).__name__}, which traced code does not support "
@@ -121,13 +121,12 @@ class Tracer:
     def _array_param(self, array, source: Source) -> Value:
         """An array input: an IR parameter of ArrayType whose sizes are run-time values (a new
         size does not recompile; a new dtype or rank does)."""
-        import numpy
         key = source.key
         if key not in self.leaves:
-            dtype = {numpy.dtype("float64"): F64, numpy.dtype("int64"): I64}.get(array.dtype)
-            if dtype is None or array.dtype is not numpy.dtype(array.dtype.name):
-                raise self.error(f"{source} is an array of {array.dtype}; traced code reads float64 and "
-                                 f"int64 arrays (in native byte order) so far")
+            dtype = arrays.readable_dtype(array)
+            if dtype is None:
+                raise self.error(f"{source} is an array of dtype {array.dtype!r}; traced code reads float64 "
+                                 f"and int64 arrays (NumPy's builtin dtypes, native byte order) so far")
             t = ArrayType(dtype, (None,) * array.ndim)
             self.leaves[key] = (source, self.builder.add_param(str(source), t, array))
         return self.leaves[key][1]

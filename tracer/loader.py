@@ -12,7 +12,7 @@ inputs, so the loaded path costs a few tens of nanoseconds per input instead of 
 from __future__ import annotations
 
 from .interpreter import Trace
-from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, ArrayType
+from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType
 from .sources import ABSENT, ArgSource, AttrSource, ItemSource, RootSource, Source
 
 PY_TYPE = {F64: "float", I64: "int", BOOL: "bool"}
@@ -21,7 +21,7 @@ PY_TYPE = {F64: "float", I64: "int", BOOL: "bool"}
 def type_label(t) -> str:
     """How a parameter's type reads to a Python user: float, or ndarray[float64, 2-d]."""
     if isinstance(t, ArrayType):
-        return f"ndarray[{ {F64: 'float64', I64: 'int64', BOOL: 'bool'}[t.dtype]}, {t.rank}-d]"
+        return f"ndarray[{NUMPY_DTYPE_NAMES[t.dtype]}, {t.rank}-d]"
     return PY_TYPE[t]
 
 
@@ -81,7 +81,7 @@ def make_loader(trace: Trace):
         v = var(source)
         if isinstance(param.type, ArrayType):
             import numpy
-            dtype = constant(numpy.dtype({F64: "float64", I64: "int64", BOOL: "bool"}[param.type.dtype]))
+            dtype = constant(numpy.dtype(NUMPY_DTYPE_NAMES[param.type.dtype]))
             lines.append(f"if type({v}) is not {constant(numpy.ndarray)} or {v}.dtype is not {dtype} "
                          f"or {v}.ndim != {param.type.rank}: return None")
             leaves.append(v)

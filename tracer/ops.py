@@ -42,7 +42,9 @@ class OpDef:
         if not self.statuses:
             return False
         if self.statuses == (Status.FALLBACK,) and v.type != I64 and self.name != "load":
-            return False          # only i64 arithmetic can leave 64 bits; f64 never falls back
+            # add/sub/mul/neg/abs fall back only for an i64 result past 64 bits: on f64 they
+            # never fail (overflow gives inf, as in CPython), so a dead f64 `a * b` can go
+            return False
         # division and modulo by a nonzero constant cannot fail (an i64 // -1 still can)
         if self.name in ("div", "floordiv", "mod") and v.args[1].op == "const":
             d = v.args[1].attrs["value"]

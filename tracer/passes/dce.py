@@ -6,25 +6,17 @@ compiled function has to fail there too. Everything such an op reads stays alive
 from __future__ import annotations
 
 from .. import ir
-from ..errors import Status
 from ..ops import OPS
 
 
 def may_fail(v: ir.Value) -> bool:
-    """`OpDef.may_fail`, sharpened where it is known to be too cautious.
-
-    add/sub/mul/neg/abs list only FALLBACK (an i64 result past 64 bits), but the op table keys
-    statuses by op, not by type: on f64 they never fail (overflow gives inf, as in CPython), so
-    a dead f64 `a * b` can go.
-    """
+    """Whether dropping `v` could change what the function does: `OpDef.may_fail`, plus loops
+    (one that never ends is an effect too), memory effects, and regions holding such ops."""
     if v.op == "loop" or OPS[v.op].effect:
-        return True           # a loop that never ends is an effect too: loops are kept
+        return True
     if v.regions:
         return any(may_fail(x) for region in v.regions for x in region.values)
-    opdef = OPS[v.op]
-    if opdef.statuses == (Status.FALLBACK,) and v.type != ir.I64 and v.op != "load":
-        return False
-    return opdef.may_fail(v)
+    return OPS[v.op].may_fail(v)
 
 
 def eliminate_dead_code(fn: ir.Function) -> ir.Function:
