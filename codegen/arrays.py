@@ -1,4 +1,4 @@
-"""Lowering of arrays: how an array reaches a kernel, and the ops that read it.
+"""Lowering of arrays: how arrays reach and leave a kernel, where they live, and the array ops.
 
 An IR array is NumPy's layout. At the kernel ABI an array parameter is 1 + 2 * rank arguments:
 
@@ -7,6 +7,13 @@ An IR array is NumPy's layout. At the kernel ABI an array parameter is 1 + 2 * r
 and inside the kernel it is an `ArrayValue` of those LLVM values. Element (i_0, ..., i_{r-1}) is
 at byte offset sum(i_k * stride_k) from `data`; a stride may be negative (a reversed view) or
 zero (a broadcast axis). Loads are unaligned (align 1): a NumPy view can start anywhere.
+
+Views (`broadcast_in_dim`, `transpose`, `index`) are new ArrayValues over the same memory. Every
+other array op allocates its result, C-contiguous, from the kernel's *arena*: a linked list of
+malloc'd blocks that `KernelBuilder.ret` frees before every return, so nothing leaks whatever
+path the kernel takes. An array result leaves the kernel as a fresh malloc'd C-contiguous copy:
+its out pointer points at `{ptr data, i64 size_0, ..., i64 size_{r-1}}`, and the caller owns
+(frees) `data` (codegen.entry copies it into a new ndarray).
 """
 from __future__ import annotations
 
@@ -17,10 +24,13 @@ from llvmlite import ir as ll
 from tracer import ir
 from tracer.errors import Status
 
-from .kernel import DOUBLE, I64, PTR, KernelBuilder
+from .kernel import DOUBLE, I1, I64, PTR, KernelBuilder
 
 I8 = ll.IntType(8)
 ELEMENT_TYPES = {ir.F64: DOUBLE, ir.I64: I64, ir.BOOL: I8}     # NumPy's bool is one byte
+ITEM_SIZE = {ir.F64: 8, ir.I64: 8, ir.BOOL: 1}
+ARENA_HEADER = 16           # bytes before each arena block's data: the next block (keeps 16-byte alignment)
+NULL = ll.Constant(PTR, None)
 
 
 class ArrayValue(NamedTuple):
@@ -30,7 +40,7 @@ class ArrayValue(NamedTuple):
 
 
 def abi_types(t: ir.ArrayType) -> list[ll.Type]:
-    """The kernel arguments an array parameter takes."""
+    """The kernel arguments an array parameter takes (and the LLVM values an ArrayValue is)."""
     return [PTR] + [I64] * (2 * t.rank)
 
 
@@ -42,24 +52,433 @@ def from_arguments(t: ir.ArrayType, args: list) -> ArrayValue:
     return ArrayValue(data, sizes, strides)
 
 
+def fields(a: ArrayValue) -> list:
+    return [a.data, *a.sizes, *a.strides]
+
+
+def result_struct(t: ir.ArrayType) -> ll.LiteralStructType:
+    """What an array result's out pointer points at: data and sizes."""
+    return ll.LiteralStructType([PTR] + [I64] * t.rank)
+
+
+# ------------------------------------------------------------------------------- memory
+def uses_arena(fn: ir.Function) -> bool:
+    return any(isinstance(v.type, ir.ArrayType) and v.op not in VIEWS for v in fn.walk()) or \
+        any(v.op in ("store", "writeback") for v in fn.walk())
+
+
+def start_arena(k: KernelBuilder) -> None:
+    """The arena's head slot, empty, at the kernel's entry (call before lowering any op)."""
+    slot = k.builder.alloca(PTR, name="arena")
+    k.builder.store(NULL, slot)
+    k.arena = slot
+
+
+def free_arena(k: KernelBuilder) -> None:
+    """Free every block of the arena (emitted before each return)."""
+    b = k.builder
+    start = b.block
+    head = b.load(k.arena, typ=PTR)
+    loop, body, done = (k.function.append_basic_block(n) for n in ("free_arena", "free_block", "arena_freed"))
+    b.branch(loop)
+    b.position_at_end(loop)
+    block = b.phi(PTR)
+    block.add_incoming(head, start)
+    b.cbranch(b.icmp_unsigned("==", block, NULL), done, body)
+    b.position_at_end(body)
+    following = b.load(block, typ=PTR)
+    k.call_c("free", ll.VoidType(), [PTR], block)
+    block.add_incoming(following, body)
+    b.branch(loop)
+    b.position_at_end(done)
+
+
+def byte_size(k: KernelBuilder, dtype: ir.ScalarType, sizes) -> ll.Value:
+    n = k.i64(ITEM_SIZE[dtype])
+    for s in sizes:
+        n = k.builder.mul(n, s)
+    return n
+
+
+def allocate(k: KernelBuilder, dtype: ir.ScalarType, sizes) -> ArrayValue:
+    """A new C-contiguous array in the arena (MemoryError if malloc fails)."""
+    b = k.builder
+    block = k.call_c("malloc", PTR, [I64], b.add(byte_size(k, dtype, sizes), k.i64(ARENA_HEADER)))
+    k.fail_if(b.icmp_unsigned("==", block, NULL), Status.NO_MEMORY)
+    b.store(b.load(k.arena, typ=PTR), block)
+    b.store(block, k.arena)
+    data = b.gep(block, [k.i64(ARENA_HEADER)], source_etype=I8)
+    return ArrayValue(data, tuple(sizes), contiguous_strides(k, dtype, sizes))
+
+
+def contiguous_strides(k: KernelBuilder, dtype: ir.ScalarType, sizes) -> tuple:
+    strides, step = [], k.i64(ITEM_SIZE[dtype])
+    for s in reversed(sizes):
+        strides.append(step)
+        step = k.builder.mul(step, s)
+    return tuple(reversed(strides))
+
+
+# ------------------------------------------------------------------------------- elements
+def for_range(k: KernelBuilder, n, body) -> None:
+    """for i in range(n): body(i), emitted at the builder's position."""
+    b = k.builder
+    start = b.block
+    head, loop, done = (k.function.append_basic_block(x) for x in ("for", "for_body", "for_end"))
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I64)
+    i.add_incoming(k.i64(0), start)
+    b.cbranch(b.icmp_signed("<", i, n), loop, done)
+    b.position_at_end(loop)
+    body(i)
+    i.add_incoming(b.add(i, k.i64(1)), b.block)
+    b.branch(head)
+    b.position_at_end(done)
+
+
+def for_each_index(k: KernelBuilder, sizes, body, prefix=()) -> None:
+    """Nested loops over every index of `sizes` in row-major order: body(indices)."""
+    if not sizes:
+        body(prefix)
+        return
+    for_range(k, sizes[0], lambda i: for_each_index(k, sizes[1:], body, prefix + (i,)))
+
+
+def element_address(k: KernelBuilder, a: ArrayValue, indices):
+    b = k.builder
+    offset = k.i64(0)
+    for i, stride in zip(indices, a.strides):
+        offset = b.add(offset, b.mul(i, stride))
+    return b.gep(a.data, [offset], source_etype=I8)
+
+
+def load_element(k: KernelBuilder, a: ArrayValue, indices, dtype: ir.ScalarType):
+    x = k.builder.load(element_address(k, a, indices), typ=ELEMENT_TYPES[dtype], align=1)
+    return k.builder.icmp_unsigned("!=", x, ll.Constant(I8, 0)) if dtype == ir.BOOL else x
+
+
+def store_element(k: KernelBuilder, a: ArrayValue, indices, dtype: ir.ScalarType, x) -> None:
+    if dtype == ir.BOOL:
+        x = k.builder.zext(x, I8)
+    k.builder.store(x, element_address(k, a, indices), align=1)
+
+
+def copy_elements(k: KernelBuilder, source: ArrayValue, target: ArrayValue, dtype: ir.ScalarType) -> None:
+    """target[...] = source (same sizes)."""
+    for_each_index(k, source.sizes, lambda idx: store_element(
+        k, target, idx, dtype, load_element(k, source, idx, dtype)))
+
+
+def check_same_sizes(k: KernelBuilder, sizes_a, sizes_b) -> None:
+    """Sizes known only at run time that differ: FALLBACK (NumPy raises its ValueError)."""
+    b = k.builder
+    for x, y in zip(sizes_a, sizes_b):
+        if x is not y:
+            k.fail_if(b.icmp_signed("!=", x, y), Status.FALLBACK)
+
+
+def _bounded_index(k: KernelBuilder, i, n):
+    """i, counted from the end when negative; out of bounds returns FALLBACK."""
+    b = k.builder
+    i = b.select(b.icmp_signed("<", i, k.i64(0)), b.add(i, n), i)
+    k.fail_if(b.icmp_unsigned(">=", i, n), Status.FALLBACK)   # unsigned: still negative is huge
+    return i
+
+
+# ------------------------------------------------------------------------------ the ops
 def dim(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     return a.sizes[v.attrs["axis"]]
 
 
 def load(k: KernelBuilder, v: ir.Value, a: ArrayValue, *indices):
     """a[indices]: a negative index counts from the end; out of bounds returns FALLBACK."""
+    indices = [_bounded_index(k, i, n) for i, n in zip(indices, a.sizes)]
+    return load_element(k, a, indices, v.type)
+
+
+def index(k: KernelBuilder, v: ir.Value, a: ArrayValue, *indices):
+    indices = [_bounded_index(k, i, n) for i, n in zip(indices, a.sizes)]
+    data = element_address(k, a, indices)
+    return ArrayValue(data, a.sizes[len(indices):], a.strides[len(indices):])
+
+
+def broadcast_in_dim(k: KernelBuilder, v: ir.Value, a: ArrayValue, *sizes):
+    dims, source = v.attrs["dims"], v.args[0].type.shape
+    strides = [k.i64(0)] * len(sizes)
+    for axis, (d, n) in enumerate(zip(dims, source)):
+        if n == 1:
+            continue                       # a size-1 axis repeats: stride 0
+        if n is None:
+            check_same_sizes(k, (a.sizes[axis],), (sizes[d],))
+        strides[d] = a.strides[axis]
+    return ArrayValue(a.data, tuple(sizes), tuple(strides))
+
+
+def transpose(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    perm = v.attrs["perm"]
+    return ArrayValue(a.data, tuple(a.sizes[p] for p in perm), tuple(a.strides[p] for p in perm))
+
+
+VIEWS = {"broadcast_in_dim", "transpose", "index"}
+
+
+def elementwise(k: KernelBuilder, v: ir.Value, operands, scalar_lowering):
+    """A scalar op applied to every element: one loop nest, the scalar op's lowering inside."""
+    arrays = [(o, a.type.dtype) for o, a in zip(operands, v.args) if isinstance(a.type, ir.ArrayType)]
+    sizes = arrays[0][0].sizes
+    for other, _ in arrays[1:]:
+        check_same_sizes(k, sizes, other.sizes)
+    out = allocate(k, v.type.dtype, sizes)
+    scalar = ir.Value(v.op, tuple(ir.Value("param", (), a.type.dtype) if isinstance(a.type, ir.ArrayType) else a
+                                  for a in v.args), v.type.dtype, v.attrs)
+
+    def body(idx):
+        elements = [load_element(k, o, idx, a.type.dtype) if isinstance(a.type, ir.ArrayType) else o
+                    for o, a in zip(operands, v.args)]
+        store_element(k, out, idx, v.type.dtype, scalar_lowering(k, scalar, *elements))
+    for_each_index(k, sizes, body)
+    return out
+
+
+def _count(k: KernelBuilder, sizes):
+    n = k.i64(1)
+    for s in sizes:
+        n = k.builder.mul(n, s)
+    return n
+
+
+def _combine(k: KernelBuilder, kind: str, dtype: ir.ScalarType, acc, x):
     b = k.builder
-    offset = k.i64(0)
-    for i, n, stride in zip(indices, a.sizes, a.strides):
-        i = b.select(b.icmp_signed("<", i, k.i64(0)), b.add(i, n), i)
-        k.fail_if(b.icmp_unsigned(">=", i, n), Status.FALLBACK)   # unsigned: still negative is huge
-        offset = b.add(offset, b.mul(i, stride))
-    address = b.gep(a.data, [offset], source_etype=I8)
-    dtype = v.type
-    x = b.load(address, typ=ELEMENT_TYPES[dtype], align=1)
+    if dtype == ir.F64:
+        if kind == "sum":
+            return b.fadd(acc, x)
+        if kind == "prod":
+            return b.fmul(acc, x)
+        keep = b.fcmp_ordered(">=" if kind == "max" else "<=", acc, x)   # NumPy: a NaN wins
+        return b.select(b.or_(keep, k.is_nan(acc)), acc, x)
+    if dtype == ir.BOOL and kind in ("max", "min"):
+        return b.or_(acc, x) if kind == "max" else b.and_(acc, x)
+    if kind == "sum":
+        return k.checked("sadd", acc, x)
+    if kind == "prod":
+        return k.checked("smul", acc, x)
+    return b.select(b.icmp_signed(">=" if kind == "max" else "<=", acc, x), acc, x)
+
+
+def _identity(k: KernelBuilder, kind: str, dtype: ir.ScalarType, count):
+    """The start of a reduction. A float sum starts at -0.0 (x + -0.0 is x, even for -0.0) and
+    at 0.0 when nothing is summed, as NumPy's sum starts from the first element."""
+    if dtype == ir.F64:
+        if kind == "sum":
+            return k.builder.select(k.builder.icmp_signed("==", count, k.i64(0)), k.f64(0.0), k.f64(-0.0))
+        return k.f64({"prod": 1.0, "max": float("-inf"), "min": float("inf")}[kind])
     if dtype == ir.BOOL:
-        return b.icmp_unsigned("!=", x, ll.Constant(I8, 0))
-    return x
+        return ll.Constant(I1, kind == "min")
+    return k.i64({"sum": 0, "prod": 1, "max": ir.I64_MIN, "min": ir.I64_MAX}[kind])
 
 
-LOWERINGS = {"dim": dim, "load": load}
+def reduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    b = k.builder
+    kind, axes, source = v.attrs["kind"], v.attrs["axes"], v.args[0].type.dtype
+    dtype = ir.I64 if source == ir.BOOL and kind in ("sum", "prod") else source
+    kept = [d for d in range(len(a.sizes)) if d not in axes]
+    count = _count(k, [a.sizes[d] for d in axes])
+    if kind in ("max", "min"):
+        k.fail_if(b.icmp_signed("==", count, k.i64(0)), Status.FALLBACK)   # NumPy's ValueError
+    out = allocate(k, dtype, [a.sizes[d] for d in kept])
+    start = _identity(k, kind, dtype, count)
+    for_each_index(k, out.sizes, lambda idx: store_element(k, out, idx, dtype, start))
+
+    def body(idx):
+        place = [idx[d] for d in kept]
+        x = load_element(k, a, idx, source)
+        if dtype != source:
+            x = b.zext(x, I64)
+        store_element(k, out, place, dtype, _combine(k, kind, dtype, load_element(k, out, place, dtype), x))
+    for_each_index(k, a.sizes, body)
+    if not isinstance(v.type, ir.ArrayType):
+        return load_element(k, out, (), dtype)
+    if v.attrs["keepdims"]:
+        sizes = tuple(k.i64(1) if d in axes else a.sizes[d] for d in range(len(a.sizes)))
+        strides = tuple(k.i64(0) if d in axes else out.strides[kept.index(d)] for d in range(len(a.sizes)))
+        return ArrayValue(out.data, sizes, strides)
+    return out
+
+
+def argreduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    """The first index of the largest (smallest) element; a NaN counts as the extreme."""
+    b = k.builder
+    axis, dtype = v.attrs["axis"], v.args[0].type.dtype
+    if axis is None:      # over the flattened array: loop over every axis, counting positions
+        sizes, kept = a.sizes, []
+        axes = list(range(len(a.sizes)))
+    else:
+        sizes, axes = a.sizes, [axis]
+        kept = [d for d in range(len(a.sizes)) if d != axis]
+    k.fail_if(b.icmp_signed("==", _count(k, [sizes[d] for d in axes]), k.i64(0)), Status.FALLBACK)
+    out_sizes = [sizes[d] for d in kept]
+    best = allocate(k, dtype, out_sizes)
+    where = allocate(k, ir.I64, out_sizes)
+    first = [k.i64(0)] * len(sizes)
+    for_each_index(k, out_sizes, lambda idx: (
+        store_element(k, best, idx, dtype, load_element(k, a, _merge(first, kept, idx), dtype)),
+        store_element(k, where, idx, ir.I64, k.i64(0))))
+
+    def body(idx):
+        place = [idx[d] for d in kept]
+        position = k.i64(0)
+        for d in axes:                       # row-major position over the reduced axes
+            position = b.add(b.mul(position, sizes[d]), idx[d])
+        x, current = load_element(k, a, idx, dtype), load_element(k, best, place, dtype)
+        if dtype == ir.F64:
+            better = b.fcmp_ordered(">" if v.attrs["kind"] == "argmax" else "<", x, current)
+            better = b.and_(b.or_(better, k.is_nan(x)), b.not_(k.is_nan(current)))
+        elif dtype == ir.BOOL:
+            better = b.and_(x, b.not_(current)) if v.attrs["kind"] == "argmax" else b.and_(current, b.not_(x))
+        else:
+            better = b.icmp_signed(">" if v.attrs["kind"] == "argmax" else "<", x, current)
+        store_element(k, best, place, dtype, b.select(better, x, current))
+        store_element(k, where, place, ir.I64, b.select(better, position, load_element(k, where, place, ir.I64)))
+    for_each_index(k, sizes, body)
+    return load_element(k, where, (), ir.I64) if axis is None else where
+
+
+def _merge(first, kept, idx):
+    out = list(first)
+    for d, i in zip(kept, idx):
+        out[d] = i
+    return out
+
+
+def matmul(k: KernelBuilder, v: ir.Value, x: ArrayValue, y: ArrayValue):
+    """Row by row: out[i, :] += x[i, p] * y[p, :] for p in order (each sum over p runs in
+    order, so the result is the one of the plain triple loop, and the inner loop vectorizes)."""
+    b = k.builder
+    zero = k.i64(0)
+    m, m_stride = (x.sizes[0], x.strides[0]) if len(x.sizes) == 2 else (k.i64(1), zero)
+    n, n_stride = (y.sizes[1], y.strides[1]) if len(y.sizes) == 2 else (k.i64(1), zero)
+    depth = x.sizes[-1]
+    check_same_sizes(k, (depth,), (y.sizes[0],))
+    a = ArrayValue(x.data, (m, depth), (m_stride, x.strides[-1]))
+    c = ArrayValue(y.data, (depth, n), (y.strides[0], n_stride))
+    out = allocate(k, ir.F64, (m, n))
+    start = _identity(k, "sum", ir.F64, depth)
+    for_each_index(k, (m, n), lambda idx: store_element(k, out, idx, ir.F64, start))
+
+    def row(i):
+        def term(p):
+            aip = load_element(k, a, (i, p), ir.F64)
+            for_range(k, n, lambda j: store_element(k, out, (i, j), ir.F64, b.fadd(
+                load_element(k, out, (i, j), ir.F64), b.fmul(aip, load_element(k, c, (p, j), ir.F64)))))
+        for_range(k, depth, term)
+    for_range(k, m, row)
+    if not isinstance(v.type, ir.ArrayType):
+        return load_element(k, out, (zero, zero), ir.F64)
+    sizes = tuple(s for s, kept in ((m, len(x.sizes) == 2), (n, len(y.sizes) == 2)) if kept)
+    return ArrayValue(out.data, sizes, contiguous_strides(k, ir.F64, sizes))
+
+
+def full(k: KernelBuilder, v: ir.Value, fill, *sizes):
+    for s in sizes:
+        k.fail_if(k.builder.icmp_signed("<", s, k.i64(0)), Status.FALLBACK)   # NumPy's ValueError
+    out = allocate(k, v.type.dtype, sizes)
+    for_each_index(k, sizes, lambda idx: store_element(k, out, idx, v.type.dtype, fill))
+    return out
+
+
+def iota(k: KernelBuilder, v: ir.Value, n):
+    b = k.builder
+    n = b.select(b.icmp_signed("<", n, k.i64(0)), k.i64(0), n)
+    out = allocate(k, ir.I64, (n,))
+    for_range(k, n, lambda i: store_element(k, out, (i,), ir.I64, i))
+    return out
+
+
+def pack(k: KernelBuilder, v: ir.Value, *elements):
+    shape = v.type.shape
+    out = allocate(k, v.type.dtype, tuple(k.i64(n) for n in shape))
+    positions = [()]
+    for n in shape:
+        positions = [p + (i,) for p in positions for i in range(n)]
+    for position, x in zip(positions, elements):
+        store_element(k, out, tuple(k.i64(i) for i in position), v.type.dtype, x)
+    return out
+
+
+def copy(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    out = allocate(k, v.type.dtype, a.sizes)
+    copy_elements(k, a, out, v.type.dtype)
+    return out
+
+
+def reshape(k: KernelBuilder, v: ir.Value, a: ArrayValue, *sizes):
+    b = k.builder
+    for s in sizes:
+        k.fail_if(b.icmp_signed("<", s, k.i64(0)), Status.FALLBACK)
+    k.fail_if(b.icmp_signed("!=", _count(k, sizes), _count(k, a.sizes)), Status.FALLBACK)
+    dense = copy(k, v, a)
+    return ArrayValue(dense.data, tuple(sizes), contiguous_strides(k, v.type.dtype, sizes))
+
+
+def store(k: KernelBuilder, v: ir.Value, target: ArrayValue, value, *indices):
+    dtype = v.args[0].type.dtype
+    place = index(k, v, target, *indices) if indices else target
+    if isinstance(value, ArrayValue):
+        check_same_sizes(k, place.sizes, value.sizes)
+        copy_elements(k, value, place, dtype)
+    else:
+        store_element(k, place, (), dtype, value)
+    return ()
+
+
+def _extent(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType):
+    """The first and one-past-last byte addresses an array's elements can touch."""
+    b = k.builder
+    low, high = k.i64(0), k.i64(ITEM_SIZE[dtype])
+    for n, s in zip(a.sizes, a.strides):
+        reach = b.mul(b.sub(n, k.i64(1)), s)
+        negative = b.icmp_signed("<", reach, k.i64(0))
+        low = b.add(low, b.select(negative, reach, k.i64(0)))
+        high = b.add(high, b.select(negative, k.i64(0), reach))
+    empty = b.icmp_signed("==", _count(k, a.sizes), k.i64(0))
+    high = b.select(empty, low, high)
+    return b.gep(a.data, [low], source_etype=I8), b.gep(a.data, [high], source_etype=I8)
+
+
+def writeback(k: KernelBuilder, v: ir.Value, *pairs, arguments=()):
+    """Copy each new contents into its argument array; first, if a written argument shares
+    memory with another argument array, FALLBACK (the Python function does it, in its order)."""
+    b = k.builder
+    targets = [(t, a.type.dtype) for t, a in zip(pairs[::2], v.args[::2])]
+    for target, dtype in targets:
+        t_low, t_high = _extent(k, target, dtype)
+        for other, other_type in k.array_params:
+            if other is target:
+                continue
+            o_low, o_high = _extent(k, other, other_type.dtype)
+            apart = b.or_(b.icmp_unsigned("<=", t_high, o_low), b.icmp_unsigned("<=", o_high, t_low))
+            k.fail_if(b.not_(apart), Status.FALLBACK)
+    for (target, dtype), value in zip(targets, pairs[1::2]):
+        copy_elements(k, value, target, dtype)
+    return ()
+
+
+def export_result(k: KernelBuilder, a: ArrayValue, t: ir.ArrayType, out) -> None:
+    """Copy an array result into a new malloc'd C-contiguous buffer the caller owns, and write
+    {data, sizes} to `out`."""
+    b = k.builder
+    data = k.call_c("malloc", PTR, [I64], b.add(byte_size(k, t.dtype, a.sizes), k.i64(1)))
+    k.fail_if(b.icmp_unsigned("==", data, NULL), Status.NO_MEMORY)
+    copy_elements(k, a, ArrayValue(data, a.sizes, contiguous_strides(k, t.dtype, a.sizes)), t.dtype)
+    struct = result_struct(t)
+    b.store(data, b.gep(out, [ll.Constant(ll.IntType(32), 0), ll.Constant(ll.IntType(32), 0)], source_etype=struct))
+    for axis, size in enumerate(a.sizes):
+        b.store(size, b.gep(out, [ll.Constant(ll.IntType(32), 0), ll.Constant(ll.IntType(32), 1 + axis)],
+                            source_etype=struct))
+
+
+LOWERINGS = {"dim": dim, "load": load, "index": index, "broadcast_in_dim": broadcast_in_dim,
+             "transpose": transpose, "reduce": reduce, "argreduce": argreduce, "matmul": matmul,
+             "full": full, "iota": iota, "pack": pack, "copy": copy, "reshape": reshape, "store": store,
+             "writeback": writeback}

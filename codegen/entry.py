@@ -23,6 +23,7 @@ from tracer import ir
 from tracer.errors import RAISE_BASE, STATUS_EXCEPTIONS, Status
 from tracer.ops import OPS
 
+from .arrays import result_struct
 from .lower import raise_sites
 from .kernel import DOUBLE, I1, I32, I64, PTR, llvm_type
 
@@ -39,17 +40,37 @@ PY_ARRAY = ll.LiteralStructType([I64, PTR, PTR, I32, PTR, PTR, PTR, PTR, I32])
 ARRAY_DATA, ARRAY_ND, ARRAY_DIMENSIONS, ARRAY_STRIDES, ARRAY_DESCR = 2, 3, 4, 5, 7
 
 
-def object_symbols(entry_args: list[ir.EntryArg]) -> dict[str, int]:
-    """The Python objects an entry compares against by address, as symbols for the JIT to
-    define: numpy.ndarray and the builtin dtype descriptors of the array arguments."""
+def object_symbols(fn: ir.Function, entry_args: list[ir.EntryArg]) -> dict[str, int]:
+    """The Python objects and functions an entry uses by address, as symbols for the JIT to
+    define: numpy.ndarray, the builtin dtype descriptors of the array arguments and results,
+    and NumPy's PyArray_NewFromDescr (which makes the result arrays)."""
     symbols = {}
-    for a in entry_args:
-        if isinstance(a.type, ir.ArrayType):
-            import numpy
-            symbols["__tracer_numpy_ndarray"] = id(numpy.ndarray)
-            name = ir.NUMPY_DTYPE_NAMES[a.type.dtype]
-            symbols[f"__tracer_numpy_dtype_{name}"] = id(numpy.dtype(name))
+    results = [t for t in ir.leaf_types(fn.result_type) if isinstance(t, ir.ArrayType)]
+    for t in [a.type for a in entry_args if isinstance(a.type, ir.ArrayType)] + results:
+        import numpy
+        symbols["__tracer_numpy_ndarray"] = id(numpy.ndarray)
+        name = ir.NUMPY_DTYPE_NAMES[t.dtype]
+        symbols[f"__tracer_numpy_dtype_{name}"] = id(numpy.dtype(name))
+    if results:
+        symbols[NEW_ARRAY] = numpy_api_function(NEW_ARRAY_INDEX)
     return symbols
+
+
+NEW_ARRAY, NEW_ARRAY_INDEX = "__tracer_PyArray_NewFromDescr", 94   # its slot in NumPy's C API table
+
+
+def numpy_api_function(index: int) -> int:
+    """The address of function `index` of NumPy's C API table (the table C extensions use
+    through numpy/arrayobject.h; its slots are fixed across NumPy versions)."""
+    import ctypes
+    try:
+        from numpy._core import _multiarray_umath as multiarray
+    except ImportError:                      # NumPy 1.x
+        from numpy.core import _multiarray_umath as multiarray
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    table = get_pointer(multiarray._ARRAY_API, None)
+    return ctypes.c_void_p.from_address(table + ctypes.sizeof(ctypes.c_void_p) * index).value
 
 
 class CApi:
@@ -66,6 +87,10 @@ class CApi:
         "PyErr_SetString": (ll.VoidType(), [PTR, PTR]),
         "PyErr_SetNone": (ll.VoidType(), [PTR]),
         "PyObject_Vectorcall": (PTR, [PTR, PTR, I64, PTR]),
+        # PyArray_NewFromDescr(subtype, descr (stolen), nd, dims, strides, data, flags, obj)
+        NEW_ARRAY: (PTR, [PTR, PTR, I32, PTR, PTR, PTR, I32, PTR]),
+        "memcpy": (PTR, [PTR, PTR, I64]),
+        "free": (ll.VoidType(), [PTR]),
     }
 
     def __init__(self, module: ll.Module, builder: ll.IRBuilder):
@@ -134,8 +159,11 @@ class EntryBuilder:
         dims, strides = field(ARRAY_DIMENSIONS, PTR), field(ARRAY_STRIDES, PTR)
         def axis(pointer, k):
             return b.load(b.gep(pointer, [ll.Constant(I64, k)], source_etype=I64), typ=I64)
-        return ArrayValue(field(ARRAY_DATA, PTR), tuple(axis(dims, k) for k in range(t.rank)),
-                          tuple(axis(strides, k) for k in range(t.rank)))
+        sizes = tuple(axis(dims, k) for k in range(t.rank))
+        for size, n in zip(sizes, t.shape):     # a size of 1 is part of the type (broadcasting)
+            one = b.icmp_signed("==", size, ll.Constant(I64, 1))
+            self.guard(one if n == 1 else b.not_(one))
+        return ArrayValue(field(ARRAY_DATA, PTR), sizes, tuple(axis(strides, k) for k in range(t.rank)))
 
     def unbox(self, obj: ll.Value, arg: ir.EntryArg, overflow: ll.Value) -> ll.Value:
         b, api = self.builder, self.api
@@ -153,6 +181,30 @@ class EntryBuilder:
         value = api.call("PyLong_AsLongLongAndOverflow", obj, overflow)
         self.guard(b.icmp_signed("==", b.load(overflow, typ=I32), ll.Constant(I32, 0)))
         return value
+
+    def box_array(self, t: ir.ArrayType, result: ll.Value) -> ll.Value:
+        """A new ndarray with the contents of a kernel's array result (`result` points at
+        {data, sizes...}, codegen.arrays); the kernel's buffer is freed either way."""
+        from .arrays import ITEM_SIZE, result_struct
+        b, api = self.builder, self.api
+        struct = result_struct(t)
+
+        def word(i):
+            return b.gep(result, [ll.Constant(I32, 0), ll.Constant(I32, i)], source_etype=struct)
+        data = b.load(word(0), typ=PTR)
+        nbytes = ll.Constant(I64, ITEM_SIZE[t.dtype])
+        for axis in range(t.rank):
+            nbytes = b.mul(nbytes, b.load(word(1 + axis), typ=I64))
+        descr = api.address(f"__tracer_numpy_dtype_{ir.NUMPY_DTYPE_NAMES[t.dtype]}")
+        api.call("Py_IncRef", descr)                               # NewFromDescr steals it
+        array = api.call(NEW_ARRAY, api.address("__tracer_numpy_ndarray"), descr, ll.Constant(I32, t.rank),
+                         word(1), NULL, NULL, ll.Constant(I32, 0), NULL)
+        with b.if_then(b.icmp_unsigned("!=", array, NULL)):
+            target = b.load(b.gep(array, [ll.Constant(I32, 0), ll.Constant(I32, ARRAY_DATA)], source_etype=PY_ARRAY),
+                            typ=PTR)
+            api.call("memcpy", target, data, nbytes)
+        api.call("free", data)
+        return array
 
     def guard_equals(self, value: ll.Value, arg: ir.EntryArg) -> None:
         """A trace-time constant: the same value, floats compared bit for bit (-0.0 is not 0.0)."""
@@ -181,6 +233,8 @@ class EntryBuilder:
             obj = b.select(leaves.pop(0), api.address("_Py_TrueStruct"), api.address("_Py_FalseStruct"))
             api.call("Py_IncRef", obj)
             return obj
+        if isinstance(t, ir.ArrayType):
+            return self.box_array(t, leaves.pop(0))
         assert isinstance(t, ir.TupleType), t
         fill = self.function.append_basic_block("tuple_fill")
         cleanup = self.function.append_basic_block("tuple_cleanup")
@@ -234,7 +288,8 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     e = EntryBuilder(module, function)
     b = e.builder
     leaves = ir.leaf_types(fn.result_type)
-    outs = [b.alloca(llvm_type(t), name=f"out{i}") for i, t in enumerate(leaves)]
+    outs = [b.alloca(result_struct(t) if isinstance(t, ir.ArrayType) else llvm_type(t), name=f"out{i}")
+            for i, t in enumerate(leaves)]
     overflow = b.alloca(I32, name="overflow")
 
     e.guard(b.icmp_signed("==", nargs, ll.Constant(I64, len(entry_args))))
@@ -257,7 +312,7 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     switch.add_case(ll.Constant(I32, int(Status.OK)), boxing)
     # with array arguments every failure re-runs the Python function: where Python's float and
     # int ops raise, NumPy's scalars give inf, nan or a wrapped int (tracer.arrays)
-    rerun_on_failure = any(isinstance(p.type, ir.ArrayType) for p in fn.params)
+    rerun_on_failure = fn.python_on_failure or any(isinstance(p.type, ir.ArrayType) for p in fn.params)
     if Status.FALLBACK in possible or rerun_on_failure:
         fallback = function.append_basic_block("fallback")
         switch.add_case(ll.Constant(I32, int(Status.FALLBACK)), fallback)
@@ -290,6 +345,11 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
         e.api.call("PyErr_SetString", e.api.exception(SystemError), e.api.string("tracer: unexpected status"))
         b.ret(NULL)
     b.position_at_end(boxing)
-    values = [b.load(out, typ=llvm_type(t)) for out, t in zip(outs, leaves)]
+    values = [out if isinstance(t, ir.ArrayType) else b.load(out, typ=llvm_type(t)) for out, t in zip(outs, leaves)]
+    if fn.returns_none:
+        none = e.api.address("_Py_NoneStruct")
+        e.api.call("Py_IncRef", none)
+        b.ret(none)
+        return function
     b.ret(e.box(fn.result_type, values))
     return function

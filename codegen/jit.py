@@ -77,7 +77,7 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
                    .add_current_process())         # the C API and libm, resolved in process
         if entry_args is not None:
             library.export_symbol(entry_symbol(symbol))
-            for name, address in object_symbols(entry_args).items():
+            for name, address in object_symbols(fn, entry_args).items():
                 library.import_symbol(name, address)
         if export_kernel:
             library.export_symbol(symbol)

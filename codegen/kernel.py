@@ -58,6 +58,8 @@ class KernelBuilder:
         self.builder = ll.IRBuilder(function.append_basic_block("entry"))
         self._status_blocks: dict[Status, ll.Block] = {}
         self.tapes: dict = {}            # tape_new op -> its header (codegen.tape)
+        self.arena = None                # the slot of the arena's head, if arrays are made (codegen.arrays)
+        self.array_params = [(a, p.type) for a, p in zip(self.params, fn.params) if isinstance(p.type, ir.ArrayType)]
 
     # -- constants -------------------------------------------------------------------------
     @staticmethod
@@ -82,10 +84,13 @@ class KernelBuilder:
         self.builder.position_at_end(ok)
 
     def ret(self, status: int) -> None:
-        """Return `status`, releasing every tape's buffer first (codegen.tape)."""
+        """Return `status`, releasing every tape's buffer and the arrays made first."""
         from .tape import free_buffer
         for header in self.tapes.values():
             free_buffer(self, header)
+        if self.arena is not None:
+            from .arrays import free_arena
+            free_arena(self)
         self.builder.ret(ll.Constant(I32, int(status)))
 
     # -- calls ---------------------------------------------------------------------------------

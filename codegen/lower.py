@@ -3,8 +3,8 @@
 Kernel ABI:  i32 @symbol(<the args of each IR param>, ptr %out0, ..., ptr %outK)
   - params: f64 -> double, i64 -> i64, bool -> i1 (zeroext, like C's bool); an array -> its data
     pointer, its sizes and its byte strides (codegen.arrays);
-  - one out pointer per scalar leaf of the result type (`ir.leaf_types`), left to right
-    (distinct, `noalias`; a bool is stored as one byte 0/1);
+  - one out pointer per leaf of the result type (`ir.leaf_types`), left to right (distinct,
+    `noalias`; a bool is stored as one byte 0/1; an array as a new buffer, codegen.arrays);
   - returns int(Status): 0 writes the outputs, anything else leaves them untouched.
 
 Every lowering must give what the op's evaluator in `tracer.ops` gives, bit for bit: plain IEEE
@@ -18,10 +18,12 @@ from llvmlite import ir as ll
 
 from tracer import ir
 from tracer.errors import RAISE_BASE, Status
+from tracer.array_ops import ELEMENTWISE
 from tracer.ops import MATH_CAN_OVERFLOW, MATH_UNARY
 
 from .cpython_float import float_floordiv, float_mod, float_pow, math_hypot
 from .kernel import DOUBLE, I1, I64, KernelBuilder, kernel_type, llvm_type
+from . import arrays
 from .arrays import LOWERINGS as ARRAY_LOWERINGS
 from .arrays import ArrayValue
 from .tape import LOWERINGS as TAPE_LOWERINGS
@@ -273,20 +275,35 @@ LOWERINGS = {
 
 
 def _leaves(value) -> list:
-    if isinstance(value, tuple):
+    """The leaves of a (nested) tuple of LLVM values: scalars, tape headers and ArrayValues."""
+    if isinstance(value, tuple) and not isinstance(value, ArrayValue):
         return [leaf for element in value for leaf in _leaves(element)]
     return [value]
 
 
-def _from_leaves(t: ir.Type, leaves: list):
-    """Rebuild the LLVM value of type `t` (a tuple of tuples...) from its leaves, consumed."""
+def _flat(value) -> list:
+    """Every LLVM value in `value`, an ArrayValue as its data, sizes and strides (for phis)."""
+    return [x for leaf in _leaves(value) for x in (arrays.fields(leaf) if isinstance(leaf, ArrayValue) else [leaf])]
+
+
+def _flat_types(t: ir.Type) -> list[ll.Type]:
+    return [x for leaf in ir.leaf_types(t)
+            for x in (arrays.abi_types(leaf) if isinstance(leaf, ir.ArrayType) else [llvm_type(leaf)])]
+
+
+def _from_flat(t: ir.Type, flat: list):
+    """Rebuild the LLVM value of type `t` (a tuple of tuples...) from `_flat`'s list, consumed."""
     if isinstance(t, ir.TupleType):
-        return tuple(_from_leaves(e, leaves) for e in t.elements)
-    return leaves.pop(0)
+        return tuple(_from_flat(e, flat) for e in t.elements)
+    if isinstance(t, ir.ArrayType):
+        return arrays.from_arguments(t, flat)
+    return flat.pop(0)
 
 
-def _zero(t: ir.Type) -> ll.Constant:
-    return ll.Constant(llvm_type(t), None if isinstance(t, ir.TapeType) else ir.zero(t))
+def _zeros(t: ir.Type) -> list[ll.Constant]:
+    """Placeholders for `_flat` of a value of type `t` (a path that computes nothing)."""
+    return [ll.Constant(x, None) if x == arrays.PTR else ll.Constant(x, 0.0 if x == DOUBLE else 0)
+            for x in _flat_types(t)]
 
 
 class BlockLowering:
@@ -308,6 +325,9 @@ class BlockLowering:
                 self.values[v] = self.lower_if(v)
             elif v.op == "loop":
                 self.values[v] = self.lower_loop(v)
+            elif isinstance(v.type, ir.ArrayType) and v.op in ELEMENTWISE:
+                self.values[v] = arrays.elementwise(self.k, v, [self.values[a] for a in v.args],
+                                                    LOWERINGS.get(v.op, _unsupported))
             else:
                 lowering = LOWERINGS.get(v.op, _unsupported)
                 self.values[v] = lowering(self.k, v, *(self.values[a] for a in v.args))
@@ -323,21 +343,20 @@ class BlockLowering:
             b.position_at_end(start)
             results = self.block(region)
             if results is not None:
-                incoming.append((_leaves(tuple(results)), b.block))
+                incoming.append((_flat(tuple(results)), b.block))
                 b.branch(merge)
         b.position_at_end(merge)
-        leaf_types = ir.leaf_types(v.type)
         if not incoming:                     # both sides raise: nothing comes out
             b.unreachable()
             b.position_at_end(fn.append_basic_block("dead"))
-            return _from_leaves(v.type, [_zero(t) for t in leaf_types])
+            return _from_flat(v.type, _zeros(v.type))
         phis = []
-        for i, t in enumerate(leaf_types):
-            phi = b.phi(llvm_type(t))
+        for i, t in enumerate(_flat_types(v.type)):
+            phi = b.phi(t)
             for leaves, block in incoming:
                 phi.add_incoming(leaves[i], block)
             phis.append(phi)
-        return _from_leaves(v.type, phis)
+        return _from_flat(v.type, phis)
 
     def lower_loop(self, v: ir.Value):
         b, fn = self.k.builder, self.k.function
@@ -347,26 +366,25 @@ class BlockLowering:
         entry = b.block
         b.branch(header)
         b.position_at_end(header)
-        leaf_types = ir.leaf_types(v.type)
-        phis = [b.phi(llvm_type(t)) for t in leaf_types]
-        init = _leaves(tuple(self.values[a] for a in v.args))
+        phis = [b.phi(t) for t in _flat_types(v.type)]
+        init = _flat(tuple(self.values[a] for a in v.args))
         for phi, x in zip(phis, init):
             phi.add_incoming(x, entry)
         carried = list(phis)
         for p in body.params:
-            self.values[p] = _from_leaves(p.type, carried)
+            self.values[p] = _from_flat(p.type, carried)
         results = self.block(body)
         if results is None:                  # the body always raises: the loop never repeats
             b.position_at_end(exit_)
             b.unreachable()
             b.position_at_end(fn.append_basic_block("dead"))
-            return _from_leaves(v.type, [_zero(t) for t in leaf_types])
-        go, nexts = results[0], _leaves(tuple(results[1:]))
+            return _from_flat(v.type, _zeros(v.type))
+        go, nexts = results[0], _flat(tuple(results[1:]))
         for phi, x in zip(phis, nexts):
             phi.add_incoming(x, b.block)
         b.cbranch(go, header, exit_)
         b.position_at_end(exit_)
-        return _from_leaves(v.type, list(nexts))
+        return _from_flat(v.type, list(nexts))
 
 
 def raise_sites(fn: ir.Function) -> list[ir.Value]:
@@ -395,12 +413,17 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str) -> ll.Functi
         out.add_attribute("noalias")
 
     allocate_headers(k, fn)
+    if arrays.uses_arena(fn):
+        arrays.start_arena(k)
     values = {p: a for p, a in zip(fn.params, k.params)}
     statuses = {v: RAISE_BASE + i for i, v in enumerate(raise_sites(fn))}
     results = BlockLowering(k, values, statuses).block(fn.body)
     if results is None:
         return function
-    for leaf, out in zip(_leaves(results[0]), outs):
-        k.builder.store(leaf, out)
+    for leaf, t, out in zip(_leaves(results[0]), ir.leaf_types(fn.result_type), outs):
+        if isinstance(t, ir.ArrayType):
+            arrays.export_result(k, leaf, t, out)
+        else:
+            k.builder.store(leaf, out)
     k.ret(Status.OK)
     return function

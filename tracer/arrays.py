@@ -1,23 +1,28 @@
 """NumPy arrays in traced code: what the interpreter does with a `TracedArray`.
 
-So far, reading float64 and int64 arrays: elements become `load` ops, sizes `dim` ops (run-time
-values: a new size does not recompile). Errors are NumPy's: too many indices and non-integer
-indices raise IndexError at trace time; an index out of bounds falls back to Python at run time,
-which raises NumPy's IndexError with its message.
+Operators and methods follow NumPy: dtype promotion (bool < int64 < float64; `/` gives float64),
+broadcasting (shapes aligned on the right, size-1 axes repeat; a mismatch of sizes the trace
+knows is NumPy's ValueError at trace time, one of run-time sizes makes the call run the Python
+function, which raises it), views for `x.T` and `W[j]`, and in-place updates of argument arrays
+(`W -= lr * g`, `x[i] = v`: written back into the caller's array when the function returns).
 
-An element is a NumPy scalar (np.float64, np.int64). Its arithmetic is Python's float and int
-arithmetic wherever both succeed with the same value; where they differ, Python's raises
-(1.0 / 0.0, an int past 64 bits, a complex power) and NumPy's gives inf, nan or a wrapped int.
-So a compiled function with array arguments runs the Python function for any call where an op
-fails (codegen.entry): that call gets NumPy's exact result, warnings included. Not yet exact:
-results come back as Python floats and ints (np.float64 and np.int64 are subclasses, equal in
-value), and np.int64 compared with a float compares exactly where NumPy rounds the int first.
+An array argument's sizes are run-time values (a new size does not recompile), except a size of
+1, which the trace knows (broadcasting depends on it: the entry checks it). Elements read from
+arrays are NumPy scalars; their arithmetic is Python's float and int arithmetic wherever both
+succeed with the same value; where they differ (1.0 / 0.0, an int past 64 bits), Python's
+raises and NumPy's gives inf, nan or a wrapped int. So a compiled function that uses NumPy runs
+the Python function for any call where an op fails (codegen.entry): that call gets NumPy's
+exact result, warnings included. Not yet exact: elements and reductions come back as Python
+floats and ints (np.float64 and np.int64 are subclasses, equal in value), and np.int64 compared
+with a float compares exactly where NumPy rounds the int first.
 """
 from __future__ import annotations
 
-from .builder import is_traced
-from .ir import BOOL, F64, I64, NUMPY_DTYPE_NAMES
-from .objects import TracedArray
+import math
+
+from .builder import is_number, is_traced
+from .ir import BOOL, F64, I64, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, Value
+from .objects import ArrayMethod, TracedArray
 
 READABLE_DTYPES = (F64, I64)   # bool arrays wait for NumPy's bool arithmetic (not Python's)
 
@@ -36,82 +41,477 @@ def readable_dtype(array):
         if array.dtype is numpy.dtype(NUMPY_DTYPE_NAMES[t]):
             return t
     return None
-SUPPORTED = ("element reads (x[i], x[i, j], x[i][j]), `for v in x`, len(x), x.shape, x.ndim, x.size "
-             "and x.dtype")
+
+
+def param_shape(array) -> tuple:
+    """The shape a parameter's type records: 1 where the size is 1, else None (run time)."""
+    return tuple(1 if n == 1 else None for n in array.shape)
 
 
 def unsupported(tracer, what: str):
-    return tracer.error(f"{what} of a NumPy array is not supported yet (traced code supports {SUPPORTED})")
+    return tracer.error(f"{what} of a NumPy array is not supported yet")
 
 
+def wrap(tracer, v):
+    """The symbolic value of an op's result: arrays as TracedArray, scalars as they are."""
+    return TracedArray(tracer, v) if is_traced(v) and isinstance(v.type, ArrayType) else v
+
+
+def _shape_text(t) -> str:
+    if not isinstance(t, ArrayType):
+        return "()"
+    return "(" + ",".join("?" if n is None else str(n) for n in t.shape) + ("," if t.rank == 1 else "") + ")"
+
+
+# ------------------------------------------------------------------------------- operands
+def operand(tracer, x, what: str = "this operation"):
+    """An IR value or Python number for an array op's operand."""
+    if isinstance(x, TracedArray):
+        return x.value
+    if is_traced(x) or is_number(x):
+        return x
+    if type(x) in (list, tuple):
+        return array_from(tracer, x)
+    raise tracer.error(f"{what} with a {type(x).__name__} is not supported")
+
+
+def kind(x) -> ScalarType:
+    """The element type of an operand (a Python number's own type)."""
+    if is_traced(x):
+        return x.type.dtype if isinstance(x.type, ArrayType) else x.type
+    return {bool: BOOL, int: I64, float: F64}[type(x)]
+
+
+def convert(tracer, x, to: ScalarType):
+    """An operand with elements of type `to` (NumPy's casts: float64 to int64 truncates)."""
+    b = tracer.builder
+    if not is_traced(x):
+        return b.const({F64: float, I64: int, BOOL: bool}[to](x))
+    if kind(x) == to:
+        return x
+    if isinstance(x.type, ArrayType):
+        op = {F64: "to_f64", I64: "to_i64", BOOL: "to_bool"}[to]
+        return b.emit(op, (x,))
+    return b.convert(x, to) if to != BOOL else b.truth(x)
+
+
+def sizes_of(tracer, v: Value) -> list:
+    """The sizes of array value `v`: Python ints where the type knows them, else `dim` ops."""
+    return [n if n is not None else tracer.builder.emit("dim", (v,), axis=a) for a, n in enumerate(v.type.shape)]
+
+
+def broadcast(tracer, values: list) -> list:
+    """NumPy's broadcasting: the array operands made one shape (scalars stay scalars)."""
+    b = tracer.builder
+    arrays = [v for v in values if is_traced(v) and isinstance(v.type, ArrayType)]
+    if not arrays:
+        return values
+    rank = max(v.type.rank for v in arrays)
+    shape, sizes = [], []
+    for axis in range(rank):
+        static, runtime = set(), None
+        for v in arrays:
+            d = axis - (rank - v.type.rank)
+            if d < 0:
+                continue
+            n = v.type.shape[d]
+            if n is None:
+                runtime = runtime or b.emit("dim", (v,), axis=d)
+            elif n != 1:
+                static.add(n)
+        if len(static) > 1:
+            raise ValueError("operands could not be broadcast together with shapes "
+                             + " ".join(_shape_text(v.type) for v in arrays) + " ")
+        if static:
+            n = static.pop()
+            shape.append(n)
+            sizes.append(n)
+        elif runtime is not None:
+            shape.append(None)
+            sizes.append(runtime)
+        else:
+            shape.append(1)
+            sizes.append(1)
+    out = []
+    for v in values:
+        if is_traced(v) and isinstance(v.type, ArrayType) and v.type.shape != tuple(shape):
+            dims = tuple(range(rank - v.type.rank, rank))
+            v = b.emit("broadcast_in_dim", (v, *(b.value(s) for s in sizes)), shape=tuple(shape), dims=dims)
+        out.append(v)
+    return out
+
+
+def emit_elementwise(tracer, op: str, operands: list, dtype: ScalarType | None = None):
+    """`op` on operands converted to `dtype` (default: NumPy's promotion) and broadcast."""
+    if dtype is None:
+        dtype = promote(*operands)
+    values = broadcast(tracer, [convert(tracer, x, dtype) for x in operands])
+    return tracer.builder.emit(op, tuple(tracer.builder.value(v) for v in values))
+
+
+def promote(*operands) -> ScalarType:
+    """NumPy's result type for bool, int64 and float64 operands (Python numbers included)."""
+    kinds = {kind(x) for x in operands}
+    return F64 if F64 in kinds else I64 if I64 in kinds else BOOL
+
+
+# ------------------------------------------------------------------------------- operators
+ARITHMETIC = {"add", "sub", "mul", "div", "floordiv", "mod", "pow"}
+COMPARISONS = {"lt", "le", "gt", "ge", "eq", "ne"}
+
+
+def binary(tracer, op: str, a, b):
+    """a <op> b with at least one array: arithmetic, comparisons, `@`, and & | ^ on bools."""
+    if op == "matmul":
+        return matmul(tracer, a, b)
+    x, y = operand(tracer, a, f"the operator {op}"), operand(tracer, b, f"the operator {op}")
+    if op in COMPARISONS:
+        return wrap(tracer, emit_elementwise(tracer, op, [x, y], promote(x, y)))
+    if op in ("and", "or", "xor"):
+        if promote(x, y) != BOOL:
+            raise tracer.error(f"the operator {'&|^'[['and', 'or', 'xor'].index(op)]} on integer arrays is not "
+                               f"supported yet (only on bool arrays)")
+        x, y = broadcast(tracer, [tracer.builder.value(x), tracer.builder.value(y)])
+        bld = tracer.builder
+        if op == "and":
+            return wrap(tracer, bld.emit("select", (x, y, bld.const(False))))
+        if op == "or":
+            return wrap(tracer, bld.emit("select", (x, bld.const(True), y)))
+        return wrap(tracer, bld.emit("ne", (x, y)))
+    dtype = F64 if op == "div" else promote(x, y)
+    if dtype == BOOL:
+        raise tracer.error(f"arithmetic ({op}) on two bool arrays is not supported yet (NumPy's bool "
+                           f"arithmetic is logical); convert with .astype(int) or .astype(float)")
+    if op == "pow" and dtype == I64 and not is_traced(y) and y < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    return wrap(tracer, emit_elementwise(tracer, op, [x, y], dtype))
+
+
+def unary(tracer, op: str, a):
+    x = operand(tracer, a)
+    if op == "pos":
+        return a
+    if op == "invert":
+        if kind(x) != BOOL:
+            raise tracer.error("~ on integer arrays is not supported yet (only on bool arrays)")
+        return wrap(tracer, tracer.builder.emit("not", (x,)))
+    if kind(x) == BOOL:
+        raise TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` "
+                        "operator or the logical_not function instead." if op == "neg" else
+                        f"{op} of a bool array is not supported yet")
+    return wrap(tracer, tracer.builder.emit(op, (x,)))
+
+
+def inplace(tracer, op: str, array: TracedArray, other):
+    """`array <op>= other`: NumPy computes into the array itself (same shape, same dtype)."""
+    result = binary(tracer, op, array, other)
+    value = result.value
+    if value.type.dtype != array.type.dtype:
+        if not (array.type.dtype == F64 and value.type.dtype in (I64, BOOL)):
+            raise TypeError(f"Cannot cast ufunc '{op}' output from dtype('{NUMPY_DTYPE_NAMES[value.type.dtype]}') "
+                            f"to dtype('{NUMPY_DTYPE_NAMES[array.type.dtype]}') with casting rule 'same_kind'")
+        value = convert(tracer, value, array.type.dtype)
+    if value.type.shape != array.type.shape:
+        if value.type.rank != array.type.rank or any(
+                m is not None and n is not None and m != n for m, n in zip(value.type.shape, array.type.shape)):
+            raise ValueError(f"non-broadcastable output operand with shape {_shape_text(array.type)} doesn't "
+                             f"match the broadcast shape {_shape_text(value.type)}")
+    assign(tracer, array, value)
+    return array
+
+
+def assign(tracer, array: TracedArray, value: Value) -> None:
+    """Give `array` the contents `value` (an in-place update)."""
+    b = tracer.builder
+    if array.base is not None:                   # a view: write through to its base
+        store(tracer, array, (), value)
+        return
+    if value.type != array.type:
+        value = b.emit("broadcast_in_dim", (value, *(b.value(s) for s in sizes_of(tracer, array.value))),
+                       shape=array.type.shape, dims=tuple(range(array.rank)))
+    if b.enclosing:                              # inside a branch or loop: write into its memory
+        store(tracer, array, (), value)
+        return
+    array.rebind(value)
+    if array.param is not None:
+        tracer.updated_arrays[array.param] = array
+
+
+def writable(tracer, array: TracedArray) -> None:
+    """Make `array`'s memory one the function owns: an argument is copied once, at the top of
+    the function (its final contents are written back when the function returns)."""
+    if array.param is None or array.param in tracer.updated_arrays:
+        return
+    from .ir import Value as IRValue
+    body = tracer.builder.enclosing[0] if tracer.builder.enclosing else tracer.builder.block
+    copied = IRValue("copy", (array.param,), array.param.type, loc=tracer.builder.loc)
+    body.values.insert(0, copied)
+    tracer.builder.examples[copied] = tracer.builder.examples.get(array.param)
+    array.rebind(copied)
+    tracer.updated_arrays[array.param] = array
+
+
+def store(tracer, array: TracedArray, indices: tuple, value) -> None:
+    """array[indices] = value, in the array's memory."""
+    b = tracer.builder
+    while array.base is not None:               # x = W[j]; x[i] = v writes W[j, i]
+        op, extra, attrs = array.view
+        if op != "index":
+            raise unsupported(tracer, "writing through a transposed or broadcast view")
+        indices = tuple(extra) + tuple(indices)
+        array = array.base
+    writable(tracer, array)
+    target = array.value
+    rest = target.type.shape[len(indices):]
+    element = target.type.dtype
+    value = operand(tracer, value, "assignment")
+    if kind(value) != element:
+        if element == I64 and kind(value) == F64 or element == BOOL and kind(value) != BOOL:
+            raise unsupported(tracer, f"storing {NUMPY_DTYPE_NAMES[kind(value)]} values into a "
+                                      f"{NUMPY_DTYPE_NAMES[element]} array")
+        value = convert(tracer, value, element)
+    value = b.value(value)
+    if rest:
+        sizes = sizes_of(tracer, target)[len(indices):]
+        if not isinstance(value.type, ArrayType):
+            value = b.emit("full", (value, *(b.value(s) for s in sizes)), shape=rest)
+        elif value.type.shape != rest:
+            if value.type.rank > len(rest):
+                raise ValueError(f"could not broadcast input array from shape {_shape_text(value.type)} into "
+                                 f"shape ({','.join('?' if n is None else str(n) for n in rest)})")
+            value = b.emit("broadcast_in_dim", (value, *(b.value(s) for s in sizes)), shape=rest,
+                           dims=tuple(range(len(rest) - value.type.rank, len(rest))))
+        if _shares_memory(value, target):
+            value = b.emit("copy", (value,))
+    b.emit("store", (target, value, *(b.value(i) for i in indices)))
+
+
+def _shares_memory(value: Value, target: Value) -> bool:
+    while value.op in ("index", "transpose", "broadcast_in_dim"):
+        value = value.args[0]
+    return value is target
+
+
+# ------------------------------------------------------------------------------- indexing
 def _index(tracer, i):
     """An index as an i64 value or int; NumPy's IndexError for anything else."""
-    b = tracer.builder
     if type(i) is int:
-        return b.const(i)
+        return i
     if is_traced(i) and i.type == I64:
         return i
     if i is None or isinstance(i, (slice, type(Ellipsis))):
         raise unsupported(tracer, "slicing")
-    if type(i) is bool or (is_traced(i) and i.type == BOOL):
-        raise unsupported(tracer, "indexing with a bool")
+    if type(i) is bool or (is_traced(i) and i.type == BOOL) or isinstance(i, TracedArray):
+        raise unsupported(tracer, "indexing with a bool or an array")
     raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
                      "integer or boolean arrays are valid indices")
 
 
+def _static_bounds(t: ArrayType, indices) -> None:
+    for axis, i in enumerate(indices):
+        n = t.shape[axis]
+        if type(i) is int and n is not None and not -n <= i < n:
+            raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+
+
 def subscript(tracer, array: TracedArray, index):
+    b = tracer.builder
     indices = index if type(index) is tuple else (index,)
     if len(indices) > array.rank:
-        rank = array.value.type.rank
-        raise IndexError(f"too many indices for array: array is {rank}-dimensional, "
-                         f"but {len(array.prefix) + len(indices)} were indexed")
-    full = array.prefix + tuple(_index(tracer, i) for i in indices)
-    if len(full) < array.value.type.rank:
-        _check_bounds(tracer, array, full)
-        return TracedArray(tracer, array.value, full)
-    return tracer.builder.emit("load", (array.value, *full))
+        raise IndexError(f"too many indices for array: array is {array.rank}-dimensional, "
+                         f"but {len(indices)} were indexed")
+    indices = tuple(_index(tracer, i) for i in indices)
+    _static_bounds(array.type, indices)
+    operands = tuple(b.value(i) for i in indices)
+    if len(indices) < array.rank:
+        view = ("index", operands, {})
+        return TracedArray(tracer, b.emit("index", (array.value, *operands)), base=array, view=view)
+    return b.emit("load", (array.value, *operands))
 
 
-def _check_bounds(tracer, array: TracedArray, indices: tuple) -> None:
-    """`W[j]` reads nothing yet, but NumPy checks j there: out of bounds, the call runs the
-    Python function, which raises NumPy's IndexError (a full `load` checks its own indices)."""
-    from .branches import NeedsPython
-    b = tracer.builder
-    for axis in range(len(array.prefix), len(indices)):
-        i, n = indices[axis], b.emit("dim", (array.value,), axis=axis)
-        below = b.compare("lt", i, b.binary("sub", b.const(0), n))
-        out = b.emit("select", (below, b.const(True), b.compare("ge", i, n)))
-        b.raise_if(out, NeedsPython("index out of bounds: NumPy raises its own IndexError"))
+def store_item(tracer, array: TracedArray, index, value) -> None:
+    """`array[index] = value` (the STORE_SUBSCR opcode)."""
+    indices = index if type(index) is tuple else (index,)
+    if len(indices) > array.rank:
+        raise IndexError(f"too many indices for array: array is {array.rank}-dimensional, "
+                         f"but {len(indices)} were indexed")
+    indices = tuple(_index(tracer, i) for i in indices)
+    _static_bounds(array.type, indices)
+    store(tracer, array, indices, value)
 
 
 def length(tracer, array: TracedArray):
     if array.rank == 0:
         raise TypeError("len() of unsized object")
-    return tracer.builder.emit("dim", (array.value,), axis=len(array.prefix))
-
-
-def attribute(tracer, array: TracedArray, name: str):
-    b = tracer.builder
-    first = len(array.prefix)
-    if name == "shape":
-        return tuple(b.emit("dim", (array.value,), axis=a) for a in range(first, array.value.type.rank))
-    if name == "ndim":
-        return array.rank
-    if name == "size":
-        size = b.const(1)
-        for a in range(first, array.value.type.rank):
-            size = b.binary("mul", size, b.emit("dim", (array.value,), axis=a))
-        return size
-    if name == "dtype":
-        import numpy
-        return numpy.dtype(NUMPY_DTYPE_NAMES[array.value.type.dtype])
-    raise unsupported(tracer, f"the attribute .{name}")
+    return sizes_of(tracer, array.value)[0]
 
 
 def iterate(tracer, array: TracedArray):
-    """`for v in x`: a loop over the first axis (elements, or rows read element by element)."""
+    """`for v in x`: a loop over the first axis (elements, or rows as views)."""
     from .branches import RangeIter
     if array.rank == 0:
         raise TypeError("iteration over a 0-d array")
     b = tracer.builder
     return RangeIter(0, length(tracer, array), 1, b.const(0), array)
+
+
+# ------------------------------------------------------------------------------- attributes
+METHODS = {"sum", "mean", "max", "min", "prod", "argmax", "argmin", "reshape", "transpose", "copy",
+           "astype", "dot", "clip", "ravel", "flatten"}
+
+
+def attribute(tracer, array: TracedArray, name: str):
+    b = tracer.builder
+    if name == "shape":
+        return tuple(sizes_of(tracer, array.value))
+    if name == "ndim":
+        return array.rank
+    if name == "size":
+        size = 1
+        for n in sizes_of(tracer, array.value):
+            size = b.binary("mul", size, n)
+        return size
+    if name == "dtype":
+        import numpy
+        return numpy.dtype(NUMPY_DTYPE_NAMES[array.type.dtype])
+    if name == "T":
+        return transpose(tracer, array)
+    if name in METHODS:
+        return ArrayMethod(array, name)
+    raise unsupported(tracer, f"the attribute .{name}")
+
+
+def call_method(tracer, method: ArrayMethod, args: list, kwargs: dict):
+    from . import numpy_api
+    x, name = method.array, method.name
+    if name == "reshape":
+        shape = args[0] if len(args) == 1 and type(args[0]) in (tuple, list) else tuple(args)
+        return reshape(tracer, x, shape, **kwargs)
+    if name == "transpose":
+        axes = args[0] if len(args) == 1 and type(args[0]) in (tuple, list) else (tuple(args) or None)
+        return transpose(tracer, x, axes, **kwargs)
+    if name == "astype":
+        return astype(tracer, x, *args, **kwargs)
+    if name in ("ravel", "flatten"):
+        return reshape(tracer, x, (-1,))
+    if name == "copy":
+        return wrap(tracer, tracer.builder.emit("copy", (x.value,)))
+    return numpy_api.call_function(tracer, name, [x, *args], kwargs)
+
+
+# ------------------------------------------------------------------------------- shape ops
+def transpose(tracer, array: TracedArray, axes=None):
+    rank = array.rank
+    perm = tuple(reversed(range(rank))) if axes is None else tuple(tracer.builder.concretize(a, "axes") for a in axes)
+    if sorted(p % rank if rank else p for p in perm) != list(range(rank)):
+        raise ValueError("axes don't match array")
+    perm = tuple(p % rank for p in perm)
+    if perm == tuple(range(rank)):
+        return array
+    view = ("transpose", (), {"perm": perm})
+    return TracedArray(tracer, tracer.builder.emit("transpose", (array.value,), perm=perm), base=array, view=view)
+
+
+def reshape(tracer, array: TracedArray, shape, order="C"):
+    """x.reshape(shape): one size may be -1 (worked out from the others)."""
+    b = tracer.builder
+    if order != "C":
+        raise unsupported(tracer, f"reshape with order={order!r}")
+    shape = tuple(shape) if type(shape) in (tuple, list) else (shape,)
+    total = array.type.shape
+    known = None not in total
+    count = math.prod(total) if known else None
+    sizes, static = [], []
+    for n in shape:
+        if is_traced(n):
+            sizes.append(n)
+            static.append(None)
+        elif type(n) is int and n >= -1:
+            sizes.append(n)
+            static.append(n if n != -1 else None)
+        else:
+            raise ValueError(f"can only specify one unknown dimension" if n == -1 else f"negative dimensions not allowed")
+    if sum(1 for n in shape if type(n) is int and n == -1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in [n for n in shape if type(n) is int]:
+        i = [n if type(n) is int else None for n in shape].index(-1)
+        others = 1
+        for j, n in enumerate(sizes):
+            if j != i:
+                others = b.binary("mul", others, n)
+        size = 1
+        for n in sizes_of(tracer, array.value):
+            size = b.binary("mul", size, n)
+        if not is_traced(others) and not is_traced(size):
+            if others == 0 or size % others:
+                raise ValueError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
+            sizes[i] = size // others
+            static[i] = sizes[i]
+        else:
+            sizes[i] = b.binary("floordiv", size, b.emit("select", (b.compare("eq", others, 0), b.const(1), b.value(others))))
+    if known and all(type(n) is int for n in sizes) and math.prod(sizes) != count:
+        raise ValueError(f"cannot reshape array of size {count} into shape {tuple(shape)}")
+    return wrap(tracer, b.emit("reshape", (array.value, *(b.value(n) for n in sizes)), shape=tuple(static)))
+
+
+def astype(tracer, array: TracedArray, dtype, copy=True):
+    to = dtype_of(tracer, dtype)
+    value = convert(tracer, array.value, to)
+    if value is array.value and copy:
+        value = tracer.builder.emit("copy", (value,))
+    return wrap(tracer, value)
+
+
+def dtype_of(tracer, dtype) -> ScalarType:
+    """The IR dtype for a NumPy dtype argument (float, int, bool, np.float64, 'float64'...)."""
+    import numpy
+    try:
+        d = numpy.dtype(dtype)
+    except TypeError:
+        raise tracer.error(f"dtype {dtype!r} is not supported") from None
+    for t, name in NUMPY_DTYPE_NAMES.items():
+        if d == numpy.dtype(name):
+            return t
+    raise tracer.error(f"arrays of dtype {d} are not supported yet (float64, int64 and bool are)")
+
+
+def matmul(tracer, a, b):
+    x, y = operand(tracer, a, "@"), operand(tracer, b, "@")
+    for v in (x, y):
+        if not (is_traced(v) and isinstance(v.type, ArrayType)) or v.type.rank == 0:
+            raise ValueError("matmul: Input operand does not have enough dimensions (has 0, gufunc core with "
+                             "signature (n?,k),(k,m?)->(n?,m?) requires 1)")
+        if v.type.rank > 2:
+            raise unsupported(tracer, "matmul of arrays of rank above 2")
+    if promote(x, y) != F64:
+        raise unsupported(tracer, "matmul of integer arrays")
+    x, y = convert(tracer, x, F64), convert(tracer, y, F64)
+    k_x, k_y = x.type.shape[-1], y.type.shape[0]
+    if None not in (k_x, k_y) and k_x != k_y:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+                         f"(n?,k),(k,m?)->(n?,m?) (size {k_y} is different from {k_x})")
+    return wrap(tracer, tracer.builder.emit("matmul", (x, y)))
+
+
+def array_from(tracer, items):
+    """np.array([...]) of numbers (or nested lists of them): a `pack` op."""
+    b = tracer.builder
+    def shape_of(x):
+        if type(x) in (list, tuple):
+            inner = {shape_of(e) for e in x}
+            if len(inner) > 1:
+                raise ValueError("setting an array element with a sequence. The requested array has an "
+                                 "inhomogeneous shape")
+            return (len(x),) + (inner.pop() if inner else ())
+        return ()
+    def flatten(x):
+        return [e for item in x for e in flatten(item)] if type(x) in (list, tuple) else [x]
+    shape = shape_of(items)
+    flat = flatten(items)
+    for x in flat:
+        if isinstance(x, TracedArray) or not (is_traced(x) or is_number(x)):
+            raise unsupported(tracer, "np.array of anything but numbers (and lists of them)")
+    if not flat:
+        return b.emit("full", (b.const(0.0), *(b.const(n) for n in shape)), shape=shape)
+    dtype = promote(*flat)
+    return b.emit("pack", tuple(b.value(convert(tracer, x, dtype)) for x in flat), shape=shape)

@@ -86,6 +86,15 @@ class Sym:
         args = (self.value, *(self._sym(o).value for o in others))
         return Sym(self.emitter.emit(op, args), self.emitter)
 
+    def apply_attrs(self, op: str, *others, **attrs) -> "Sym":
+        """`op` on self and `others` with attributes (the array ops: reduce, transpose...)."""
+        args = (self.value, *(self._sym(o).value for o in others))
+        return Sym(self.emitter.emit(op, args, **attrs), self.emitter)
+
+    def constant(self, x) -> "Sym":
+        """A constant of x's own type (an int is an i64, a float an f64)."""
+        return Sym(self.emitter.emit("const", (), value=x), self.emitter)
+
     def __add__(self, o): return self.apply("add", o)
     def __radd__(self, o): return self._sym(o).apply("add", self)
     def __sub__(self, o): return self.apply("sub", o)
@@ -115,8 +124,17 @@ class Sym:
 
 # ------------------------------------------------------------------------------- the algorithm
 def differentiable(t: ir.Type) -> bool:
-    """Whether values of type `t` carry gradients: f64, or a tuple holding an f64."""
-    return t == F64 or (isinstance(t, TupleType) and any(differentiable(e) for e in t.elements))
+    """Whether values of type `t` carry gradients: f64, f64 arrays, or a tuple holding one."""
+    return (t == F64 or (isinstance(t, ir.ArrayType) and t.dtype == F64)
+            or (isinstance(t, TupleType) and any(differentiable(e) for e in t.elements)))
+
+
+def _fit(emitter, ct: Value, t: ir.Type) -> Value:
+    """A scalar operand of an elementwise op on arrays stood for every element: its gradient is
+    the sum of the elements' gradients."""
+    if isinstance(ct.type, ir.ArrayType) and not isinstance(t, ir.ArrayType):
+        return emitter.emit("reduce", (ct,), kind="sum", axes=tuple(range(ct.type.rank)), keepdims=False)
+    return ct
 
 
 def _add(emitter, a, b):
@@ -181,7 +199,7 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
         out, operands = Sym(v, emitter), [Sym(a, emitter) for a in v.args]
         for x, rule in zip(v.args, rules):
             if rule is not None and x in active:
-                accumulate(x, rule(Sym(ct, emitter), out, *operands, **v.attrs).value)
+                accumulate(x, _fit(emitter, rule(Sym(ct, emitter), out, *operands, **v.attrs).value, x.type))
     return [adjoint.get(w) for w in wrt]
 
 
@@ -344,9 +362,20 @@ def _substitute(block: Block, replacement: dict) -> None:
     block.results = [replacement.get(r, r) for r in block.results]
 
 
-def zero_if_none(emitter, grads: list) -> list[Value]:
-    """The gradients with a 0.0 constant where `backpropagate` found none."""
-    return [g if g is not None else emitter.emit("const", (), value=0.0) for g in grads]
+def zero_if_none(emitter, grads: list, wrt: list[Value] | None = None) -> list[Value]:
+    """The gradients with a zero where `backpropagate` found none: 0.0, or zeros shaped like
+    the array in `wrt` it is the gradient of."""
+    out = []
+    for i, g in enumerate(grads):
+        if g is None:
+            g = emitter.emit("const", (), value=0.0)
+            t = wrt[i].type if wrt is not None else F64
+            if isinstance(t, ir.ArrayType):
+                sizes = [emitter.emit("const", (), value=n) if n is not None else emitter.emit("dim", (wrt[i],), axis=a)
+                         for a, n in enumerate(t.shape)]
+                g = emitter.emit("full", (g, *sizes), shape=t.shape)
+        out.append(g)
+    return out
 
 
 # ------------------------------------------------------------------------------- joint function
@@ -370,9 +399,10 @@ def grad_function(fn: Function, wrt: list[int], with_value: bool = False, as_tup
     emitter.loc = out.loc
     result = out.result
     one = emitter.emit("const", (), value=1.0)
-    grads = backpropagate(emitter, forward, {result: one}, [out.params[i] for i in wrt], home=out.body)
+    params = [out.params[i] for i in wrt]
+    grads = backpropagate(emitter, forward, {result: one}, params, home=out.body)
     emitter.loc = out.loc
-    grads = zero_if_none(emitter, grads)
+    grads = zero_if_none(emitter, grads, params)
     g = emitter.emit("tuple", tuple(grads)) if as_tuple else grads[0]
     out.body.results = [emitter.emit("tuple", (result, g)) if with_value else g]
     return out

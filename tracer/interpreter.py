@@ -12,6 +12,7 @@ the user's line.
 """
 from __future__ import annotations
 
+import sys
 import types
 from dataclasses import dataclass
 
@@ -20,7 +21,7 @@ from bytecode import Bytecode, Instr, Label, TryBegin
 from .builder import GraphBuilder, is_number, is_traced
 from .errors import BigIntConstant, BigIntInput, SourceLoc, TracerError, UnsupportedError
 from .ir import I64_MAX, I64_MIN, ArrayType, Function, Value, verify
-from .objects import (NULL, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction, TracedArray,
+from .objects import (NULL, ArrayMethod, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction, TracedArray,
                       TransformedFunction)
 from .opcodes.calls import CallOps
 from .opcodes.containers import ContainerOps
@@ -30,7 +31,7 @@ from .opcodes.stack import StackOps
 from .branches import RETURN, Branching, NeedsPython
 from .flow import flow_graph
 from .sources import ArgSource, AttrSource, BindingGuard, MissingAttrGuard, RootSource, Source, StructureGuard, ValueGuard
-from . import _frame, arrays, library
+from . import _frame, arrays, library, numpy_api
 
 _MISSING = object()
 MAX_INSTRUCTIONS = 2_000_000   # a trace this long is almost certainly an endless trace-time loop
@@ -83,6 +84,10 @@ class Tracer:
         self.call_stack: list[types.CodeType] = []
         self.steps = 0
         self.unroll_loops = 0          # > 0: loops over ranges known at trace time unroll (for autodiff)
+        self.arrays: dict[tuple, TracedArray] = {}        # array inputs, by Source.key (one object each)
+        self.updated_arrays: dict[Value, TracedArray] = {}  # array params updated in place -> their array
+        self.uses_numpy = False        # NumPy semantics: a call whose ops fail runs the Python function
+        self.returns_none = False
 
     @property
     def loc(self) -> SourceLoc | None:
@@ -106,11 +111,17 @@ class Tracer:
             self.structure_guards.setdefault(key, StructureGuard(source, type(obj), len(obj)))
             return ExternalList(self, obj, source)
         if arrays.is_ndarray(obj):
-            return TracedArray(self, self._array_param(obj, source))
+            if key not in self.arrays:
+                param = self._array_param(obj, source)
+                self.arrays[key] = TracedArray(self, param, param=param)
+            return self.arrays[key]
         if isinstance(obj, (int, float, complex, str)):
             raise self.error(f"{source} is a {type(obj).__name__}, which traced code does not support "
                              f"(numbers must be exactly float, int or bool)")
         if isinstance(obj, IMMUTABLE_CONSTANTS) or obj is None:
+            self.identity_guards.setdefault(key, ValueGuard(source, obj))
+            return obj
+        if _numpy_constant(obj):               # np.exp, np.float64, a dtype: used by identity
             self.identity_guards.setdefault(key, ValueGuard(source, obj))
             return obj
         if hasattr(obj, "__dict__") and type(obj).__module__ not in ("builtins", "numpy"):
@@ -127,8 +138,9 @@ class Tracer:
             if dtype is None:
                 raise self.error(f"{source} is an array of dtype {array.dtype!r}; traced code reads float64 "
                                  f"and int64 arrays (NumPy's builtin dtypes, native byte order) so far")
-            t = ArrayType(dtype, (None,) * array.ndim)
+            t = ArrayType(dtype, arrays.param_shape(array))
             self.leaves[key] = (source, self.builder.add_param(str(source), t, array))
+            self.uses_numpy = True
         return self.leaves[key][1]
 
     def constant(self, obj, label: str):
@@ -222,7 +234,12 @@ class Tracer:
         if isinstance(fn, SymbolicFunction):
             return self.inline(fn.code, fn.globals, fn.globals.get("__builtins__", {}), fn.name,
                                args, kwargs, fn.defaults, fn.kwdefaults, dict(zip(fn.code.co_freevars, fn.closure)))
+        if isinstance(fn, ArrayMethod):
+            return arrays.call_method(self, fn, list(args), kwargs)
         implementation = library.lookup(fn)    # builtins, math, and tracer's own grad()
+        if implementation is None and "numpy" in sys.modules:
+            implementation = numpy_api.lookup(fn)
+            self.uses_numpy = self.uses_numpy or implementation is not None
         if implementation is not None:
             return implementation(self, *args, **kwargs)
         if isinstance(fn, types.FunctionType):
@@ -267,20 +284,34 @@ class Tracer:
             raise self.error(f"trace exceeded {MAX_INSTRUCTIONS} bytecode instructions (an endless loop?)")
 
     # ------------------------------------------------------------------ results
-    def result_value(self, obj) -> Value:
+    def result_value(self, obj, top_level: bool = True) -> Value:
         """The IR value of what the traced function returns."""
         b = self.builder
         if is_traced(obj):
             return obj
+        if isinstance(obj, TracedArray):
+            return obj.value
         if isinstance(obj, AlwaysRaises):
             return b.const(0.0)      # never returned: every path raised first
+        if obj is None and top_level:
+            self.returns_none = True
+            return b.emit("tuple", ())
         if is_number(obj):
             return b.const(obj)          # an int past 64 bits: BigIntInput, the call runs Python
         if isinstance(obj, tuple):
-            return b.emit("tuple", tuple(self.result_value(x) for x in obj))
+            return b.emit("tuple", tuple(self.result_value(x, False) for x in obj))
         if isinstance(obj, ExternalList) and isinstance(obj.obj, tuple):
-            return b.emit("tuple", tuple(self.result_value(x) for x in obj.items()))
+            return b.emit("tuple", tuple(self.result_value(x, False) for x in obj.items()))
         raise self.error(f"returning {describe(obj)} is not supported (return numbers or tuples of numbers)")
+
+
+def _numpy_constant(obj) -> bool:
+    """A NumPy function traced code knows, a NumPy scalar type or a dtype."""
+    if "numpy" not in sys.modules:
+        return False
+    import numpy
+    return (numpy_api.lookup(obj) is not None or isinstance(obj, numpy.dtype)
+            or (isinstance(obj, type) and issubclass(obj, numpy.generic)))
 
 
 class AlwaysRaises:
@@ -526,7 +557,12 @@ def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name:
         tracer.builder.raise_(exc)
         value = AlwaysRaises()
     result = tracer.result_value(value)
+    if tracer.updated_arrays:      # argument arrays updated in place get their new contents
+        pairs = [x for param, array in tracer.updated_arrays.items() for x in (param, array.value)]
+        tracer.builder.emit("writeback", tuple(pairs))
     fn = tracer.builder.finish(result)
+    fn.python_on_failure = tracer.uses_numpy
+    fn.returns_none = tracer.returns_none
     fn.loc = SourceLoc(code.co_filename, code.co_firstlineno)
     verify(fn)
     param_sources = {param: source for source, param in tracer.leaves.values()}

@@ -161,6 +161,10 @@ class Function:
     params: list[Value]               # op "param", attrs {"index": i}, name = Python argument name
     body: Block
     loc: SourceLoc | None = None      # the `def` line
+    # NumPy semantics: where an op fails (Python's float and int ops raise, NumPy's give inf,
+    # nan or a wrapped int) the caller runs the Python function instead (codegen.entry)
+    python_on_failure: bool = False
+    returns_none: bool = False        # the Python function returns None (the IR result is an empty tuple)
 
     @property
     def result(self) -> Value:
@@ -426,7 +430,7 @@ REGION_CHECKS = {"if": _check_if, "loop": _check_loop, "raise": _check_raise}
 def clone(fn: Function) -> Function:
     """A deep copy of `fn` (new Values), so a pass can rewrite without touching its input."""
     params = [make_param(p.attrs["index"], p.name, p.type, p.loc) for p in fn.params]
-    return Function(fn.name, params, copy_block(fn.body, dict(zip(fn.params, params))), fn.loc)
+    return Function(fn.name, params, copy_block(fn.body, dict(zip(fn.params, params))), fn.loc, fn.python_on_failure, fn.returns_none)
 
 
 def copy_block(block: Block, mapping: dict[Value, Value], out: Block | None = None) -> Block:

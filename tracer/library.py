@@ -141,6 +141,8 @@ for _name in ["isnan", "isinf", "isfinite"]:
 # ------------------------------------------------------------------------------ builtins
 @implements(builtins.abs)
 def _abs(tracer, x):
+    if isinstance(x, TracedArray):
+        return arrays.unary(tracer, "abs", x)
     if not is_traced(x) and not isinstance(x, (ExternalList, ExternalObject)):
         return abs(x)                  # a trace-time constant: Python's own result (or TypeError)
     return tracer.builder.absolute(_number(tracer, x, "abs()"))

@@ -82,8 +82,9 @@ def make_loader(trace: Trace):
         if isinstance(param.type, ArrayType):
             import numpy
             dtype = constant(numpy.dtype(NUMPY_DTYPE_NAMES[param.type.dtype]))
+            ones = "".join(f" or ({v}.shape[{a}] == 1) != {n == 1}" for a, n in enumerate(param.type.shape))
             lines.append(f"if type({v}) is not {constant(numpy.ndarray)} or {v}.dtype is not {dtype} "
-                         f"or {v}.ndim != {param.type.rank}: return None")
+                         f"or {v}.ndim != {param.type.rank}{ones}: return None")
             leaves.append(v)
             continue
         check = f"type({v}) is not {PY_TYPE[param.type]}"

@@ -114,22 +114,48 @@ class SymbolicRange:
 
 
 class TracedArray:
-    """A NumPy array argument (an IR value of ArrayType), or `array[i]` of one with axes left:
-    `prefix` holds the indices already applied (so `W[j][i]` reads one element, no view).
+    """A NumPy array in traced code: `value` is its IR value (of ArrayType).
 
-    What traced code can do with it so far: read elements (`x[i]`, `x[i, j]`, `x[i][j]`, with
-    traced or constant ints; negative ones count from the end), `for v in x`, `len(x)`,
-    `x.shape`, `x.ndim`, `x.size`, `x.dtype` (tracer.arrays)."""
+    Python names and containers share this object, so updating the array in place (`W -= g`)
+    rebinds `value` here and every name sees the new contents. A view (`W[j]`, `x.T`) knows how
+    it was made from its base (`view`: op, extra operands, attrs), and is made again from the
+    base's new value after the base is updated. `param` is the IR parameter when the array is a
+    function argument (its final contents are written back, tracer.arrays)."""
 
-    def __init__(self, tracer, value, prefix: tuple = ()):
-        self.tracer, self.value, self.prefix = tracer, value, prefix
+    def __init__(self, tracer, value, base: "TracedArray | None" = None, view: tuple | None = None, param=None):
+        self.tracer, self._value, self.base, self.view, self.param = tracer, value, base, view, param
+        self._made_from = base.value if base is not None else None
+
+    @property
+    def value(self):
+        if self.base is not None and self.base.value is not self._made_from:
+            op, extra, attrs = self.view
+            self._made_from = self.base.value
+            self._value = self.tracer.builder.emit(op, (self._made_from, *extra), **attrs)
+        return self._value
+
+    def rebind(self, value) -> None:
+        """New contents for an array that is not a view (an in-place update)."""
+        assert self.base is None and value.type == self._value.type, (self, value)
+        self._value = value
+
+    @property
+    def type(self):
+        return self.value.type
 
     @property
     def rank(self) -> int:
-        return self.value.type.rank - len(self.prefix)
+        return self.value.type.rank
 
     def __repr__(self):
-        return f"<array {self.value.type}{'[...]' if self.prefix else ''}>"
+        return f"<array {self.value.type}>"
+
+
+@dataclass(eq=False)
+class ArrayMethod:
+    """`x.sum` and the other array methods, bound to their array (called by tracer.arrays)."""
+    array: TracedArray
+    name: str
 
 
 def _array_operation_unsupported(name: str):
@@ -139,14 +165,15 @@ def _array_operation_unsupported(name: str):
     return method
 
 
-# arithmetic, comparison, truth and iteration on a whole array are not compiled yet: a clear
-# error at trace time (not a Python exception that would become a `raise` in compiled code)
+# the interpreter handles arrays in its opcode handlers (tracer.arrays); a Python operator
+# reaching the object itself is a construct it does not handle: a clear error at trace time
+# (not a Python exception that would become a `raise` in compiled code)
 for _name in ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
               "lshift", "rshift"]:
     setattr(TracedArray, f"__{_name}__", _array_operation_unsupported(_name))
     setattr(TracedArray, f"__r{_name}__", _array_operation_unsupported(_name))
 # (== and != stay identity: the interpreter compares its own states; traced code comparing
-# arrays is stopped in COMPARE_OP)
+# arrays goes through COMPARE_OP)
 for _name in ["neg", "pos", "abs", "invert", "lt", "le", "gt", "ge", "bool", "iter", "float",
               "int", "index", "contains", "round"]:
     setattr(TracedArray, f"__{_name}__", _array_operation_unsupported(_name))

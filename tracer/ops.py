@@ -39,6 +39,12 @@ class OpDef:
 
     def may_fail(self, v: Value) -> bool:
         """Whether this use of the op can fail at run time (dead failing ops must stay)."""
+        if isinstance(v.type, ArrayType) or any(isinstance(a.type, ArrayType) for a in v.args):
+            from .array_ops import may_fail
+            return may_fail(self, v)
+        return self.may_fail_scalar(v)
+
+    def may_fail_scalar(self, v: Value) -> bool:
         if not self.statuses:
             return False
         if self.statuses == (Status.FALLBACK,) and v.type != I64 and self.name != "load":
@@ -414,6 +420,8 @@ def _fma(a: float, b: float, c: float) -> float:
 
 def evaluate(v: Value, operands: list) -> object:
     """The value of `v` given the Python values of its operands; raises OpFailure."""
+    if isinstance(v.type, ArrayType) and v.op in array_ops.ELEMENTWISE:
+        return array_ops.evaluate_elementwise(v, operands)
     return OPS[v.op].evaluate(*operands, **v.attrs)
 
 
@@ -445,3 +453,6 @@ def run(fn, args: list) -> object:
         return tuple(env[r] for r in block.results)
 
     return run_block(fn.body)[0]
+
+
+from . import array_ops  # noqa: E402  (the array ops, and elementwise versions of the ops above)

@@ -11,7 +11,7 @@ from ..ir import BOOL, F64, I64
 from .. import arrays
 from ..objects import NULL, ExternalList, ExternalObject, SymbolicFunction, TracedArray
 
-# modules whose functions are treated as immutable: reading math.sqrt is not guarded
+# modules whose functions are treated as immutable: reading math.sqrt (or np.exp) is not guarded
 IMMUTABLE_MODULES = (math, cmath, operator)
 
 
@@ -101,7 +101,7 @@ class CallOps:
             # are treated as immutable
             value = getattr(obj, name)
             label = f"{obj.__name__}.{name}"
-            if not any(obj is m for m in IMMUTABLE_MODULES) and name in vars(obj):
+            if not any(obj is m for m in IMMUTABLE_MODULES) and obj.__name__ != "numpy" and name in vars(obj):
                 self.tracer.guard_binding(obj.__dict__, name, value, f"{label} is <{type(value).__name__}>")
             return self.tracer.constant(value, label)
         return getattr(obj, name)

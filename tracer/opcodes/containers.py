@@ -256,8 +256,11 @@ class ContainerOps:
         index = self.pop()
         container = self.pop()
         value = self.pop()
+        if isinstance(container, TracedArray):
+            arrays.store_item(self.tracer, container, index, value)
+            return
         if not isinstance(container, list):
-            raise self.tracer.error("item assignment is supported only on lists built inside the traced function")
+            raise self.tracer.error("item assignment is supported only on lists and NumPy arrays")
         container[self.builder.concretize(index, "this index")] = value
 
     def op_BUILD_TUPLE(self, instr):

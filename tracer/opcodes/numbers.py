@@ -20,6 +20,10 @@ OPERATOR_SYMBOLS = {
     "LSHIFT": "<<", "RSHIFT": ">>",
 }
 _WRAPPERS = (ExternalList, ExternalObject, BoundMethod)
+# BinaryOp names -> the array operator (tracer.arrays.binary)
+ARRAY_OPERATORS = {"ADD": "add", "SUBTRACT": "sub", "MULTIPLY": "mul", "TRUE_DIVIDE": "div",
+                   "FLOOR_DIVIDE": "floordiv", "REMAINDER": "mod", "POWER": "pow", "MATRIX_MULTIPLY": "matmul",
+                   "AND": "and", "OR": "or", "XOR": "xor"}
 
 
 def operator_symbol(op) -> str:
@@ -33,9 +37,17 @@ class NumberOps:
     def op_BINARY_OP(self, instr):
         b = self.pop()
         a = self.pop()
-        for x in (a, b):
-            if isinstance(x, TracedArray):
+        if isinstance(a, TracedArray) or isinstance(b, TracedArray):
+            name = instr.arg.name
+            op = ARRAY_OPERATORS.get(name.replace("INPLACE_", ""))
+            if op is None:
                 raise arrays.unsupported(self.tracer, f"the operator {operator_symbol(instr.arg)}")
+            if name.startswith("INPLACE_") and isinstance(a, TracedArray):
+                self.push(arrays.inplace(self.tracer, op, a, b))
+            else:
+                self.push(arrays.binary(self.tracer, op, a, b))
+            return
+        for x in (a, b):
             if isinstance(x, (ExternalObject, BoundMethod)):
                 what = f"an object of class {type(x.obj).__name__}" if isinstance(x, ExternalObject) else "a method"
                 raise self.tracer.error(f"the operator {operator_symbol(instr.arg)} with {what} is not supported "
@@ -62,13 +74,16 @@ class NumberOps:
         a = self.pop()
         op = COMPARE_OPS[instr.arg.name.split("_")[0]]
         if isinstance(a, TracedArray) or isinstance(b, TracedArray):
-            raise arrays.unsupported(self.tracer, "comparison")
+            self.push(arrays.binary(self.tracer, op, a, b))
+            return
         if _numberish(a) and _numberish(b):
             self.push(self.builder.compare(op, a, b))
         else:
             self.push(self.compare_objects(op, a, b))
 
     def _unary(self, traced_op, python_op, x):
+        if isinstance(x, TracedArray):
+            return arrays.unary(self.tracer, python_op.__name__, x)
         if _numberish(x):
             return traced_op(x)
         if isinstance(x, (ExternalObject, BoundMethod)):
@@ -88,6 +103,9 @@ class NumberOps:
 
     def op_UNARY_INVERT(self, instr):
         a = self.pop()
+        if isinstance(a, TracedArray):
+            self.push(arrays.unary(self.tracer, "invert", a))
+            return
         if is_traced(a) or isinstance(a, _WRAPPERS):
             raise self.tracer.error("the operator ~ on traced values is not supported")
         self.push(~a)
@@ -101,6 +119,9 @@ class NumberOps:
             return self.builder.truth(x)
         if isinstance(x, ExternalList):
             return len(x) > 0
+        if isinstance(x, TracedArray):
+            raise self.tracer.error("the truth value of an array (if x:, and, or, not) is not supported; "
+                                    "use x.any(), x.all() or np.where")
         if isinstance(x, ExternalObject):
             return self.object_truth(x)
         return bool(x)
