@@ -63,8 +63,10 @@ def result_struct(t: ir.ArrayType) -> ll.LiteralStructType:
 
 # ------------------------------------------------------------------------------- memory
 def uses_arena(fn: ir.Function) -> bool:
-    return any(isinstance(v.type, ir.ArrayType) and v.op not in VIEWS for v in fn.walk()) or \
-        any(v.op in ("store", "writeback") for v in fn.walk())
+    """Whether some op allocates (every array op but views and element reads; a reduction to a
+    scalar allocates its accumulator too)."""
+    return any((isinstance(v.type, ir.ArrayType) or any(isinstance(a.type, ir.ArrayType) for a in v.args))
+               and v.op not in VIEWS and v.op not in ("dim", "load") for v in fn.walk())
 
 
 def start_arena(k: KernelBuilder) -> None:

@@ -249,6 +249,8 @@ LOWERINGS = {
     "fma": lambda k, v, a, b, c: k.intrinsic("fma", a, b, c),
     "lt": _compare("<"), "le": _compare("<="), "gt": _compare(">"),
     "ge": _compare(">="), "eq": _compare("=="), "ne": _compare("!="),
+    "maximum": lambda k, v, a, b: _numpy_extremum(k, v, ">=", a, b),
+    "minimum": lambda k, v, a, b: _numpy_extremum(k, v, "<=", a, b),
     "not": lambda k, v, a: k.builder.not_(a),
     "select": lambda k, v, cond, a, b: k.builder.select(cond, a, b),
     "to_f64": _to_f64, "to_i64": _to_i64, "to_bool": _to_bool,
@@ -272,6 +274,16 @@ LOWERINGS = {
     **TAPE_LOWERINGS,
     **ARRAY_LOWERINGS,
 }
+
+
+def _numpy_extremum(k, v, keep: str, a, b):
+    """np.maximum / np.minimum: a if a >= b (a <= b) or a is NaN, else b."""
+    bld = k.builder
+    if v.type == ir.F64:
+        return bld.select(bld.or_(bld.fcmp_ordered(keep, a, b), k.is_nan(a)), a, b)
+    if v.type == ir.BOOL:
+        return bld.or_(a, b) if keep == ">=" else bld.and_(a, b)
+    return bld.select(bld.icmp_signed(keep, a, b), a, b)
 
 
 def _leaves(value) -> list:

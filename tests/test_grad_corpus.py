@@ -156,7 +156,7 @@ def test_value_and_grad_value_is_close_fused(case):
 def test_vjp_pullback_matches_grad(case):
     if case.has_int_args:
         for args in case.points:
-            with pytest.raises(TypeError, match="only float arguments can be differentiated"):
+            with pytest.raises(TypeError, match="only float arguments .*can be differentiated"):
                 vjp(case.fn, *args)
         return
     g, vg_exact = compiled(case, "grad"), compiled(case, "value_and_grad_exact")

@@ -30,9 +30,14 @@ from .interpreter import Trace
 from .ir import F64, TupleType, Value
 from .library import implements
 from .loader import PY_TYPE
-from .objects import SymbolicFunction, TransformedFunction
+from .arrays import is_ndarray, wrap
+from .objects import SymbolicFunction, TracedArray, TransformedFunction
 from .sources import ArgSource
 from .specialize import compile_ir
+
+
+def _float_array(x) -> bool:
+    return is_ndarray(x) and x.dtype.name == "float64"
 
 
 class NoFloatResult(TracerError, ArithmeticError):
@@ -84,13 +89,14 @@ class Transform:
         raise tracer.error(f"{self.describe(self.name)} cannot be called inside traced code")
 
     def check_float(self, args: tuple, argnum: int, hint: str = "or leave it out of argnums") -> None:
-        if argnum < len(args) and type(args[argnum]) is not float:
+        if argnum < len(args) and type(args[argnum]) is not float and not _float_array(args[argnum]):
             raise self.not_float(argnum, type(args[argnum]).__name__, hint)
 
     def not_float(self, argnum: int, kind: str, hint: str) -> TypeError:
         name = self.arg_names[argnum] if argnum < len(self.arg_names) else f"args[{argnum}]"
         return TypeError(f"{self.describe(self.name)}: argument {argnum} ({name!r}) is {kind}, but only "
-                         f"float arguments can be differentiated (pass {name} as a float, {hint})")
+                         f"float arguments (and float64 arrays) can be differentiated (pass {name} as a float, "
+                         f"{hint})")
 
     def fallback(self, *args):
         raise NoFloatResult(f"{self.describe(self.name)}: at these arguments Python computes {self.name}() "
@@ -141,10 +147,13 @@ class Grad(Transform):
                 x = b.const(x)
             elif isinstance(x, Value) and x.type == F64:
                 x = b.emit("add", (x, b.const(-0.0)))   # x itself, as a value of its own: this argument's uses only
+            elif isinstance(x, TracedArray) and x.type.dtype == F64:
+                x = b.emit("transpose", (x.value,), perm=tuple(range(x.rank)))   # the same, for an array
             else:
                 kind = PY_TYPE.get(x.type, str(x.type)) if isinstance(x, Value) else type(x).__name__
                 raise self.not_float(a, kind, "or leave it out of argnums")
-            args[a] = wrt[a] = x
+            wrt[a] = x
+            args[a] = wrap(tracer, x)
         start = len(b.block.values)
         tracer.unroll_loops += 1             # autodiff differentiates unrolled loops
         try:
@@ -161,7 +170,8 @@ class Grad(Transform):
         grads = dict(zip(wrt, backpropagate(b, b.block.values[start:], {result: b.const(1.0)}, list(wrt.values()),
                                              home=b.block)))
         b.loc = caller_loc
-        grads = zero_if_none(b, [grads[a] for a in self.argnums])
+        grads = [wrap(tracer, g) for g in zero_if_none(b, [grads[a] for a in self.argnums],
+                                                         [wrt[a] for a in self.argnums])]
         g = tuple(grads) if self.as_tuple else grads[0]
         return (result, g) if self.with_value else g
 
