@@ -447,8 +447,9 @@ def reshape(tracer, array: TracedArray, shape, order="C"):
                 raise ValueError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
             sizes[i] = size // others
             static[i] = sizes[i]
-        else:
-            sizes[i] = b.binary("floordiv", size, b.emit("select", (b.compare("eq", others, 0), b.const(1), b.value(others))))
+        else:   # a size of 0 among the others: NumPy raises; reshape's own check falls back
+            nonzero = b.emit("select", (b.value(b.compare("eq", others, 0)), b.const(1), b.value(others)))
+            sizes[i] = b.binary("floordiv", size, nonzero)
     if known and all(type(n) is int for n in sizes) and math.prod(sizes) != count:
         raise ValueError(f"cannot reshape array of size {count} into shape {tuple(shape)}")
     return wrap(tracer, b.emit("reshape", (array.value, *(b.value(n) for n in sizes)), shape=tuple(static)))

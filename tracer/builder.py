@@ -88,6 +88,11 @@ class GraphBuilder:
         result_type = opdef.result_type(tuple(a.type for a in args), attrs)
         v = Value(op, args, result_type, attrs, loc=self.loc)
         self.block.values.append(v)
+        if opdef.effect or isinstance(result_type, ArrayType) or any(isinstance(a.type, ArrayType) for a in args):
+            # never evaluated at trace time: an effect would write the caller's arrays, and no
+            # value read from an array can be used at trace time anyway (`concretize`)
+            self.examples[v] = UNKNOWN
+            return v
         operands = [self.examples[a] for a in args]
         failed = next((x for x in operands if isinstance(x, (Failed, Unknown))), None)
         if failed is not None:

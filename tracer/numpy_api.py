@@ -9,7 +9,7 @@ not take.
 from __future__ import annotations
 
 from .builder import is_number, is_traced
-from .ir import BOOL, F64, I64, ArrayType
+from .ir import BOOL, F64, I64, ArrayType, ScalarType
 from .objects import TracedArray
 from . import arrays
 from .arrays import convert, emit_elementwise, kind, operand, promote, wrap
@@ -313,7 +313,7 @@ def _shape_arg(tracer, shape) -> tuple:
 def full(tracer, shape, fill, dtype=None):
     b = tracer.builder
     sizes = _shape_arg(tracer, shape)
-    t = arrays.dtype_of(tracer, dtype) if dtype is not None else kind(fill)
+    t = dtype if isinstance(dtype, ScalarType) else arrays.dtype_of(tracer, dtype) if dtype is not None else kind(fill)
     value = b.value(convert(tracer, fill, t))
     static = tuple(n if type(n) is int else None for n in sizes)
     return wrap(tracer, b.emit("full", (value, *(b.value(n) for n in sizes)), shape=static))

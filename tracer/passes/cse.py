@@ -29,11 +29,18 @@ def _attrs_key(v: ir.Value) -> tuple:
 def eliminate_common_subexpressions(fn: ir.Function) -> ir.Function:
     out = ir.clone(fn)
     position = {p: i for i, p in enumerate(out.params)}
-    _cse_block(out.body, {}, {}, position)
+    # where arrays are written (`store`), two equal array ops are two different buffers, and
+    # two equal reads may straddle a write: then ops on or making arrays are never merged
+    writes = any(v.op == "store" for v in out.walk())
+    _cse_block(out.body, {}, {}, position, writes)
     return out
 
 
-def _cse_block(block: ir.Block, first: dict, replaced: dict, position: dict) -> None:
+def _touches_arrays(v: ir.Value) -> bool:
+    return isinstance(v.type, ir.ArrayType) or any(isinstance(a.type, ir.ArrayType) for a in v.args)
+
+
+def _cse_block(block: ir.Block, first: dict, replaced: dict, position: dict, writes: bool) -> None:
     """`first` holds the values visible here (a region sees its enclosing blocks' values, and
     what it computes stays inside it: a copy of `first` goes down, nothing comes back up)."""
     for p in block.params:
@@ -42,9 +49,9 @@ def _cse_block(block: ir.Block, first: dict, replaced: dict, position: dict) -> 
     for v in block.values:
         v.args = tuple(replaced.get(a, a) for a in v.args)
         position[v] = len(position)
-        if v.regions or v.op == "raise" or OPS[v.op].effect:   # control flow, raises, tapes: never merged
-            for region in v.regions:
-                _cse_block(region, dict(first), replaced, position)
+        if v.regions or v.op == "raise" or OPS[v.op].effect or (writes and _touches_arrays(v)):
+            for region in v.regions:     # control flow, raises, tapes, array writes: never merged
+                _cse_block(region, dict(first), replaced, position, writes)
             kept.append(v)
             continue
         args = tuple(position[a] for a in v.args)

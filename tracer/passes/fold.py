@@ -46,7 +46,8 @@ def _fold_block(block: ir.Block, replaced: dict) -> None:
 
 def _fold(v: ir.Value) -> ir.Value:
     """The const that replaces `v`, or `v` itself."""
-    if v.regions or v.op in ("const", "tuple", "raise") or OPS[v.op].effect:   # a tuple is not a number
+    if v.regions or v.op in ("const", "tuple", "raise") or OPS[v.op].effect or not isinstance(v.type, ir.ScalarType):
+        return v       # a tuple or an array is not a number
         return v
     if not all(a.op == "const" for a in v.args) or _too_costly(v):
         return v
