@@ -314,14 +314,20 @@ def _static_bounds(t: ArrayType, indices) -> None:
             raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
 
 
-def subscript(tracer, array: TracedArray, index):
-    b = tracer.builder
+def _indices(tracer, array: TracedArray, index) -> tuple:
+    """The ints and i64 values of `array[index]`, checked as NumPy checks them."""
     indices = index if type(index) is tuple else (index,)
     if len(indices) > array.rank:
         raise IndexError(f"too many indices for array: array is {array.rank}-dimensional, "
                          f"but {len(indices)} were indexed")
     indices = tuple(_index(tracer, i) for i in indices)
     _static_bounds(array.type, indices)
+    return indices
+
+
+def subscript(tracer, array: TracedArray, index):
+    b = tracer.builder
+    indices = _indices(tracer, array, index)
     operands = tuple(b.value(i) for i in indices)
     if len(indices) < array.rank:
         view = ("index", operands, {})
@@ -331,13 +337,7 @@ def subscript(tracer, array: TracedArray, index):
 
 def store_item(tracer, array: TracedArray, index, value) -> None:
     """`array[index] = value` (the STORE_SUBSCR opcode)."""
-    indices = index if type(index) is tuple else (index,)
-    if len(indices) > array.rank:
-        raise IndexError(f"too many indices for array: array is {array.rank}-dimensional, "
-                         f"but {len(indices)} were indexed")
-    indices = tuple(_index(tracer, i) for i in indices)
-    _static_bounds(array.type, indices)
-    store(tracer, array, indices, value)
+    store(tracer, array, _indices(tracer, array, index), value)
 
 
 def length(tracer, array: TracedArray):
@@ -430,7 +430,7 @@ def reshape(tracer, array: TracedArray, shape, order="C"):
             sizes.append(n)
             static.append(n if n != -1 else None)
         else:
-            raise ValueError(f"can only specify one unknown dimension" if n == -1 else f"negative dimensions not allowed")
+            raise ValueError("negative dimensions not allowed")
     if sum(1 for n in shape if type(n) is int and n == -1) > 1:
         raise ValueError("can only specify one unknown dimension")
     if -1 in [n for n in shape if type(n) is int]:
