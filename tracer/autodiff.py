@@ -163,6 +163,8 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
     """
     active = set(wrt)                         # values that depend on `wrt` (and carry gradients)
     for v in values:
+        if v.op == "store" and v.args[1] in active:
+            raise UnsupportedError("cannot differentiate through a write into an array (x[i] = v) yet", v.loc)
         if differentiable(v.type) and any(a in active for a in (*v.args, *ir.free_values(v))):
             active.add(v)
     adjoint: dict[Value, object] = {}
@@ -210,7 +212,8 @@ def _backpropagate_if(emitter, v: Value, ct: tuple, outer: list[Value]) -> list[
     if not outer:
         return []
     if any(x.type != F64 for x in outer):
-        raise UnsupportedError("cannot differentiate a branch through a tuple value", v.loc)
+        raise UnsupportedError("cannot differentiate a branch or loop with respect to an array or a tuple "
+                               "it reads yet", v.loc)
     backward_blocks = []
     for region in v.regions:
         block = Block()
