@@ -25,7 +25,8 @@ import math
 from dataclasses import replace
 
 from .errors import OpFailure, Status
-from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, TupleType, Type, Value
+from .ir import (BOOL, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, TupleType, Type, Value,
+                 type_of_constant)
 from .ops import OPS, MATH_UNARY, _define
 
 ELEMENTWISE = {
@@ -403,12 +404,7 @@ def _full_type(t, a):
 def _full(fill, *sizes, shape):
     if any(n < 0 for n in sizes):
         raise OpFailure(Status.FALLBACK)        # NumPy: "negative dimensions are not allowed"
-    return _numpy().full(sizes, fill, dtype=_dtype(type_of(fill)))
-
-
-def type_of(x) -> ScalarType:
-    from .ir import type_of_constant
-    return type_of_constant(x)
+    return _numpy().full(sizes, fill, dtype=_dtype(type_of_constant(fill)))
 
 
 _define("full", "a new array of the i64 sizes (shape attrs['shape']) with every element the fill value",

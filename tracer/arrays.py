@@ -242,9 +242,8 @@ def writable(tracer, array: TracedArray) -> None:
     the function (its final contents are written back when the function returns)."""
     if array.param is None or array.param in tracer.updated_arrays:
         return
-    from .ir import Value as IRValue
     body = tracer.builder.enclosing[0] if tracer.builder.enclosing else tracer.builder.block
-    copied = IRValue("copy", (array.param,), array.param.type, loc=tracer.builder.loc)
+    copied = Value("copy", (array.param,), array.param.type, loc=tracer.builder.loc)
     body.values.insert(0, copied)
     tracer.builder.examples[copied] = tracer.builder.examples.get(array.param)
     array.rebind(copied)

@@ -77,10 +77,9 @@ def _unary_ufunc(name, op):
         if not is_traced(x):
             import numpy
             return float(getattr(numpy, name)(x))     # a constant: NumPy itself (its warnings included)
-        if op == "fabs" or kind(x) != I64 or op not in ("floor", "ceil", "trunc", "round_even"):
-            x = convert(tracer, x, F64)
-        elif kind(x) == I64:
-            return wrap(tracer, convert(tracer, x, F64))   # np.floor of ints gives floats equal to them
+        x = convert(tracer, x, F64)
+        if kind(x) != F64 and op in ("floor", "ceil", "trunc", "round_even"):
+            return wrap(tracer, x)          # of ints: floats equal to them (they are whole already)
         return wrap(tracer, tracer.builder.emit(op, (x,)))
     return impl
 
@@ -274,12 +273,14 @@ def _matmul(tracer, a, b):
 
 @implements("dot")
 def _dot(tracer, a, b):
+    """Of arrays: matmul; with a number: a product."""
     x, y = operand(tracer, a, "np.dot"), operand(tracer, b, "np.dot")
-    scalar = [not (is_traced(v) and isinstance(v.type, ArrayType)) for v in (x, y)]
-    if any(scalar):
-        return arrays.binary(tracer, "mul", a if _is_array(a) else x, b if _is_array(b) else y) \
-            if not all(scalar) else tracer.builder.binary("mul", x, y)
-    return arrays.matmul(tracer, wrap(tracer, x), wrap(tracer, y))
+    arrays_given = [is_traced(v) and isinstance(v.type, ArrayType) for v in (x, y)]
+    if all(arrays_given):
+        return arrays.matmul(tracer, x, y)
+    if any(arrays_given):
+        return arrays.binary(tracer, "mul", x, y)
+    return tracer.builder.binary("mul", x, y)
 
 
 @implements("outer")
@@ -395,4 +396,5 @@ def _array(tracer, obj, dtype=None):
 
 @implements("float64")
 def _float64(tracer, x=0.0):
-    return tracer.builder.convert(operand(tracer, x), F64) if is_traced(operand(tracer, x)) else float(x)
+    x = operand(tracer, x, "np.float64")
+    return tracer.builder.convert(x, F64) if is_traced(x) else float(x)
