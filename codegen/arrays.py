@@ -8,9 +8,9 @@ and inside the kernel it is an `ArrayValue` of those LLVM values. Element (i_0, 
 at byte offset sum(i_k * stride_k) from `data`; a stride may be negative (a reversed view) or
 zero (a broadcast axis). Loads are unaligned (align 1): a NumPy view can start anywhere.
 
-Views (`broadcast_in_dim`, `transpose`, `index`) are new ArrayValues over the same memory. Every
-other array op allocates its result, C-contiguous, from the kernel's *arena*: a linked list of
-malloc'd blocks that `KernelBuilder.ret` frees before every return, so nothing leaks whatever
+Views (`broadcast_in_dim`, `transpose`, `index`, `slice`) are new ArrayValues over the same
+memory. Every other array op allocates its result, C-contiguous, from the kernel's *arena*: a
+linked list of malloc'd blocks that `KernelBuilder.ret` frees before every return, so nothing leaks whatever
 path the kernel takes. An array result leaves the kernel as a fresh malloc'd C-contiguous copy:
 its out pointer points at `{ptr data, i64 size_0, ..., i64 size_{r-1}}`, and the caller owns
 (frees) `data` (codegen.entry copies it into a new ndarray).
@@ -222,25 +222,59 @@ def transpose(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     return ArrayValue(a.data, tuple(a.sizes[p] for p in perm), tuple(a.strides[p] for p in perm))
 
 
-VIEWS = {"broadcast_in_dim", "transpose", "index"}
+def _slice_bound(k: KernelBuilder, i, n, step: int):
+    """Python's slice.indices for one bound: from the end when negative, then clamped."""
+    b = k.builder
+    i = b.select(b.icmp_signed("<", i, k.i64(0)), b.add(i, n), i)
+    low, high = (k.i64(-1), b.sub(n, k.i64(1))) if step < 0 else (k.i64(0), n)
+    i = b.select(b.icmp_signed("<", i, k.i64(0)), low, i)
+    return b.select(b.icmp_signed(">=", i, n), high, i)
 
 
-def elementwise(k: KernelBuilder, v: ir.Value, operands, scalar_lowering):
-    """A scalar op applied to every element: one loop nest, the scalar op's lowering inside."""
-    arrays = [(o, a.type.dtype) for o, a in zip(operands, v.args) if isinstance(a.type, ir.ArrayType)]
-    sizes = arrays[0][0].sizes
-    for other, _ in arrays[1:]:
+def slice_view(k: KernelBuilder, v: ir.Value, a: ArrayValue, *bounds):
+    """x[start:stop:step, ...]: the view starts at the first element, its strides are step times."""
+    b = k.builder
+    offset, sizes, strides = k.i64(0), [], []
+    for axis, step in enumerate(v.attrs["steps"]):
+        n, stride = a.sizes[axis], a.strides[axis]
+        start = _slice_bound(k, bounds[2 * axis], n, step)
+        stop = _slice_bound(k, bounds[2 * axis + 1], n, step)
+        span = b.sub(stop, start) if step > 0 else b.sub(start, stop)
+        size = b.sdiv(b.add(span, k.i64(abs(step) - 1)), k.i64(abs(step)))
+        sizes.append(b.select(b.icmp_signed(">", span, k.i64(0)), size, k.i64(0)))
+        offset = b.add(offset, b.mul(start, stride))
+        strides.append(b.mul(stride, k.i64(step)))
+    return ArrayValue(b.gep(a.data, [offset], source_etype=I8), tuple(sizes), tuple(strides))
+
+
+VIEWS = {"broadcast_in_dim", "transpose", "index", "slice"}
+
+
+def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtype: ir.ScalarType, element) -> ArrayValue:
+    """A new array: `element(x_0, ..., x_n)` of the elements of `arrays` (one shape; sizes that
+    differ at run time return FALLBACK), in one loop nest."""
+    sizes = arrays[0].sizes
+    for other in arrays[1:]:
         check_same_sizes(k, sizes, other.sizes)
-    out = allocate(k, v.type.dtype, sizes)
+    out = allocate(k, out_dtype, sizes)
+    for_each_index(k, sizes, lambda idx: store_element(
+        k, out, idx, out_dtype, element(*(load_element(k, a, idx, t) for a, t in zip(arrays, dtypes)))))
+    return out
+
+
+def elementwise(k: KernelBuilder, v: ir.Value, operands, scalar_lowering) -> ArrayValue:
+    """A scalar op applied to every element (its scalar operands are the same for each)."""
+    positions = [i for i, a in enumerate(v.args) if isinstance(a.type, ir.ArrayType)]
     scalar = ir.Value(v.op, tuple(ir.Value("param", (), a.type.dtype) if isinstance(a.type, ir.ArrayType) else a
                                   for a in v.args), v.type.dtype, v.attrs)
 
-    def body(idx):
-        elements = [load_element(k, o, idx, a.type.dtype) if isinstance(a.type, ir.ArrayType) else o
-                    for o, a in zip(operands, v.args)]
-        store_element(k, out, idx, v.type.dtype, scalar_lowering(k, scalar, *elements))
-    for_each_index(k, sizes, body)
-    return out
+    def element(*xs):
+        args = list(operands)
+        for i, x in zip(positions, xs):
+            args[i] = x
+        return scalar_lowering(k, scalar, *args)
+    return map_elements(k, [operands[i] for i in positions], [v.args[i].type.dtype for i in positions],
+                        v.type.dtype, element)
 
 
 def _count(k: KernelBuilder, sizes):
@@ -481,6 +515,6 @@ def export_result(k: KernelBuilder, a: ArrayValue, t: ir.ArrayType, out) -> None
 
 
 LOWERINGS = {"dim": dim, "load": load, "index": index, "broadcast_in_dim": broadcast_in_dim,
-             "transpose": transpose, "reduce": reduce, "argreduce": argreduce, "matmul": matmul,
+             "transpose": transpose, "slice": slice_view, "reduce": reduce, "argreduce": argreduce, "matmul": matmul,
              "full": full, "iota": iota, "pack": pack, "copy": copy, "reshape": reshape, "store": store,
              "writeback": writeback}

@@ -320,7 +320,8 @@ def _zeros(t: ir.Type) -> list[ll.Constant]:
 
 class BlockLowering:
     """Lowers a Block and its regions: an `if` becomes a diamond with phis, a `loop` a header
-    block whose phis carry the values, a `raise` a return of its status (raise_statuses)."""
+    block whose phis carry the values, a `map` a loop nest over its arrays' elements, a `raise`
+    a return of its status (raise_statuses)."""
 
     def __init__(self, k: KernelBuilder, values: dict, raise_statuses: dict):
         self.k = k
@@ -337,6 +338,8 @@ class BlockLowering:
                 self.values[v] = self.lower_if(v)
             elif v.op == "loop":
                 self.values[v] = self.lower_loop(v)
+            elif v.op == "map":
+                self.values[v] = self.lower_map(v)
             elif isinstance(v.type, ir.ArrayType) and v.op in ELEMENTWISE:
                 self.values[v] = arrays.elementwise(self.k, v, [self.values[a] for a in v.args],
                                                     LOWERINGS.get(v.op, _unsupported))
@@ -369,6 +372,15 @@ class BlockLowering:
                 phi.add_incoming(leaves[i], block)
             phis.append(phi)
         return _from_flat(v.type, phis)
+
+    def lower_map(self, v: ir.Value):
+        region = v.regions[0]
+
+        def element(*xs):
+            self.values.update(zip(region.params, xs))
+            return self.block(region)[0]
+        return arrays.map_elements(self.k, [self.values[a] for a in v.args], [a.type.dtype for a in v.args],
+                                   v.type.dtype, element)
 
     def lower_loop(self, v: ir.Value):
         b, fn = self.k.builder, self.k.function

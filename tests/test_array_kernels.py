@@ -182,3 +182,31 @@ def test_an_unused_out_of_bounds_read_still_fails():
     assert any(v.op == "load" for v in fn.walk())
     assert ArrayKernel(fn)(np.zeros(3)) == ("fail", Status.FALLBACK)
     assert ArrayKernel(fn)(np.zeros(6)) == ("ok", 1.0)
+
+
+def sliced_sum() -> ir.Function:
+    """sum(x[start:stop:step]) with run-time bounds: the `slice` view's offset, size and stride."""
+    x = ir.make_param(0, "x", ArrayType(F64, (None,)))
+    start, stop = ir.make_param(1, "start", I64), ir.make_param(2, "stop", I64)
+    b = ir.Block()
+    view = emit(b, "slice", x, start, stop, steps=(-3,), shape=(None,))
+    b.results = [emit(b, "reduce", view, kind="sum", axes=(0,), keepdims=False)]
+    return ir.verify(ir.Function("sliced_sum", [x, start, stop], b))
+
+
+SLICED = sliced_sum()
+BOUNDS = st.one_of(st.integers(-12, 12), st.sampled_from([ir.I64_MIN, ir.I64_MAX, ir.I64_MIN + 1]))
+
+
+@given(st.integers(0, 9), BOUNDS, BOUNDS)
+@settings(max_examples=200, deadline=None)
+def test_slice_bounds_follow_python(n, start, stop):
+    """Negative bounds count from the end and bounds past either end are clamped, as in
+    Python's slice.indices (here with step -3), down to the int64 extremes."""
+    x = np.arange(1.0, n + 1.0)[::-1] * 1.5
+    got = kernel(SLICED)(x, start, stop)
+    assert got == reference(SLICED, [x, start, stop])
+    expected = 0.0
+    for e in x[start:stop:-3]:
+        expected += float(e)
+    assert got == ("ok", expected)

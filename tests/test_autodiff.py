@@ -285,7 +285,7 @@ OPS_F64_ARITY = {name: (F64,) * n for name, op in ops.OPS.items()
 
 # ops on arrays only: their rules are checked in tests/test_array_ops.py
 ARRAY_ONLY_OPS = {"load", "index", "broadcast_in_dim", "transpose", "reduce", "argreduce", "matmul", "full",
-                  "iota", "pack", "copy", "reshape", "store", "writeback"}
+                  "iota", "pack", "copy", "reshape", "store", "writeback", "slice"}
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Command line: `python -m tracer dump TARGET [--args ...] [--stage ...] [--no-fma] [--grad [--argnums 0,1]]`.
 
 TARGET is `path/to/file.py:function` or `package.module:function`. Argument types come from
-example values (`--args 3.0 -1.0 2`) or, without --args, from the function's annotations.
+example values (`--args 3.0 -1.0 2 "np.ones((4, 3))"`) or, without --args, from the function's
+annotations.
 """
 from __future__ import annotations
 
@@ -50,15 +51,30 @@ def load_target(target: str):
     return fn
 
 
+ARRAY_MAKERS = ("zeros", "ones", "arange", "eye")   # --args "np.ones((4, 3))": an example array
+
+
+def parse_example(text: str):
+    """A Python literal, or a NumPy array made by np.zeros/ones/arange/eye of literals."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        pass
+    try:
+        call = ast.parse(text, mode="eval").body
+        maker = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
+        if maker in ARRAY_MAKERS and isinstance(call.func.value, ast.Name) and call.func.value.id in ("np", "numpy"):
+            import numpy
+            return getattr(numpy, maker)(*(ast.literal_eval(a) for a in call.args))
+    except (ValueError, SyntaxError, TypeError):
+        pass
+    raise CommandError(f"--args: {text!r} is not a Python literal (e.g. 3.0, 2, True, [1.0, 2.0]) or an array "
+                       f"np.{'/'.join(ARRAY_MAKERS)}(...) of literals")
+
+
 def parse_args_for(fn, values: list[str] | None) -> tuple:
     if values is not None:
-        out = []
-        for text in values:
-            try:
-                out.append(ast.literal_eval(text))
-            except (ValueError, SyntaxError):
-                raise CommandError(f"--args: {text!r} is not a Python literal (e.g. 3.0, 2, True, [1.0, 2.0])") from None
-        return tuple(out)
+        return tuple(parse_example(text) for text in values)
     args = []
     for p in inspect.signature(fn).parameters.values():
         if p.annotation in EXAMPLE_FOR_ANNOTATION:

@@ -10,11 +10,11 @@ Two kinds of op work on arrays:
   64 bits) fails the op the same way: NumPy gives inf, nan or a wrapped int there, with a warning,
   and running the Python function gives exactly that.
 - **The ops below**: views, which share memory with their operand (`broadcast_in_dim`,
-  `transpose`, `index`); reductions (`reduce`, `argreduce`); `matmul`; new arrays (`full`,
+  `transpose`, `index`, `slice`); reductions (`reduce`, `argreduce`); `matmul`; new arrays (`full`,
   `iota`, `pack`, `copy`, `reshape`); and the two ops that write memory (`store`, `writeback`).
 
 Every op but a view makes a new array. Only `store` writes into an array (one made by the
-function itself), and `writeback` copies the final contents of argument arrays the function
+function itself, or a view of one), and `writeback` copies the final contents of argument arrays the function
 updated in place back into them, as its last step (so a failure before it changes nothing and
 the Python function can run instead). Sums run in row-major order, one element after another
 (NumPy sums in pairs: a float sum may differ from NumPy's in the last bits).
@@ -113,6 +113,18 @@ def evaluate_elementwise(v: Value, operands: list):
     return out
 
 
+def run_map(v: Value, operands: list, run_block):
+    """The value of a `map` (see tracer.ops.run): its region on every element, in row-major order."""
+    np = _numpy()
+    if len({x.shape for x in operands}) != 1:
+        raise OpFailure(Status.FALLBACK)
+    shape = operands[0].shape
+    out = np.empty(shape, dtype=_dtype(v.type.dtype))
+    for index in np.ndindex(shape):
+        out[index] = run_block(v.regions[0], [_python_scalar(x[index]) for x in operands])[0]
+    return out
+
+
 def may_fail(opdef, v: Value) -> bool:
     """OpDef.may_fail for ops on arrays (a failed allocation is not counted: a dead array op
     may go, as a dead float op may)."""
@@ -179,7 +191,7 @@ def _broadcast_type(t, a):
 def _broadcast(x, *sizes, shape, dims):
     np = _numpy()
     expanded = x.reshape([x.shape[dims.index(d)] if d in dims else 1 for d in range(len(shape))])
-    return np.broadcast_to(expanded, sizes)
+    return expanded if expanded.shape == tuple(sizes) else np.broadcast_to(expanded, sizes)
 
 
 def _broadcast_rule(ct, out, x, *sizes, shape, dims):
@@ -245,6 +257,31 @@ _define("index", "a view of x[i0, ..., ik] (fewer indices than axes; negative on
         vjp=(_scatter_rule,))
 # a scalar element read (`load`, defined with the scalar ops) has the same derivative
 OPS["load"] = replace(OPS["load"], vjp=(_scatter_rule,))
+
+
+def _slice_type(t, a):
+    x = _array(t[0], "slice")
+    steps, shape = tuple(a["steps"]), tuple(a["shape"])
+    if len(steps) != x.rank or len(shape) != x.rank or 0 in steps:
+        raise TypeError(f"slice: steps {steps} and shape {shape} for {x}")
+    _sizes(t[1:], 2 * x.rank, "slice")
+    return ArrayType(x.dtype, shape)
+
+
+def _slice(x, *bounds, steps, shape):
+    return x[tuple(slice(bounds[2 * d], bounds[2 * d + 1], step) for d, step in enumerate(steps))]
+
+
+def _unslice_rule(ct, out, x, *bounds, steps, shape):
+    """The gradient of x[slices]: zeros with ct in the sliced places."""
+    z = _zeros_like(ct, x)
+    z.apply_attrs("slice", *bounds, steps=steps, shape=shape).apply_attrs("store", ct)
+    return z
+
+
+_define("slice", "a view of x[start_0:stop_0:steps[0], ...] (operands: x, then start and stop of every axis; "
+        "Python's rules: negative bounds count from the end, bounds past the ends are clamped)",
+        _slice_type, _slice, attrs=("steps", "shape"), vjp=(_unslice_rule,))
 
 
 # ------------------------------------------------------------------------------ reductions

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 from .builder import is_number, is_traced
-from .ir import BOOL, F64, I64, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, Value
+from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, Value
 from .objects import ArrayMethod, TracedArray
 
 READABLE_DTYPES = (F64, I64)   # bool arrays wait for NumPy's bool arithmetic (not Python's)
@@ -57,7 +57,7 @@ def wrap(tracer, v):
     return TracedArray(tracer, v) if is_traced(v) and isinstance(v.type, ArrayType) else v
 
 
-def _shape_text(t) -> str:
+def shape_text(t) -> str:
     if not isinstance(t, ArrayType):
         return "()"
     return "(" + ",".join("?" if n is None else str(n) for n in t.shape) + ("," if t.rank == 1 else "") + ")"
@@ -121,7 +121,7 @@ def broadcast(tracer, values: list) -> list:
                 static.add(n)
         if len(static) > 1:
             raise ValueError("operands could not be broadcast together with shapes "
-                             + " ".join(_shape_text(v.type) for v in arrays) + " ")
+                             + " ".join(shape_text(v.type) for v in arrays) + " ")
         if static:
             n = static.pop()
             shape.append(n)
@@ -214,8 +214,8 @@ def inplace(tracer, op: str, array: TracedArray, other):
     if value.type.shape != array.type.shape:
         if value.type.rank != array.type.rank or any(
                 m is not None and n is not None and m != n for m, n in zip(value.type.shape, array.type.shape)):
-            raise ValueError(f"non-broadcastable output operand with shape {_shape_text(array.type)} doesn't "
-                             f"match the broadcast shape {_shape_text(value.type)}")
+            raise ValueError(f"non-broadcastable output operand with shape {shape_text(array.type)} doesn't "
+                             f"match the broadcast shape {shape_text(value.type)}")
     assign(tracer, array, value)
     return array
 
@@ -251,16 +251,16 @@ def writable(tracer, array: TracedArray) -> None:
 
 
 def store(tracer, array: TracedArray, indices: tuple, value) -> None:
-    """array[indices] = value, in the array's memory."""
+    """array[indices] = value, in the array's memory (a view writes into its base's)."""
     b = tracer.builder
-    while array.base is not None:               # x = W[j]; x[i] = v writes W[j, i]
-        op, extra, attrs = array.view
-        if op != "index":
-            raise unsupported(tracer, "writing through a transposed or broadcast view")
-        indices = tuple(extra) + tuple(indices)
-        array = array.base
-    writable(tracer, array)
-    target = array.value
+    root = array
+    while root.base is not None:
+        op, extra, attrs = root.view
+        if op == "broadcast_in_dim" and _stretches(root.base.type, attrs):
+            raise ValueError("assignment destination is read-only")
+        root = root.base
+    writable(tracer, root)
+    target = array.value                         # (made again from the base's copy)
     rest = target.type.shape[len(indices):]
     element = target.type.dtype
     value = operand(tracer, value, "assignment")
@@ -276,67 +276,159 @@ def store(tracer, array: TracedArray, indices: tuple, value) -> None:
             value = b.emit("full", (value, *(b.value(s) for s in sizes)), shape=rest)
         elif value.type.shape != rest:
             if value.type.rank > len(rest):
-                raise ValueError(f"could not broadcast input array from shape {_shape_text(value.type)} into "
+                raise ValueError(f"could not broadcast input array from shape {shape_text(value.type)} into "
                                  f"shape ({','.join('?' if n is None else str(n) for n in rest)})")
             value = b.emit("broadcast_in_dim", (value, *(b.value(s) for s in sizes)), shape=rest,
                            dims=tuple(range(len(rest) - value.type.rank, len(rest))))
-        if _shares_memory(value, target):
+        if _root(value) is _root(target):       # x[1:] = x[:-1]: NumPy reads all before writing
             value = b.emit("copy", (value,))
     b.emit("store", (target, value, *(b.value(i) for i in indices)))
 
 
-def _shares_memory(value: Value, target: Value) -> bool:
-    while value.op in ("index", "transpose", "broadcast_in_dim"):
+def _stretches(source: ArrayType, attrs) -> bool:
+    """Whether a broadcast_in_dim repeats elements (np.broadcast_to: read-only), rather than only
+    adding axes of size 1 (x[:, None]: writable)."""
+    shape, dims = attrs["shape"], attrs["dims"]
+    return any(shape[d] != 1 for d in range(len(shape)) if d not in dims) or \
+        any(n == 1 and shape[d] != 1 for n, d in zip(source.shape, dims))
+
+
+def _root(value: Value) -> Value:
+    """The array a view shows (the value itself if it is not a view)."""
+    while value.op in ("index", "transpose", "broadcast_in_dim", "slice"):
         value = value.args[0]
-    return value is target
+    return value
 
 
 # ------------------------------------------------------------------------------- indexing
 def _index(tracer, i):
-    """An index as an i64 value or int; NumPy's IndexError for anything else."""
+    """An int index as an int or i64 value; NumPy's IndexError for what is not an index."""
     if type(i) is int:
         return i
     if is_traced(i) and i.type == I64:
         return i
-    if i is None or isinstance(i, (slice, type(Ellipsis))):
-        raise unsupported(tracer, "slicing")
     if type(i) is bool or (is_traced(i) and i.type == BOOL) or isinstance(i, TracedArray):
         raise unsupported(tracer, "indexing with a bool or an array")
+    if type(i) in (list, tuple):
+        raise unsupported(tracer, "indexing with a sequence")
     raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
                      "integer or boolean arrays are valid indices")
 
 
-def _static_bounds(t: ArrayType, indices) -> None:
-    for axis, i in enumerate(indices):
-        n = t.shape[axis]
-        if type(i) is int and n is not None and not -n <= i < n:
-            raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+def _slice_bound(tracer, x):
+    if x is None or type(x) is int or (is_traced(x) and x.type == I64):
+        return x
+    if type(x) is bool or (is_traced(x) and x.type == BOOL):
+        return int(x) if not is_traced(x) else tracer.builder.convert(x, I64)
+    raise TypeError("slice indices must be integers or None or have an __index__ method")
 
 
-def _indices(tracer, array: TracedArray, index) -> tuple:
-    """The ints and i64 values of `array[index]`, checked as NumPy checks them."""
-    indices = index if type(index) is tuple else (index,)
-    if len(indices) > array.rank:
+def _entries(tracer, array: TracedArray, index) -> list:
+    """NumPy's basic index as a list of ("int", i), ("slice", start, stop, step) and ("new",),
+    with the ellipsis expanded and trailing axes filled with full slices."""
+    items = index if type(index) is tuple else (index,)
+    if sum(1 for i in items if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if used > array.rank:
         raise IndexError(f"too many indices for array: array is {array.rank}-dimensional, "
-                         f"but {len(indices)} were indexed")
-    indices = tuple(_index(tracer, i) for i in indices)
-    _static_bounds(array.type, indices)
-    return indices
+                         f"but {used} were indexed")
+    full = ("slice", None, None, 1)
+    entries = []
+    for i in items:
+        if i is Ellipsis:
+            entries.extend([full] * (array.rank - used))
+        elif i is None:
+            entries.append(("new",))
+        elif isinstance(i, slice):
+            step = 1 if i.step is None else tracer.builder.concretize(_slice_bound(tracer, i.step), "a slice step")
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            entries.append(("slice", _slice_bound(tracer, i.start), _slice_bound(tracer, i.stop), step))
+        else:
+            entries.append(("int", _index(tracer, i)))
+    if not any(i is Ellipsis for i in items):
+        entries.extend([full] * (array.rank - used))
+    return entries
+
+
+def make_view(tracer, array: TracedArray, op: str, extra: tuple, **attrs) -> TracedArray:
+    v = tracer.builder.emit(op, (array.value, *extra), **attrs)
+    return TracedArray(tracer, v, base=array, view=(op, extra, attrs))
+
+
+def _element(array: TracedArray, entries: list):
+    """The indices of `entries` if they pick one element (an int for every axis), else None;
+    an int index out of bounds of a size the trace knows is NumPy's IndexError."""
+    axes = [e for e in entries if e[0] != "new"]
+    for axis, e in enumerate(axes):
+        n = array.type.shape[axis]
+        if e[0] == "int" and type(e[1]) is int and n is not None and not -n <= e[1] < n:
+            raise IndexError(f"index {e[1]} is out of bounds for axis {axis} with size {n}")
+    if len(entries) == array.rank and all(e[0] == "int" for e in entries):
+        return tuple(e[1] for e in entries)
+    return None
 
 
 def subscript(tracer, array: TracedArray, index):
+    """array[index] with NumPy's basic indexing: an element, or a view (ints, slices, None, ...)."""
     b = tracer.builder
-    indices = _indices(tracer, array, index)
-    operands = tuple(b.value(i) for i in indices)
-    if len(indices) < array.rank:
-        view = ("index", operands, {})
-        return TracedArray(tracer, b.emit("index", (array.value, *operands)), base=array, view=view)
-    return b.emit("load", (array.value, *operands))
+    entries = _entries(tracer, array, index)
+    element = _element(array, entries)
+    if element is not None:
+        return b.emit("load", (array.value, *(b.value(i) for i in element)))
+    axes = [e for e in entries if e[0] != "new"]             # one per axis of `array`
+    x = array
+    if any(e[0] == "slice" and e[1:] != (None, None, 1) for e in axes):
+        x = _slice(tracer, x, axes)
+    if len(entries) != len(axes):                             # np.newaxis: axes of size 1
+        shape, dims, sizes = [], [], []
+        old, old_sizes = iter(x.type.shape), iter(sizes_of(tracer, x.value))
+        for position, e in enumerate(entries):
+            if e[0] == "new":
+                shape.append(1)
+                sizes.append(b.value(1))
+            else:
+                shape.append(next(old))
+                sizes.append(b.value(next(old_sizes)))
+                dims.append(position)
+        x = make_view(tracer, x, "broadcast_in_dim", tuple(sizes), shape=tuple(shape), dims=tuple(dims))
+    ints = [d for d, e in enumerate(entries) if e[0] == "int"]
+    if ints:
+        rest = [d for d in range(len(entries)) if d not in ints]
+        if ints != list(range(len(ints))):                    # x[:, 3]: the int axes first
+            x = make_view(tracer, x, "transpose", (), perm=tuple(ints + rest))
+        x = make_view(tracer, x, "index", tuple(b.value(entries[d][1]) for d in ints))
+    return x
+
+
+def _slice(tracer, array: TracedArray, axes: list) -> TracedArray:
+    """The `slice` view for the slices among `axes` (the int axes keep their whole length here)."""
+    b = tracer.builder
+    bounds, steps, shape = [], [], []
+    for n, e in zip(array.type.shape, axes):
+        start, stop, step = e[1:] if e[0] == "slice" else (None, None, 1)
+        steps.append(step)
+        low, high = (I64_MIN, I64_MAX) if step > 0 else (I64_MAX, I64_MIN)
+        bounds += [b.value(low if start is None else start), b.value(high if stop is None else stop)]
+        if (start, stop, step) == (None, None, 1):
+            shape.append(n)
+        elif n is not None and not is_traced(start) and not is_traced(stop):
+            shape.append(len(range(*slice(start, stop, step).indices(n))))
+        else:
+            shape.append(None)
+    return make_view(tracer, array, "slice", tuple(bounds), steps=tuple(steps), shape=tuple(shape))
 
 
 def store_item(tracer, array: TracedArray, index, value) -> None:
-    """`array[index] = value` (the STORE_SUBSCR opcode)."""
-    store(tracer, array, _indices(tracer, array, index), value)
+    """`array[index] = value` (STORE_SUBSCR): into an element, or into the view `array[index]`."""
+    element = _element(array, _entries(tracer, array, index))
+    if element is not None:
+        store(tracer, array, element, value)
+        return
+    target = subscript(tracer, array, index)
+    if value is not target:                   # x[a:b] += y has written already
+        store(tracer, target, (), value)
 
 
 def length(tracer, array: TracedArray):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dis
 
 from .capture import call_intercepted
-from .passes import count_fused, optimize
+from .passes import count_fused, count_maps, optimize
 
 STAGES = ("bytecode", "ir", "opt", "llvm", "asm")
 
@@ -40,6 +40,8 @@ def dump_function(py_func, args: tuple, stage: str = "opt", fuse_fma: bool = Tru
         before, after = len(list(trace.function.walk())), len(list(optimized.walk()))
         note = (f"# {before} values captured, {after} after passes; "
                 f"fused multiply-adds: {count_fused(optimized)}{'' if fuse_fma else ' (fusion off)'}")
+        if count_maps(optimized):
+            note += f"; fused loops (map): {count_maps(optimized)}"
         return f"{optimized}\n{note}"
     from codegen.jit import assembly_for, llvm_ir_for
     from .specialize import entry_args_for

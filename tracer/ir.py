@@ -280,7 +280,7 @@ def _format_attrs(v: Value) -> str:
     return ", ".join(f"{k}={val!r}" for k, val in v.attrs.items())
 
 
-REGION_NAMES = {"if": ("then", "else"), "loop": ("body",)}
+REGION_NAMES = {"if": ("then", "else"), "loop": ("body",), "map": ("element",)}
 
 
 def format_function(fn: Function, show_source: bool = True) -> str:
@@ -308,7 +308,8 @@ def format_function(fn: Function, show_source: bool = True) -> str:
             for label, region in zip(REGION_NAMES.get(v.op, ()), v.regions):
                 inner = "  " * (depth + 1)
                 if region.params:
-                    label += "(" + ", ".join(f"{names[p]}: {p.type}" for p in region.params) + ")"
+                    of = [f" of {names[a]}" for a in v.args] if v.op == "map" else [""] * len(region.params)
+                    label += "(" + ", ".join(f"{names[p]}: {p.type}{o}" for p, o in zip(region.params, of)) + ")"
                 rows.append((f"{inner}{label}:",))
                 visit(region, depth + 1)
                 rows.append((f"{inner}yield " + ", ".join(names[r] for r in region.results),))
@@ -424,7 +425,23 @@ def _check_raise(v: Value) -> str | None:
     return None
 
 
-REGION_CHECKS = {"if": _check_if, "loop": _check_loop, "raise": _check_raise}
+def _check_map(v: Value) -> str | None:
+    shapes = {a.type.shape if isinstance(a.type, ArrayType) else None for a in v.args}
+    if len(shapes) != 1 or None in shapes or len(v.regions) != 1:
+        return "a map takes arrays of one shape and one region"
+    body = v.regions[0]
+    if tuple(p.type for p in body.params) != tuple(a.type.dtype for a in v.args):
+        return "its region takes one parameter per array operand, of its element type"
+    if len(body.results) != 1 or not isinstance(body.results[0].type, ScalarType):
+        return "its region yields one scalar"
+    if v.type != ArrayType(body.results[0].type, shapes.pop()):
+        return f"its type {v.type} is not an array of what its region yields, in its operands' shape"
+    if any(x.regions or x.op in ("raise", "block_param") for x in body.values):
+        return "its region holds scalar ops only"
+    return None
+
+
+REGION_CHECKS = {"if": _check_if, "loop": _check_loop, "raise": _check_raise, "map": _check_map}
 
 
 def clone(fn: Function) -> Function:

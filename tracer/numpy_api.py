@@ -203,8 +203,22 @@ def _array_arg(tracer, x, what):
     raise tracer.error(f"{what} of a scalar is not supported yet")
 
 
+def _scalar_reduction(tracer, what, x, axis, keepdims):
+    """np.sum(2.5) and the like: a number reduces to itself (None if x is an array)."""
+    if _is_array(x) or not (is_traced(x) or is_number(x)) or (is_traced(x) and isinstance(x.type, ArrayType)):
+        return None
+    if axis not in (None, ()) or keepdims:
+        raise tracer.error(f"{what} of a scalar with an axis or keepdims is not supported")
+    return x
+
+
 def reduce(tracer, kind_: str, x, axis=None, keepdims=False, dtype=None):
     what = f"np.{kind_}"
+    scalar = _scalar_reduction(tracer, what, x, axis, keepdims)
+    if scalar is not None:
+        to = arrays.dtype_of(tracer, dtype) if dtype is not None else I64 if kind(scalar) == BOOL and \
+            kind_ in ("sum", "prod") else kind(scalar)
+        return convert(tracer, scalar, to) if is_traced(scalar) or to != kind(scalar) else scalar
     v = _array_arg(tracer, x, what)
     if dtype is not None:
         v = convert(tracer, v, arrays.dtype_of(tracer, dtype))
@@ -238,6 +252,9 @@ def _min(tracer, x, axis=None, keepdims=False):
 def _mean(tracer, x, axis=None, keepdims=False):
     """NumPy's mean: a float64 sum divided by the count (NaN, with a warning, when empty)."""
     b = tracer.builder
+    scalar = _scalar_reduction(tracer, "np.mean", x, axis, keepdims)
+    if scalar is not None:
+        return convert(tracer, scalar, F64)
     v = convert(tracer, _array_arg(tracer, x, "np.mean"), F64)
     axes = _axes(tracer, v.type.rank, axis)
     count = 1
@@ -298,6 +315,24 @@ def _transpose(tracer, x, axes=None):
 @implements("reshape")
 def _reshape(tracer, x, shape, order="C"):
     return arrays.reshape(tracer, wrap(tracer, _array_arg(tracer, x, "np.reshape")), shape, order)
+
+
+@implements("broadcast_to")
+def _broadcast_to(tracer, x, shape):
+    """A read-only view of x repeated to `shape` (its axes aligned on the right)."""
+    b = tracer.builder
+    array = wrap(tracer, _array_arg(tracer, x, "np.broadcast_to"))
+    sizes = _shape_arg(tracer, shape)
+    if len(sizes) < array.rank:
+        raise ValueError("input operand has more dimensions than allowed by the axis remapping")
+    dims = tuple(range(len(sizes) - array.rank, len(sizes)))
+    static = tuple(n if type(n) is int else None for n in sizes)
+    for n, d in zip(array.type.shape, dims):
+        if n is not None and n != 1 and static[d] is not None and static[d] != n:
+            raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                             f"[original->remapped]: {arrays.shape_text(array.type)} and requested shape {tuple(sizes)}")
+    return arrays.make_view(tracer, array, "broadcast_in_dim", tuple(b.value(n) for n in sizes), shape=static,
+                            dims=dims)
 
 
 # ---------------------------------------------------------------------------------- creation

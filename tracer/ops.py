@@ -318,6 +318,9 @@ _define("loop", "run the body on the carried values while it yields continue; th
         None, None)
 _define("raise", "raise attrs['exception'] (a `raise` statement, or an error only one path meets)",
         None, None, [Status.RAISE], attrs=("exception",))
+_define("map", "a new array: its region applied to every element of its array operands (one shape; its "
+        "parameters are their elements), as one loop (made by loop fusion, tracer.passes.fuse)",
+        None, None, [Status.FALLBACK, Status.NO_MEMORY])
 _define("block_param", "a region parameter (a loop's carried value)", lambda t, a: None, None, attrs=("index",))
 
 
@@ -448,6 +451,8 @@ def run(fn, args: list) -> object:
                     if not go:
                         break
                 env[v] = tuple(carried)
+            elif v.op == "map":
+                env[v] = array_ops.run_map(v, [env[a] for a in v.args], run_block)
             else:
                 env[v] = evaluate(v, [env[a] for a in v.args])
         return tuple(env[r] for r in block.results)

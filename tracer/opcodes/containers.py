@@ -225,6 +225,7 @@ class ContainerOps:
                 raise self.tracer.error(f"subscripting {container!r} is not supported")
             raise TypeError(f"'{type_name(container)}' object is not subscriptable")
         if isinstance(index, slice):
+            index = self.concrete_slice(index)
             if isinstance(container, ExternalList):
                 positions = range(len(container))[index]        # load only the items sliced
                 return type(container.obj)(container.item(i) for i in positions)   # a tuple's slice is a tuple
@@ -239,28 +240,41 @@ class ContainerOps:
             return container.item(index % n if n else index)
         return container[index]
 
+    def concrete_slice(self, s: slice) -> slice:
+        """A list's slice: its bounds must be known when the function is compiled."""
+        return slice(*(self.builder.concretize(p, "a slice bound") for p in (s.start, s.stop, s.step)))
+
     def op_BINARY_SUBSCR(self, instr):
         index = self.pop()
         self.push(self.subscript(self.pop(), index))
 
     def op_BUILD_SLICE(self, instr):
-        parts = [self.builder.concretize(p, "a slice bound") for p in self.popn(instr.arg)]
-        self.push(slice(*parts))
+        # bounds stay traced: an array slice takes them at run time (a list's are concretized)
+        self.push(slice(*self.popn(instr.arg)))
 
     def op_BINARY_SLICE(self, instr):   # 3.12+
-        stop = self.builder.concretize(self.pop(), "a slice bound")
-        start = self.builder.concretize(self.pop(), "a slice bound")
+        stop = self.pop()
+        start = self.pop()
         self.push(self.subscript(self.pop(), slice(start, stop)))
+
+    def op_STORE_SLICE(self, instr):    # 3.12+: container[start:stop] = value
+        stop = self.pop()
+        start = self.pop()
+        self.store_subscript(self.pop(), slice(start, stop), self.pop())
 
     def op_STORE_SUBSCR(self, instr):
         index = self.pop()
         container = self.pop()
-        value = self.pop()
+        self.store_subscript(container, index, self.pop())
+
+    def store_subscript(self, container, index, value):
         if isinstance(container, TracedArray):
             arrays.store_item(self.tracer, container, index, value)
             return
         if not isinstance(container, list):
             raise self.tracer.error("item assignment is supported only on lists and NumPy arrays")
+        if isinstance(index, slice):
+            index = self.concrete_slice(index)
         container[self.builder.concretize(index, "this index")] = value
 
     def op_BUILD_TUPLE(self, instr):

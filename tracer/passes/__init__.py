@@ -6,11 +6,13 @@ Each pass takes a `Function` and returns a new one that `ir.verify` accepts; non
     simplify                         exact algebraic identities (x * 1.0 -> x; never x + 0.0 -> x)
     eliminate_common_subexpressions  one value per (op, operands, attrs)
     eliminate_dead_code              drop unused values, but keep ops that may fail
+    fuse_elementwise                 chains of elementwise array ops -> one `map` (one loop)
     fuse_multiply_add                a*b + c -> fma(a, b, c) on f64 (changes last bits; optional)
 
-`optimize` runs the first four to a fixpoint, then fusion, then CSE and DCE again (fusion can
-make equal values, e.g. the same `neg` for two fused subtractions); `stages` gives the IR
-after each stage, for `python -m tracer dump`.
+`optimize` runs the first four to a fixpoint, then loop fusion (when there are array ops), then
+FMA fusion (inside maps too), then CSE and DCE again (fusion can make equal values, e.g. the
+same `neg` for two fused subtractions); `stages` gives the IR after each stage, for
+`python -m tracer dump`.
 """
 from __future__ import annotations
 
@@ -19,10 +21,11 @@ from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
 from .fma import count_fused, fuse_multiply_add
 from .fold import fold_constants
+from .fuse import count_maps, fuse_elementwise
 from .simplify import simplify
 
 __all__ = ["optimize", "stages", "PIPELINE", "fold_constants", "simplify", "eliminate_common_subexpressions",
-           "eliminate_dead_code", "fuse_multiply_add", "count_fused"]
+           "eliminate_dead_code", "fuse_elementwise", "fuse_multiply_add", "count_fused", "count_maps"]
 
 # the passes repeated until nothing changes: each can expose work for another (a fold makes x * 1.0,
 # a simplification makes two values equal, CSE makes a value dead)
@@ -31,7 +34,8 @@ CLEANUP = [("fold", fold_constants), ("simplify", simplify),
 MAX_ROUNDS = 10          # every round shrinks the IR or stops; the bound is a safety net
 
 PIPELINE = ("fold, simplify, cse, dce, repeated until the IR stops changing (at most "
-            f"{MAX_ROUNDS} rounds); then fma fusion (unless fuse_fma=False); then cse and dce")
+            f"{MAX_ROUNDS} rounds); then loop fusion (of elementwise array ops); then fma fusion (unless "
+            "fuse_fma=False); then cse and dce")
 
 
 def stages(fn: ir.Function, fuse_fma: bool = True) -> list[tuple[str, ir.Function]]:
@@ -44,9 +48,14 @@ def stages(fn: ir.Function, fuse_fma: bool = True) -> list[tuple[str, ir.Functio
             out.append((f"{name} (round {round_})", fn))
         if _fingerprint(fn) == before:
             break
+    fused = fuse_elementwise(fn)
+    if count_maps(fused):
+        fn = fused
+        out.append(("fuse loops", fn))
     if fuse_fma:
         fn = fuse_multiply_add(fn)
         out.append(("fma", fn))
+    if fuse_fma or count_maps(fn):
         fn = eliminate_common_subexpressions(fn)
         out.append(("cse", fn))
         fn = eliminate_dead_code(fn)
