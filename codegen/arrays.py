@@ -24,11 +24,11 @@ from llvmlite import ir as ll
 from tracer import ir
 from tracer.errors import Status
 
-from .kernel import DOUBLE, I1, I64, PTR, KernelBuilder
+from .kernel import DOUBLE, FLOAT, I1, I64, PTR, KernelBuilder
 
 I8 = ll.IntType(8)
-ELEMENT_TYPES = {ir.F64: DOUBLE, ir.I64: I64, ir.BOOL: I8}     # NumPy's bool is one byte
-ITEM_SIZE = {ir.F64: 8, ir.I64: 8, ir.BOOL: 1}
+ELEMENT_TYPES = {ir.F64: DOUBLE, ir.F32: FLOAT, ir.I64: I64, ir.BOOL: I8}     # NumPy's bool is one byte
+ITEM_SIZE = {ir.F64: 8, ir.F32: 4, ir.I64: 8, ir.BOOL: 1}
 ARENA_HEADER = 16           # bytes before each arena block's data: the next block (keeps 16-byte alignment)
 NULL = ll.Constant(PTR, None)
 

@@ -53,10 +53,14 @@ def object_symbols(fn: ir.Function, entry_args: list[ir.EntryArg]) -> dict[str, 
         symbols[f"__tracer_numpy_dtype_{name}"] = id(numpy.dtype(name))
     if results:
         symbols[NEW_ARRAY] = numpy_api_function(NEW_ARRAY_INDEX)
+    if ir.F32 in ir.leaf_types(fn.result_type):
+        import numpy
+        symbols[FLOAT32] = id(numpy.float32)
     return symbols
 
 
 NEW_ARRAY, NEW_ARRAY_INDEX = "__tracer_PyArray_NewFromDescr", 94   # its slot in NumPy's C API table
+FLOAT32 = "__tracer_numpy_float32"
 
 
 def numpy_api_function(index: int) -> int:
@@ -227,6 +231,22 @@ class EntryBuilder:
         b, api = self.builder, self.api
         if t == ir.F64:
             return api.call("PyFloat_FromDouble", leaves.pop(0))
+        if t == ir.F32:                 # numpy.float32(float(x)): exact
+            number = api.call("PyFloat_FromDouble", b.fpext(leaves.pop(0), ll.DoubleType()))
+            call, done = self.function.append_basic_block("float32_box"), self.function.append_basic_block("float32_done")
+            start = b.block
+            b.cbranch(b.icmp_unsigned("==", number, NULL), done, call)
+            b.position_at_end(call)
+            slot = b.alloca(PTR)
+            b.store(number, slot)
+            obj = api.call("PyObject_Vectorcall", api.address(FLOAT32), slot, ll.Constant(I64, 1), NULL)
+            api.call("Py_DecRef", number)
+            b.branch(done)
+            b.position_at_end(done)
+            result = b.phi(PTR)
+            result.add_incoming(NULL, start)
+            result.add_incoming(obj, call)
+            return result
         if t == ir.I64:
             return api.call("PyLong_FromLongLong", leaves.pop(0))
         if t == ir.BOOL:

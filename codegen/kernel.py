@@ -8,12 +8,13 @@ from tracer import ir
 from tracer.errors import Status
 
 DOUBLE = ll.DoubleType()
+FLOAT = ll.FloatType()
 I1 = ll.IntType(1)
 I32 = ll.IntType(32)
 I64 = ll.IntType(64)
 PTR = ll.PointerType()
 
-LLVM_TYPES = {ir.F64: DOUBLE, ir.I64: I64, ir.BOOL: I1}
+LLVM_TYPES = {ir.F64: DOUBLE, ir.F32: FLOAT, ir.I64: I64, ir.BOOL: I1}
 
 INF = float("inf")
 

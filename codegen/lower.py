@@ -22,7 +22,7 @@ from tracer.array_ops import ELEMENTWISE
 from tracer.ops import MATH_CAN_OVERFLOW, MATH_UNARY
 
 from .cpython_float import float_floordiv, float_mod, float_pow, math_hypot
-from .kernel import DOUBLE, I1, I64, KernelBuilder, kernel_type, llvm_type
+from .kernel import DOUBLE, FLOAT, I1, I64, KernelBuilder, kernel_type, llvm_type
 from . import arrays
 from .arrays import LOWERINGS as ARRAY_LOWERINGS
 from .arrays import ArrayValue
@@ -163,9 +163,20 @@ def _compare(symbol: str):
 
 # -------------------------------------------------------------------------------- conversions
 def _to_f64(k, v, a):
+    if v.args[0].type == ir.F32:
+        return k.builder.fpext(a, DOUBLE)
     if v.args[0].type == ir.BOOL:
         return k.builder.uitofp(a, DOUBLE)
     return k.builder.sitofp(a, DOUBLE)
+
+
+def _to_f32(k, v, a):
+    """Rounded once, to nearest: an i64 converts directly (through f64 it could round twice)."""
+    if v.args[0].type == ir.F64:
+        return k.builder.fptrunc(a, FLOAT)
+    if v.args[0].type == ir.BOOL:
+        return k.builder.uitofp(a, FLOAT)
+    return k.builder.sitofp(a, FLOAT)
 
 
 def _to_i64(k, v, a):
@@ -253,7 +264,7 @@ LOWERINGS = {
     "minimum": lambda k, v, a, b: _numpy_extremum(k, v, "<=", a, b),
     "not": lambda k, v, a: k.builder.not_(a),
     "select": lambda k, v, cond, a, b: k.builder.select(cond, a, b),
-    "to_f64": _to_f64, "to_i64": _to_i64, "to_bool": _to_bool,
+    "to_f64": _to_f64, "to_f32": _to_f32, "to_i64": _to_i64, "to_bool": _to_bool,
     **{name: _math_unary(name) for name in MATH_UNARY},
     "fabs": lambda k, v, x: k.intrinsic("fabs", x),
     "atan2": _math_binary(lambda k, y, x: k.libm("atan2", y, x)),
@@ -314,7 +325,7 @@ def _from_flat(t: ir.Type, flat: list):
 
 def _zeros(t: ir.Type) -> list[ll.Constant]:
     """Placeholders for `_flat` of a value of type `t` (a path that computes nothing)."""
-    return [ll.Constant(x, None) if x == arrays.PTR else ll.Constant(x, 0.0 if x == DOUBLE else 0)
+    return [ll.Constant(x, None) if x == arrays.PTR else ll.Constant(x, 0.0 if x in (DOUBLE, FLOAT) else 0)
             for x in _flat_types(t)]
 
 

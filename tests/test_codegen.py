@@ -21,7 +21,7 @@ from codegen import (LOWERINGS, assembly, compile_function, host_target_machine,
 from ir_builder import Builder
 from tracer import ir, ops
 from tracer.errors import STATUS_EXCEPTIONS, OpFailure, Status
-from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, EntryArg
+from tracer.ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN, EntryArg
 
 
 # ------------------------------------------------------------------------------------ building IR
@@ -31,7 +31,7 @@ def single_op(op: str, types, **attrs) -> ir.Function:
 
 
 # -------------------------------------------------------------------------------- calling kernels
-CTYPES = {F64: ctypes.c_double, I64: ctypes.c_int64, BOOL: ctypes.c_bool}
+CTYPES = {F64: ctypes.c_double, F32: ctypes.c_float, I64: ctypes.c_int64, BOOL: ctypes.c_bool}
 
 
 class Kernel:

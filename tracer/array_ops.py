@@ -31,7 +31,7 @@ from .ops import OPS, MATH_UNARY, _define
 
 ELEMENTWISE = {
     "add", "sub", "mul", "div", "fdiv", "floordiv", "mod", "pow", "ieee_pow", "neg", "abs", "min", "max",
-    "maximum", "minimum", "fma", "lt", "le", "gt", "ge", "eq", "ne", "not", "select", "to_f64", "to_i64",
+    "maximum", "minimum", "fma", "lt", "le", "gt", "ge", "eq", "ne", "not", "select", "to_f64", "to_f32", "to_i64",
     "to_bool", *MATH_UNARY, "ieee_log", "fabs", "atan2", "copysign", "fmod", "hypot", "math_pow", "floor",
     "ceil", "trunc", "round_even", "isnan", "isinf", "isfinite",
 }

@@ -21,10 +21,10 @@ from __future__ import annotations
 import math
 
 from .builder import is_number, is_traced
-from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, Value
+from .ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, Value
 from .objects import ArrayMethod, TracedArray
 
-READABLE_DTYPES = (F64, I64)   # bool arrays wait for NumPy's bool arithmetic (not Python's)
+READABLE_DTYPES = (F64, F32, I64)   # bool arrays wait for NumPy's bool arithmetic (not Python's)
 
 
 def is_ndarray(obj) -> bool:
@@ -83,12 +83,17 @@ def kind(x) -> ScalarType:
 
 
 def convert(tracer, x, to: ScalarType):
-    """An operand with elements of type `to` (NumPy's casts: float64 to int64 truncates)."""
+    """An operand with elements of type `to` (NumPy's casts: float64 to int64 truncates, to
+    float32 rounds to nearest)."""
     b = tracer.builder
+    if to == F32:
+        return x if is_traced(x) and kind(x) == F32 else b.emit("to_f32", (b.value(x),))
     if not is_traced(x):
         return b.const({F64: float, I64: int, BOOL: bool}[to](x))
     if kind(x) == to:
         return x
+    if kind(x) == F32 and to != F64:              # float32 to int or bool: through f64 (exact)
+        x = b.emit("to_f64", (x,))
     if isinstance(x.type, ArrayType):
         op = {F64: "to_f64", I64: "to_i64", BOOL: "to_bool"}[to]
         return b.emit(op, (x,))
@@ -142,17 +147,58 @@ def broadcast(tracer, values: list) -> list:
 
 
 def emit_elementwise(tracer, op: str, operands: list, dtype: ScalarType | None = None):
-    """`op` on operands converted to `dtype` (default: NumPy's promotion) and broadcast."""
+    """`op` on operands converted to `dtype` (default: NumPy's promotion) and broadcast.
+
+    float32: the operands are rounded to float32 (a Python float too, as NumPy does), the op
+    runs in float64 and its result is rounded to float32. For + - * / and sqrt that is exactly
+    float32 arithmetic (a double holds the exact result closely enough to round it once); math
+    functions come out correctly rounded, where NumPy's own float32 routines may be an ulp off."""
+    b = tracer.builder
     if dtype is None:
-        dtype = promote(*operands)
-    values = broadcast(tracer, [convert(tracer, x, dtype) for x in operands])
-    return tracer.builder.emit(op, tuple(tracer.builder.value(v) for v in values))
+        dtype = promote(tracer, *operands)
+    values = [convert(tracer, x, dtype) for x in operands]
+    if dtype == F32:
+        values = [convert(tracer, x, F64) for x in values]
+    values = broadcast(tracer, [b.value(v) for v in values])
+    result = b.emit(op, tuple(values))
+    return convert(tracer, result, F32) if dtype == F32 and kind(result) == F64 else result
 
 
-def promote(*operands) -> ScalarType:
-    """NumPy's result type for bool, int64 and float64 operands (Python numbers included)."""
+def promote(tracer, *operands) -> ScalarType:
+    """NumPy's result type (NEP 50) for bool, int64, float32 and float64 operands.
+
+    Python numbers are "weak": they take the arrays' type (float32 array * 0.1 is float32).
+    A traced scalar is weak when it comes from Python numbers; one NumPy made (an element, a
+    reduction, np.exp(x)) is an np.float64 or np.int64, which makes float32 into float64. Only
+    float32 tells the two apart, and there a traced scalar must be known to be one or the other."""
     kinds = {kind(x) for x in operands}
-    return F64 if F64 in kinds else I64 if I64 in kinds else BOOL
+    if F32 not in kinds:
+        return F64 if F64 in kinds else I64 if I64 in kinds else BOOL
+    strong = {kind(x) for x in operands if is_traced(x) and (isinstance(x.type, ArrayType) or x.type == F32)}
+    for x in operands:
+        if is_traced(x) and not isinstance(x.type, ArrayType) and x.type != F32 and _made_by_numpy(tracer, x):
+            raise tracer.error("a float32 array with a float64 or int64 scalar NumPy computed: NumPy's result "
+                               "dtype depends on that scalar's type; convert one explicitly (np.float32(s), "
+                               "float(s) or x.astype(np.float64))")
+    return F64 if strong & {F64, I64} else F32
+
+
+NUMPY_SCALAR_SOURCES = {"load", "reduce", "argreduce", "matmul"}
+
+
+def _made_by_numpy(tracer, v: Value) -> bool:
+    """Whether scalar `v` is a NumPy scalar: it depends on an element or a reduction of an array,
+    or on a NumPy function's result (tracer.numpy_scalars)."""
+    stack, seen = [v], set()
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        if x.op in NUMPY_SCALAR_SOURCES or x in tracer.numpy_scalars:
+            return True
+        stack.extend(x.args)
+    return False
 
 
 # ------------------------------------------------------------------------------- operators
@@ -166,9 +212,9 @@ def binary(tracer, op: str, a, b):
         return matmul(tracer, a, b)
     x, y = operand(tracer, a, f"the operator {op}"), operand(tracer, b, f"the operator {op}")
     if op in COMPARISONS:
-        return wrap(tracer, emit_elementwise(tracer, op, [x, y], promote(x, y)))
+        return wrap(tracer, emit_elementwise(tracer, op, [x, y], promote(tracer, x, y)))
     if op in ("and", "or", "xor"):
-        if promote(x, y) != BOOL:
+        if promote(tracer, x, y) != BOOL:
             raise tracer.error(f"the operator {'&|^'[['and', 'or', 'xor'].index(op)]} on integer arrays is not "
                                f"supported yet (only on bool arrays)")
         x, y = broadcast(tracer, [tracer.builder.value(x), tracer.builder.value(y)])
@@ -178,7 +224,9 @@ def binary(tracer, op: str, a, b):
         if op == "or":
             return wrap(tracer, bld.emit("select", (x, bld.const(True), y)))
         return wrap(tracer, bld.emit("ne", (x, y)))
-    dtype = F64 if op == "div" else promote(x, y)
+    dtype = promote(tracer, x, y)
+    if op == "div" and dtype != F32:
+        dtype = F64
     if dtype == BOOL:
         raise tracer.error(f"arithmetic ({op}) on two bool arrays is not supported yet (NumPy's bool "
                            f"arithmetic is logical); convert with .astype(int) or .astype(float)")
@@ -199,7 +247,7 @@ def unary(tracer, op: str, a):
         raise TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` "
                         "operator or the logical_not function instead." if op == "neg" else
                         f"{op} of a bool array is not supported yet")
-    return wrap(tracer, tracer.builder.emit(op, (x,)))
+    return wrap(tracer, emit_elementwise(tracer, op, [x], kind(x)))
 
 
 def inplace(tracer, op: str, array: TracedArray, other):
@@ -207,7 +255,7 @@ def inplace(tracer, op: str, array: TracedArray, other):
     result = binary(tracer, op, array, other)
     value = result.value
     if value.type.dtype != array.type.dtype:
-        if not (array.type.dtype == F64 and value.type.dtype in (I64, BOOL)):
+        if not (array.type.dtype in (F64, F32) and value.type.dtype in (F64, F32, I64, BOOL)):
             raise TypeError(f"Cannot cast ufunc '{op}' output from dtype('{NUMPY_DTYPE_NAMES[value.type.dtype]}') "
                             f"to dtype('{NUMPY_DTYPE_NAMES[array.type.dtype]}') with casting rule 'same_kind'")
         value = convert(tracer, value, array.type.dtype)
@@ -265,7 +313,7 @@ def store(tracer, array: TracedArray, indices: tuple, value) -> None:
     element = target.type.dtype
     value = operand(tracer, value, "assignment")
     if kind(value) != element:
-        if element == I64 and kind(value) == F64 or element == BOOL and kind(value) != BOOL:
+        if element == I64 and kind(value) in (F64, F32) or element == BOOL and kind(value) != BOOL:
             raise unsupported(tracer, f"storing {NUMPY_DTYPE_NAMES[kind(value)]} values into a "
                                       f"{NUMPY_DTYPE_NAMES[element]} array")
         value = convert(tracer, value, element)
@@ -564,7 +612,7 @@ def dtype_of(tracer, dtype) -> ScalarType:
     for t, name in NUMPY_DTYPE_NAMES.items():
         if d == numpy.dtype(name):
             return t
-    raise tracer.error(f"arrays of dtype {d} are not supported yet (float64, int64 and bool are)")
+    raise tracer.error(f"arrays of dtype {d} are not supported yet (float64, float32, int64 and bool are)")
 
 
 def matmul(tracer, a, b):
@@ -575,14 +623,15 @@ def matmul(tracer, a, b):
                              "signature (n?,k),(k,m?)->(n?,m?) requires 1)")
         if v.type.rank > 2:
             raise unsupported(tracer, "matmul of arrays of rank above 2")
-    if promote(x, y) != F64:
+    dtype = promote(tracer, x, y)
+    if dtype not in (F64, F32):
         raise unsupported(tracer, "matmul of integer arrays")
-    x, y = convert(tracer, x, F64), convert(tracer, y, F64)
+    x, y = convert(tracer, x, F64), convert(tracer, y, F64)     # float32: summed in float64, rounded once
     k_x, k_y = x.type.shape[-1], y.type.shape[0]
     if None not in (k_x, k_y) and k_x != k_y:
         raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
                          f"(n?,k),(k,m?)->(n?,m?) (size {k_y} is different from {k_x})")
-    return wrap(tracer, tracer.builder.emit("matmul", (x, y)))
+    return wrap(tracer, convert(tracer, tracer.builder.emit("matmul", (x, y)), dtype))
 
 
 def array_from(tracer, items):
@@ -605,5 +654,5 @@ def array_from(tracer, items):
             raise unsupported(tracer, "np.array of anything but numbers (and lists of them)")
     if not flat:
         return b.emit("full", (b.const(0.0), *(b.const(n) for n in shape)), shape=shape)
-    dtype = promote(*flat)
+    dtype = promote(tracer, *flat)
     return b.emit("pack", tuple(b.value(convert(tracer, x, dtype)) for x in flat), shape=shape)

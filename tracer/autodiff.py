@@ -165,6 +165,8 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
     for v in values:
         if v.op == "store" and v.args[1] in active:
             raise UnsupportedError("cannot differentiate through a write into an array (x[i] = v) yet", v.loc)
+        if v.op == "to_f32" and v.args[0] in active:
+            raise UnsupportedError("cannot differentiate through float32 values yet (gradients are float64)", v.loc)
         if differentiable(v.type) and any(a in active for a in (*v.args, *ir.free_values(v))):
             active.add(v)
     adjoint: dict[Value, object] = {}
@@ -385,9 +387,9 @@ def zero_if_none(emitter, grads: list, wrt: list[Value] | None = None) -> list[V
 def check_float_output(fn: Function, what: str) -> None:
     t = fn.result_type
     if t != F64:
-        kind = {ir.I64: "an int", ir.BOOL: "a bool"}.get(t, f"a tuple {t}")
-        raise NotDifferentiable(f"{what} needs {fn.name}() to return a float, but it returns {kind}; "
-                                f"use vjp() for tuple outputs", fn.loc)
+        kind = {ir.I64: "an int", ir.BOOL: "a bool", ir.F32: "a float32 (gradients are float64)"}.get(
+            t, f"an array {t}" if isinstance(t, ir.ArrayType) else f"a tuple {t}; use vjp() for tuple outputs")
+        raise NotDifferentiable(f"{what} needs {fn.name}() to return a float, but it returns {kind}", fn.loc)
 
 
 def grad_function(fn: Function, wrt: list[int], with_value: bool = False, as_tuple: bool = False,

@@ -33,7 +33,7 @@ from bytecode import Instr
 
 from .builder import is_number, is_traced
 from . import ir
-from .errors import BigIntInput, SourceLoc, TracerError, UnsupportedError
+from .errors import BigIntInput, InternalError, SourceLoc, TracerError, UnsupportedError, is_internal
 from .ir import BOOL, F64, I64, Block, TupleType, Value
 from .objects import NULL
 
@@ -462,6 +462,9 @@ class Branching:
                     raise
                 outcome = self._raise(exc)
             except Exception as exc:          # what CPython raises on this path
+                if is_internal(exc):
+                    raise InternalError(f"internal error in the tracer ({type(exc).__name__}: {exc}); please "
+                                        f"report it", self.builder.loc) from exc
                 outcome = self._raise(exc)
         if outcome is None:
             raise UnsupportedError("a generator that yields inside a data-dependent branch or loop "

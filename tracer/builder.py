@@ -18,7 +18,8 @@ from bytecode import BinaryOp
 from . import ops
 from .errors import (BigIntConstant, BigIntInput, DataDependentControlFlow, NeedsConcreteValue, OpFailure, SourceLoc, Status, UnsupportedError,
                      exception_for)
-from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, ArrayType, Block, Function, ScalarType, TupleType, Value, type_of_constant
+from .ir import (BOOL, F32, F64, I64, I64_MAX, I64_MIN, ArrayType, Block, Function, ScalarType, TupleType, Value,
+                 type_of_constant)
 
 Operand = "Value | int | float | bool"
 
@@ -56,6 +57,12 @@ PYTHON_COMPARE = {
     "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
 }
 NUMBER_TYPES = (bool, int, float)
+# A float32 scalar (np.float32: an element or a reduction of a float32 array) has NumPy's float32
+# arithmetic: operators on it go to tracer.arrays (as on arrays), which computes through to_f64
+# and to_f32; other scalar code (math functions, int(), tuples) does not take it yet
+F32_SCALAR_OPS = {"to_f64", "store", "pack", "full", "tuple"}
+FLOAT32_SCALARS = ("a float32 scalar (an element or a reduction of a float32 array, or np.float32(x)) is "
+                   "supported in NumPy operations and arithmetic only yet: convert it with float(...)")
 
 
 def is_number(x) -> bool:
@@ -84,6 +91,8 @@ class GraphBuilder:
         return p
 
     def emit(self, op: str, args: tuple[Value, ...], **attrs) -> Value:
+        if op not in F32_SCALAR_OPS and any(a.type == F32 for a in args):
+            raise UnsupportedError(FLOAT32_SCALARS, self.loc)
         opdef = ops.OPS[op]
         result_type = opdef.result_type(tuple(a.type for a in args), attrs)
         v = Value(op, args, result_type, attrs, loc=self.loc)
@@ -256,6 +265,8 @@ class GraphBuilder:
         """bool(a), traced or not."""
         if not is_traced(a):
             return bool(a)
+        if a.type == F32:
+            a = self.emit("to_f64", (a,))
         return a if a.type == BOOL else self.emit("to_bool", (a,))
 
     def logical_not(self, a):

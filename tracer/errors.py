@@ -115,6 +115,29 @@ class UnsupportedError(TracerError):
     """A Python construct the tracer does not handle (yet)."""
 
 
+class InternalError(TracerError):
+    """A bug in the tracer itself (not an exception the user's code raises)."""
+
+
+def is_internal(exc: BaseException) -> bool:
+    """Whether an exception met while tracing is the tracer's own bug rather than what the
+    user's code raises (which is compiled as a `raise`): a KeyError, AssertionError or
+    AttributeError that a line of the tracer or codegen raised without a `raise` statement (a
+    failed lookup, not the user's `assert` or a missing attribute the tracer reports)."""
+    import os
+    import traceback
+    if not isinstance(exc, (KeyError, AssertionError, AttributeError)):
+        return False
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return False
+    last = frames[-1]
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ours = any(last.filename.startswith(os.path.join(package, name) + os.sep) for name in ("tracer", "codegen"))
+    on_purpose = (last.line or "").lstrip().startswith("raise ")
+    return ours and not on_purpose
+
+
 class BigIntInput(UnsupportedError):
     """An input int past 64 bits: the call runs the original Python function, which is exact."""
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from bytecode import Bytecode, Instr, Label, TryBegin
 
 from .builder import GraphBuilder, is_number, is_traced
-from .errors import BigIntConstant, BigIntInput, SourceLoc, TracerError, UnsupportedError
+from .errors import BigIntConstant, BigIntInput, InternalError, SourceLoc, TracerError, UnsupportedError, is_internal
 from .ir import I64_MAX, I64_MIN, ArrayType, Function, Value, verify
 from .objects import (NULL, ArrayMethod, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction, TracedArray,
                       TransformedFunction)
@@ -86,6 +86,7 @@ class Tracer:
         self.unroll_loops = 0          # > 0: loops over ranges known at trace time unroll (for autodiff)
         self.arrays: dict[tuple, TracedArray] = {}        # array inputs, by Source.key (one object each)
         self.updated_arrays: dict[Value, TracedArray] = {}  # array params updated in place -> their array
+        self.numpy_scalars: set = set()    # traced scalars NumPy made (np.float64, not float: arrays.promote)
         self.uses_numpy = False        # NumPy semantics: a call whose ops fail runs the Python function
         self.returns_none = False
 
@@ -551,6 +552,9 @@ def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name:
         tracer.builder.raise_(NeedsPython(str(exc)))   # compiled: it runs the Python function
         value = AlwaysRaises()
     except Exception as exc:
+        if is_internal(exc):
+            raise InternalError(f"internal error in the tracer ({type(exc).__name__}: {exc}); please report it",
+                                tracer.loc) from exc
         # what CPython raises for these arguments (and every call that passes the guards): the
         # raise is compiled, after the ops before it, which may fail first at run time (in a
         # loop or branch they have no trace-time value), as a side of a branch does

@@ -97,7 +97,7 @@ F32 = ScalarType("f32")
 I64 = ScalarType("i64")
 BOOL = ScalarType("bool")
 
-NUMPY_DTYPE_NAMES = {F64: "float64", I64: "int64", BOOL: "bool"}   # an array dtype, as NumPy names it
+NUMPY_DTYPE_NAMES = {F64: "float64", F32: "float32", I64: "int64", BOOL: "bool"}   # an array dtype, as NumPy names it
 
 I64_MIN, I64_MAX = -(2 ** 63), 2 ** 63 - 1
 

@@ -9,7 +9,7 @@ not take.
 from __future__ import annotations
 
 from .builder import is_number, is_traced
-from .ir import BOOL, F64, I64, ArrayType, ScalarType
+from .ir import BOOL, F32, F64, I64, ArrayType, ScalarType
 from .objects import TracedArray
 from . import arrays
 from .arrays import convert, emit_elementwise, kind, operand, promote, wrap
@@ -49,8 +49,13 @@ def lookup(fn):
 
 def implements(*names):
     def register(impl):
+        def call(tracer, *args, **kwargs):
+            result = impl(tracer, *args, **kwargs)
+            if is_traced(result) and not isinstance(result.type, ArrayType):
+                tracer.numpy_scalars.add(result)      # an np.float64 / np.int64 (arrays.promote)
+            return result
         for n in names:
-            _IMPLEMENTATIONS[n] = impl
+            _IMPLEMENTATIONS[n] = call
         return impl
     return register
 
@@ -76,11 +81,12 @@ def _unary_ufunc(name, op):
         x = operand(tracer, x, f"np.{name}")
         if not is_traced(x):
             import numpy
-            return float(getattr(numpy, name)(x))     # a constant: NumPy itself (its warnings included)
-        x = convert(tracer, x, F64)
-        if kind(x) != F64 and op in ("floor", "ceil", "trunc", "round_even"):
-            return wrap(tracer, x)          # of ints: floats equal to them (they are whole already)
-        return wrap(tracer, tracer.builder.emit(op, (x,)))
+            # a constant: NumPy itself (its warnings included), traced as the np.float64 it is
+            return tracer.builder.const(float(getattr(numpy, name)(x)))
+        dtype = F32 if kind(x) == F32 else F64
+        if kind(x) in (I64, BOOL) and op in ("floor", "ceil", "trunc", "round_even"):
+            return wrap(tracer, convert(tracer, x, F64))   # of ints: floats equal to them (whole already)
+        return wrap(tracer, emit_elementwise(tracer, op, [x], dtype))
     return impl
 
 
@@ -94,10 +100,12 @@ def _binary_ufunc(name, op):
         x, y = operand(tracer, a, f"np.{name}"), operand(tracer, b, f"np.{name}")
         if not is_traced(x) and not is_traced(y):
             import numpy
-            return getattr(numpy, name)(x, y).item()    # constants: NumPy itself
+            return tracer.builder.const(getattr(numpy, name)(x, y).item())    # constants: NumPy itself
         if op in arrays.ARITHMETIC or op in arrays.COMPARISONS:
             return arrays.binary(tracer, op, x, y)
-        dtype = promote(x, y) if op in ("maximum", "minimum") else F64
+        dtype = promote(tracer, x, y)
+        if op not in ("maximum", "minimum") and dtype != F32:
+            dtype = F64
         return wrap(tracer, emit_elementwise(tracer, op, [x, y], dtype))
     return impl
 
@@ -110,9 +118,9 @@ def _predicate(name, op):
     def impl(tracer, x, **kwargs):
         _no_out(tracer, name, kwargs)
         x = operand(tracer, x, f"np.{name}")
-        if kind(x) != F64:                  # ints are never nan or inf
+        if kind(x) not in (F64, F32):       # ints are never nan or inf
             return wrap(tracer, emit_elementwise(tracer, "ne" if name != "isfinite" else "eq", [x, x], kind(x)))
-        return wrap(tracer, tracer.builder.emit(op, (tracer.builder.value(x),)))
+        return wrap(tracer, tracer.builder.emit(op, (tracer.builder.value(convert(tracer, x, F64)),)))
     return impl
 
 
@@ -126,7 +134,7 @@ def _abs(tracer, x, **kwargs):
     x = operand(tracer, x, "np.abs")
     if kind(x) == BOOL:
         return x
-    return wrap(tracer, tracer.builder.emit("abs", (tracer.builder.value(x),)))
+    return wrap(tracer, emit_elementwise(tracer, "abs", [x], kind(x)))
 
 
 @implements("negative")
@@ -143,6 +151,8 @@ def _square(tracer, x):
 def _sign(tracer, x):
     b = tracer.builder
     x = operand(tracer, x, "np.sign")
+    if kind(x) == F32:                      # exact through float64
+        return wrap(tracer, convert(tracer, operand(tracer, _sign(tracer, wrap(tracer, convert(tracer, x, F64)))), F32))
     t = kind(x)
     pos = emit_elementwise(tracer, "gt", [x, 0], t)
     neg = emit_elementwise(tracer, "lt", [x, 0], t)
@@ -158,10 +168,11 @@ def _where(tracer, cond, a=None, b=None):
         raise tracer.error("np.where(cond) (the indices form) is not supported; use np.where(cond, a, b)")
     c, x, y = (operand(tracer, v, "np.where") for v in (cond, a, b))
     c = convert(tracer, c, BOOL)
-    dtype = promote(x, y)
-    values = arrays.broadcast(tracer, [tracer.builder.value(c), tracer.builder.value(convert(tracer, x, dtype)),
-                                       tracer.builder.value(convert(tracer, y, dtype))])
-    return wrap(tracer, tracer.builder.emit("select", tuple(values)))
+    dtype = promote(tracer, x, y)
+    compute = F64 if dtype == F32 else dtype       # float32: selected as float64 (exact), rounded back
+    x, y = (convert(tracer, convert(tracer, v, dtype), compute) for v in (x, y))
+    values = arrays.broadcast(tracer, [tracer.builder.value(v) for v in (c, x, y)])
+    return wrap(tracer, convert(tracer, tracer.builder.emit("select", tuple(values)), dtype))
 
 
 @implements("clip")
@@ -218,14 +229,18 @@ def reduce(tracer, kind_: str, x, axis=None, keepdims=False, dtype=None):
     if scalar is not None:
         to = arrays.dtype_of(tracer, dtype) if dtype is not None else I64 if kind(scalar) == BOOL and \
             kind_ in ("sum", "prod") else kind(scalar)
-        return convert(tracer, scalar, to) if is_traced(scalar) or to != kind(scalar) else scalar
+        return convert(tracer, scalar, to)      # traced: an np.float64, not a Python float
     v = _array_arg(tracer, x, what)
     if dtype is not None:
         v = convert(tracer, v, arrays.dtype_of(tracer, dtype))
     axes = _axes(tracer, v.type.rank, axis)
     if not axes and not keepdims:
         return wrap(tracer, v)
-    return wrap(tracer, tracer.builder.emit("reduce", (v,), kind=kind_, axes=axes, keepdims=bool(keepdims)))
+    result_dtype = v.type.dtype
+    if result_dtype == F32:                     # float32: reduced in float64, rounded once
+        v = convert(tracer, v, F64)
+    r = tracer.builder.emit("reduce", (v,), kind=kind_, axes=axes, keepdims=bool(keepdims))
+    return wrap(tracer, convert(tracer, r, F32) if result_dtype == F32 else r)
 
 
 @implements("sum")
@@ -255,19 +270,23 @@ def _mean(tracer, x, axis=None, keepdims=False):
     scalar = _scalar_reduction(tracer, "np.mean", x, axis, keepdims)
     if scalar is not None:
         return convert(tracer, scalar, F64)
-    v = convert(tracer, _array_arg(tracer, x, "np.mean"), F64)
+    source = _array_arg(tracer, x, "np.mean")
+    v = convert(tracer, source, F64)
     axes = _axes(tracer, v.type.rank, axis)
     count = 1
     for a in axes:
         count = b.binary("mul", count, arrays.sizes_of(tracer, v)[a])
     total = reduce(tracer, "sum", wrap(tracer, v), axes, keepdims)
     total = operand(tracer, total)
-    return wrap(tracer, emit_elementwise(tracer, "div", [total, b.convert(b.value(count), F64)], F64))
+    mean = emit_elementwise(tracer, "div", [total, b.convert(b.value(count), F64)], F64)
+    return wrap(tracer, convert(tracer, mean, F32) if source.type.dtype == F32 else mean)
 
 
 def _argreduce(kind_):
     def impl(tracer, x, axis=None, keepdims=False):
         v = _array_arg(tracer, x, f"np.{kind_}")
+        if v.type.dtype == F32:
+            v = convert(tracer, v, F64)     # exact: the same order of elements
         if keepdims:
             raise tracer.error(f"np.{kind_}(..., keepdims=True) is not supported yet")
         if axis is not None:
@@ -427,6 +446,15 @@ def _array(tracer, obj, dtype=None):
     if dtype is not None:
         value = convert(tracer, value, arrays.dtype_of(tracer, dtype))
     return wrap(tracer, value)
+
+
+@implements("float32")
+def _float32(tracer, x=0.0):
+    """np.float32(x): a float32 scalar (usable in array operations)."""
+    x = operand(tracer, x, "np.float32")
+    if is_traced(x) and isinstance(x.type, ArrayType):
+        return wrap(tracer, convert(tracer, x, F32))
+    return convert(tracer, x, F32)
 
 
 @implements("float64")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .errors import OpFailure, Status
-from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, ArrayType, TapeType, TupleType, Type, Value, type_of_constant
+from .ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN, ArrayType, TapeType, TupleType, Type, Value, type_of_constant
 
 TypeRule = Callable[[tuple[Type, ...], dict], Type]
 
@@ -172,6 +172,13 @@ def _zero_signed(f: Callable) -> Callable:
     return evaluate
 
 
+def _float32(x) -> float:
+    """x rounded to float32 (as a Python float, which holds it exactly)."""
+    import numpy
+    with numpy.errstate(over="ignore"):
+        return float(numpy.float32(x))
+
+
 def _to_i64(x):
     if isinstance(x, bool):
         return int(x)
@@ -246,8 +253,10 @@ _define("select", "a if cond else b (both computed; no branch)",
         _signature(*(((BOOL, t, t), t) for t in (F64, I64, BOOL))), lambda cond, a, b: a if cond else b,
         vjp=(None, lambda ct, out, c, a, b: c.select(ct, 0.0), lambda ct, out, c, a, b: c.select(0.0, ct)))
 
-_define("to_f64", "float(a) for an i64 (round to nearest) or a bool",
-        _signature(((I64,), F64), ((BOOL,), F64)), float)
+_define("to_f64", "float(a) for an i64 (round to nearest), a bool or an f32 (exact)",
+        _signature(((I64,), F64), ((BOOL,), F64), ((F32,), F64)), float)
+_define("to_f32", "a as float32 (NumPy's cast: rounded to nearest, an f64 past the f32 range becomes inf)",
+        _signature(((F64,), F32), ((I64,), F32), ((BOOL,), F32)), lambda a: _float32(a))
 _define("to_i64", "int(a): truncate an f64 toward zero, or a bool as 0/1",
         _signature(((F64,), I64), ((BOOL,), I64)), _to_i64,
         [Status.FLOAT_INFINITY_TO_INT, Status.FLOAT_NAN_TO_INT, Status.FALLBACK])

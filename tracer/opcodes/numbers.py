@@ -6,7 +6,7 @@ import operator
 from bytecode import BinaryOp
 
 from ..builder import BINARY_OPS, is_traced
-from ..ir import BOOL, F64, I64, I64_MAX, I64_MIN
+from ..ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN
 from .. import arrays
 from ..objects import BoundMethod, ExternalList, ExternalObject, TracedArray
 from ..sources import ABSENT
@@ -33,11 +33,16 @@ def operator_symbol(op) -> str:
     return symbol + "=" if inplace else symbol
 
 
+def _numpy_typed(x) -> bool:
+    """An array, or a float32 scalar: NumPy's arithmetic (tracer.arrays), not Python's."""
+    return isinstance(x, TracedArray) or (is_traced(x) and x.type == F32)
+
+
 class NumberOps:
     def op_BINARY_OP(self, instr):
         b = self.pop()
         a = self.pop()
-        if isinstance(a, TracedArray) or isinstance(b, TracedArray):
+        if _numpy_typed(a) or _numpy_typed(b):
             name = instr.arg.name
             op = ARRAY_OPERATORS.get(name.replace("INPLACE_", ""))
             if op is None:
@@ -73,7 +78,7 @@ class NumberOps:
         b = self.pop()
         a = self.pop()
         op = COMPARE_OPS[instr.arg.name.split("_")[0]]
-        if isinstance(a, TracedArray) or isinstance(b, TracedArray):
+        if _numpy_typed(a) or _numpy_typed(b):
             self.push(arrays.binary(self.tracer, op, a, b))
             return
         if _numberish(a) and _numberish(b):
@@ -82,7 +87,7 @@ class NumberOps:
             self.push(self.compare_objects(op, a, b))
 
     def _unary(self, traced_op, python_op, x):
-        if isinstance(x, TracedArray):
+        if _numpy_typed(x):
             return arrays.unary(self.tracer, python_op.__name__, x)
         if _numberish(x):
             return traced_op(x)
