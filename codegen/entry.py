@@ -225,28 +225,33 @@ class EntryBuilder:
         else:
             self.guard(b.icmp_unsigned("==", value, ll.Constant(I1, int(expected))))
 
+    def box_float32(self, x: ll.Value) -> ll.Value:
+        """numpy.float32(float(x)) (exact), or NULL with an exception set."""
+        b, api = self.builder, self.api
+        number = api.call("PyFloat_FromDouble", b.fpext(x, ll.DoubleType()))
+        call, done = self.function.append_basic_block("float32_box"), self.function.append_basic_block("float32_done")
+        start = b.block
+        b.cbranch(b.icmp_unsigned("==", number, NULL), done, call)
+        b.position_at_end(call)
+        slot = b.alloca(PTR)
+        b.store(number, slot)
+        obj = api.call("PyObject_Vectorcall", api.address(FLOAT32), slot, ll.Constant(I64, 1), NULL)
+        api.call("Py_DecRef", number)
+        b.branch(done)
+        b.position_at_end(done)
+        result = b.phi(PTR)
+        result.add_incoming(NULL, start)
+        result.add_incoming(obj, call)
+        return result
+
     def box(self, t: ir.Type, leaves: list[ll.Value]) -> ll.Value:
         """A new reference to the Python value of `t` from its leaves (consumed from the front),
         or NULL with an exception set (and nothing leaked) if an allocation fails."""
         b, api = self.builder, self.api
         if t == ir.F64:
             return api.call("PyFloat_FromDouble", leaves.pop(0))
-        if t == ir.F32:                 # numpy.float32(float(x)): exact
-            number = api.call("PyFloat_FromDouble", b.fpext(leaves.pop(0), ll.DoubleType()))
-            call, done = self.function.append_basic_block("float32_box"), self.function.append_basic_block("float32_done")
-            start = b.block
-            b.cbranch(b.icmp_unsigned("==", number, NULL), done, call)
-            b.position_at_end(call)
-            slot = b.alloca(PTR)
-            b.store(number, slot)
-            obj = api.call("PyObject_Vectorcall", api.address(FLOAT32), slot, ll.Constant(I64, 1), NULL)
-            api.call("Py_DecRef", number)
-            b.branch(done)
-            b.position_at_end(done)
-            result = b.phi(PTR)
-            result.add_incoming(NULL, start)
-            result.add_incoming(obj, call)
-            return result
+        if t == ir.F32:
+            return self.box_float32(leaves.pop(0))
         if t == ir.I64:
             return api.call("PyLong_FromLongLong", leaves.pop(0))
         if t == ir.BOOL:

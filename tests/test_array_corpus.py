@@ -29,15 +29,9 @@ JAX_RTOL, JAX_ATOL = 1e-10, 1e-12
 
 # (function name, seed or None for every seed) -> reason: not compiled yet (a clear UnsupportedError)
 _STORE_GRAD = "not yet: gradients through writes into an array (out[i] = v) are an UnsupportedError"
-_LOOP_GRAD = ("not yet: grad with respect to an array read element by element in a loop is an "
-              "UnsupportedError")
 XFAIL: dict = {}
 GRAD_XFAIL = {
     ("conv1d_energy", None): _STORE_GRAD,
-    ("rosenbrock", None): _LOOP_GRAD,
-    ("trapezoid", None): _LOOP_GRAD,
-    ("spring_chain_energy", None): _LOOP_GRAD,
-    ("matrix_trace", None): _LOOP_GRAD,
 }
 # functions JAX cannot run as written (they assign into arrays)
 NOT_FOR_JAX = {"conv1d_energy"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from tracer import grad, ops, trace, value_and_grad
@@ -149,3 +150,56 @@ def test_second_order_through_a_compiled_loop_is_a_clear_error():
     gg = grad(grad(newton_sqrt))
     with pytest.raises(UnsupportedError, match="second-order gradients through a compiled loop"):
         gg(2.0)
+
+
+# ------------------------------------------------------------------ arrays read inside loops
+def pair_energy(x, k):
+    """Nested loops reading x[i] and x[j], a branch on the elements, a negative index."""
+    e = 0.0
+    for i in range(len(x)):
+        for j in range(i + 1, len(x)):
+            d = x[j] - x[i]
+            e += k * d * d if d > 0.0 else math.exp(d)
+    return e + x[-1] * x[0]
+
+
+def diagonal(A):
+    t = 0.0
+    for i in range(A.shape[0]):
+        t += A[i, i] * A[i, 0]
+    return t
+
+
+def _numeric_gradient(f, x, *rest, eps=1e-6):
+    g = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[index] = eps
+        g[index] = (f(x + e, *rest) - f(x - e, *rest)) / (2 * eps)
+    return g
+
+
+def test_arrays_read_element_by_element_in_loops():
+    """The gradient of an array read as x[i] inside (nested) loops and branches is added into
+    one buffer as the backward loops run: against finite differences, and one buffer, made
+    outside every loop."""
+    rng = np.random.default_rng(3)
+    x, A = rng.standard_normal(7), rng.standard_normal((4, 4))
+    for f, arg, rest in [(pair_energy, x, (0.7,)), (diagonal, A, ())]:
+        g = trace(grad(f))(arg, *rest)
+        np.testing.assert_allclose(g, _numeric_gradient(f, arg, *rest), rtol=1e-6, atol=1e-8)
+        fn = grad_function(capture_trace(f, (arg, *rest)).function, [0])
+        fills = [v for v in fn.walk() if v.op == "full"]
+        assert len(fills) == 1 and fills[0] in fn.body.values       # one buffer, not one per iteration
+
+
+def whole_array_in_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        s += np.sum(x) * i
+    return s
+
+
+def test_an_array_used_whole_inside_a_loop_is_a_clear_error():
+    with pytest.raises(UnsupportedError, match="array used whole inside a loop"):
+        trace(grad(whole_array_in_loop))(np.ones(3), 100)

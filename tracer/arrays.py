@@ -1,6 +1,7 @@
 """NumPy arrays in traced code: what the interpreter does with a `TracedArray`.
 
-Operators and methods follow NumPy: dtype promotion (bool < int64 < float64; `/` gives float64),
+Operators and methods follow NumPy: dtype promotion (bool < int64 < float64, float32 by NEP 50
+with Python numbers weak; `/` gives a float), basic indexing and slicing as views,
 broadcasting (shapes aligned on the right, size-1 axes repeat; a mismatch of sizes the trace
 knows is NumPy's ValueError at trace time, one of run-time sizes makes the call run the Python
 function, which raises it), views for `x.T` and `W[j]`, and in-place updates of argument arrays

@@ -153,15 +153,18 @@ def _one_hot(t: TupleType, index: int, ct):
 
 
 def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt: list[Value],
-                  home: Block | None = None) -> list:
+                  home: Block | None = None, sinks: dict | None = None) -> list:
     """The gradients of `wrt`: Value, or None where the gradient is zero.
 
     `values` are the forward values in definition order; `seeds` give the cotangent of the
     outputs (a Value for an f64, a tuple of Values/None for a tuple). New values are emitted
     through `emitter`, each with the source location of the forward value it differentiates.
     `home` is the block holding `values`: a loop among them gets its tape created there.
+    `sinks` maps outer arrays read inside a loop to the buffers their gradients are added into,
+    element by element, as the backward loop runs (see `_backpropagate_loop`).
     """
-    active = set(wrt)                         # values that depend on `wrt` (and carry gradients)
+    sinks = sinks or {}
+    active = set(wrt) | set(sinks)            # values that depend on `wrt` (and carry gradients)
     for v in values:
         if v.op == "store" and v.args[1] in active:
             raise UnsupportedError("cannot differentiate through a write into an array (x[i] = v) yet", v.loc)
@@ -190,13 +193,21 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
             accumulate(v.args[0], _one_hot(v.args[0].type, v.attrs["index"], ct))
             continue
         if v.op == "if":
-            for x, g in _backpropagate_if(emitter, v, ct, [x for x in ir.free_values(v) if x in active]):
+            for x, g in _backpropagate_if(emitter, v, ct, [x for x in ir.free_values(v) if x in active], sinks):
                 accumulate(x, g)
             continue
         if v.op == "loop":
-            for x, g in _backpropagate_loop(emitter, v, ct, active, home):
+            for x, g in _backpropagate_loop(emitter, v, ct, active, home, sinks):
                 accumulate(x, g)
             continue
+        if v.op == "load" and v.args[0] in sinks:       # buffer[i] += ct
+            buffer, indices = sinks[v.args[0]], v.args[1:]
+            total = emitter.emit("add", (emitter.emit("load", (buffer, *indices)), ct))
+            emitter.emit("store", (buffer, total, *indices))
+            continue
+        if any(a in sinks for a in v.args):
+            raise UnsupportedError("cannot differentiate an array used whole inside a loop yet (only its "
+                                   "elements, x[i])", v.loc)
         rules = OPS[v.op].vjp
         if rules is None:
             raise UnsupportedError(f"cannot differentiate through the op {v.op!r}", v.loc)
@@ -207,11 +218,13 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
     return [adjoint.get(w) for w in wrt]
 
 
-def _backpropagate_if(emitter, v: Value, ct: tuple, outer: list[Value]) -> list[tuple[Value, Value]]:
+def _backpropagate_if(emitter, v: Value, ct: tuple, outer: list[Value], sinks: dict) -> list[tuple[Value, Value]]:
     """The gradients of the outer values `outer` through the `if` op `v`, as a backward `if` on
     the same condition: each of its regions is the backward of the forward region. What a
     backward region reads from inside its forward region is added to what `v` yields."""
-    if not outer:
+    sunk = [x for x in outer if x in sinks]           # their gradients go into their buffers
+    outer = [x for x in outer if x not in sinks]
+    if not outer and not sunk:
         return []
     if any(x.type != F64 for x in outer):
         raise UnsupportedError("cannot differentiate a branch or loop with respect to an array or a tuple "
@@ -225,7 +238,8 @@ def _backpropagate_if(emitter, v: Value, ct: tuple, outer: list[Value]) -> list[
         for r, c in zip(region.results, ct):
             if c is not None and differentiable(r.type):
                 seeds[r] = _add(inner, seeds.get(r), c)
-        block.results = zero_if_none(inner, backpropagate(inner, region.values, seeds, outer, home=region))
+        block.results = zero_if_none(inner, backpropagate(inner, region.values, seeds, outer, home=region,
+                                                          sinks=sinks))
         backward_blocks.append(block)
     # forward values a backward region reads: the forward `if` yields them (the other side a 0)
     for i, (region, block) in enumerate(zip(v.regions, backward_blocks)):
@@ -247,7 +261,8 @@ def _backpropagate_if(emitter, v: Value, ct: tuple, outer: list[Value]) -> list[
     return [(x, emitter.emit("getitem", (op,), index=k)) for k, x in enumerate(outer)]
 
 
-def _backpropagate_loop(emitter, v: Value, ct: tuple, active: set, home: Block | None) -> list[tuple[Value, Value]]:
+def _backpropagate_loop(emitter, v: Value, ct: tuple, active: set, home: Block | None,
+                        sinks: dict) -> list[tuple[Value, Value]]:
     """The gradients of the outer values through the `loop` op `v`, with a tape.
 
     The forward loop pushes each iteration's carried values x_k onto a tape (x_0 are the loop's
@@ -256,12 +271,19 @@ def _backpropagate_loop(emitter, v: Value, ct: tuple, active: set, home: Block |
     values are not saved: a second run of one iteration costs less than keeping them all), and
     backpropagates that iteration, which turns the gradient of x_{k+1} into the gradient of x_k
     and adds the iteration's share to the gradients of the outer values the body reads.
+
+    An outer float64 array the body reads element by element gets a buffer of zeros before the
+    backward loop, and each read x[i] adds its gradient into buffer[i] (a `store`): no array is
+    carried through the loop or made per iteration. A nested loop adds into the same buffer.
     """
     body = v.regions[0]
     inits = [x for x in v.args if x in active]
-    free = [x for x in ir.free_values(v) if x in active]
-    if not inits and not free:
+    free = [x for x in ir.free_values(v) if x in active and not isinstance(x.type, ir.ArrayType)]
+    arrays = [x for x in ir.free_values(v) if x in active and isinstance(x.type, ir.ArrayType)]
+    if not inits and not free and not arrays:
         return []
+    new_sinks = {x: _zeros_of(emitter, x) for x in arrays if x not in sinks}
+    sinks = {**sinks, **new_sinks}
     if any(x.op.startswith("tape_") for x in ir.defined_in([body])):
         raise UnsupportedError("second-order gradients through a compiled loop are not supported", v.loc)
     if home is None or v not in home.values:
@@ -294,7 +316,8 @@ def _backpropagate_loop(emitter, v: Value, ct: tuple, active: set, home: Block |
     iteration_seeds: dict[Value, object] = {}
     for i, gi in zip(floats, g):
         iteration_seeds[nexts[i]] = _add(inner, iteration_seeds.get(nexts[i]), gi)
-    grads = backpropagate(inner, recomputed, iteration_seeds, [x[i] for i in floats] + free, home=block)
+    grads = backpropagate(inner, recomputed, iteration_seeds, [x[i] for i in floats] + free, home=block,
+                          sinks=sinks)
     new_g = zero_if_none(inner, grads[:len(floats)])
     new_acc = [a if d is None else inner.emit("add", (a, d)) for a, d in zip(acc, grads[len(floats):])]
     block.results = [inner.emit("gt", (k, zero_)), inner.emit("sub", (k, one)), *new_g, *new_acc]
@@ -304,7 +327,14 @@ def _backpropagate_loop(emitter, v: Value, ct: tuple, active: set, home: Block |
     out = [(v.args[i], emitter.emit("getitem", (back,), index=1 + j)) for j, i in enumerate(floats)
            if v.args[i] in active]
     out += [(xf, emitter.emit("getitem", (back,), index=1 + len(floats) + m)) for m, xf in enumerate(free)]
-    return out
+    return out + list(new_sinks.items())
+
+
+def _zeros_of(emitter, x: Value) -> Value:
+    """A new array of zeros shaped like array `x`."""
+    sizes = [emitter.emit("const", (), value=n) if n is not None else emitter.emit("dim", (x,), axis=a)
+             for a, n in enumerate(x.type.shape)]
+    return emitter.emit("full", (emitter.emit("const", (), value=0.0), *sizes), shape=x.type.shape)
 
 
 def _save_iterations(v: Value, home: Block) -> int:
@@ -373,12 +403,8 @@ def zero_if_none(emitter, grads: list, wrt: list[Value] | None = None) -> list[V
     out = []
     for i, g in enumerate(grads):
         if g is None:
-            g = emitter.emit("const", (), value=0.0)
-            t = wrt[i].type if wrt is not None else F64
-            if isinstance(t, ir.ArrayType):
-                sizes = [emitter.emit("const", (), value=n) if n is not None else emitter.emit("dim", (wrt[i],), axis=a)
-                         for a, n in enumerate(t.shape)]
-                g = emitter.emit("full", (g, *sizes), shape=t.shape)
+            array = wrt is not None and isinstance(wrt[i].type, ir.ArrayType)
+            g = _zeros_of(emitter, wrt[i]) if array else emitter.emit("const", (), value=0.0)
         out.append(g)
     return out
 
