@@ -164,7 +164,7 @@ def test_matrix_element_matches_numpy(a, i, j, transpose):
     assert got == reference(ELEMENT, [a, i, j])
     rows, cols = a.shape
     if -rows <= i < rows and -cols <= j < cols:
-        assert got == ("ok", a[i, j] * 2.0 + (rows * 10.0 + cols))
+        assert got == ("ok", float(a[i, j]) * 2.0 + (rows * 10.0 + cols))
     else:
         assert got == ("fail", Status.FALLBACK)
         with pytest.raises(IndexError):
