@@ -11,9 +11,11 @@ zero (a broadcast axis). Loads are unaligned (align 1): a NumPy view can start a
 Views (`broadcast_in_dim`, `transpose`, `index`, `slice`) are new ArrayValues over the same
 memory. Every other array op allocates its result, C-contiguous, from the kernel's *arena*: a
 linked list of malloc'd blocks that `KernelBuilder.ret` frees before every return, so nothing leaks whatever
-path the kernel takes. An array result leaves the kernel as a fresh malloc'd C-contiguous copy:
-its out pointer points at `{ptr data, i64 size_0, ..., i64 size_{r-1}}`, and the caller owns
-(frees) `data` (codegen.entry copies it into a new ndarray).
+path the kernel takes. An array result leaves the kernel as a C-contiguous buffer the caller
+owns: its out pointer points at `{ptr data, ptr base, i64 size_0, ..., i64 size_{r-1}}`, and the
+caller frees `base` (codegen.entry makes an ndarray over `data` that frees `base` when it dies).
+A result the kernel computed into an arena block of its own is handed over as it is (the block
+is taken out of the arena); any other (a view, an argument) is copied into a new block.
 """
 from __future__ import annotations
 
@@ -57,8 +59,8 @@ def fields(a: ArrayValue) -> list:
 
 
 def result_struct(t: ir.ArrayType) -> ll.LiteralStructType:
-    """What an array result's out pointer points at: data and sizes."""
-    return ll.LiteralStructType([PTR] + [I64] * t.rank)
+    """What an array result's out pointer points at: data, the block to free, and sizes."""
+    return ll.LiteralStructType([PTR, PTR] + [I64] * t.rank)
 
 
 # ------------------------------------------------------------------------------- memory
@@ -500,18 +502,73 @@ def writeback(k: KernelBuilder, v: ir.Value, *pairs, arguments=()):
     return ()
 
 
-def export_result(k: KernelBuilder, a: ArrayValue, t: ir.ArrayType, out) -> None:
-    """Copy an array result into a new malloc'd C-contiguous buffer the caller owns, and write
-    {data, sizes} to `out`."""
+def _is_contiguous(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType):
+    """Whether `a` is laid out C-contiguously (axes of size 1 may have any stride)."""
     b = k.builder
-    data = k.call_c("malloc", PTR, [I64], b.add(byte_size(k, t.dtype, a.sizes), k.i64(1)))
-    k.fail_if(b.icmp_unsigned("==", data, NULL), Status.NO_MEMORY)
-    copy_elements(k, a, ArrayValue(data, a.sizes, contiguous_strides(k, t.dtype, a.sizes)), t.dtype)
+    ok = ll.Constant(I1, 1)
+    for size, stride, expected in zip(a.sizes, a.strides, contiguous_strides(k, dtype, a.sizes)):
+        ok = b.and_(ok, b.or_(b.icmp_signed("==", stride, expected), b.icmp_signed("<=", size, k.i64(1))))
+    return ok
+
+
+def _detach(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType):
+    """The arena block whose data `a` is, taken out of the arena (so it is not freed), or NULL
+    if `a` is not a whole contiguous block of its own."""
+    b = k.builder
+    if k.arena is None:
+        return NULL
+    start = b.block
+    head, step, found, done = (k.function.append_basic_block(n) for n in
+                               ("detach", "detach_next", "detach_found", "detach_done"))
+    b.cbranch(_is_contiguous(k, a, dtype), head, done)
+    b.position_at_end(head)
+    slot = b.phi(PTR)                        # the word that points at `block`: the head slot or a block's link
+    slot.add_incoming(k.arena, start)
+    block = b.load(slot, typ=PTR)
+    at_end = b.icmp_unsigned("==", block, NULL)
+    mine = b.icmp_unsigned("==", b.gep(block, [k.i64(ARENA_HEADER)], source_etype=I8), a.data)
+    b.cbranch(at_end, done, step)
+    b.position_at_end(step)
+    b.cbranch(mine, found, head)
+    slot.add_incoming(block, step)
+    b.position_at_end(found)
+    b.store(b.load(block, typ=PTR), slot)    # unlink
+    b.branch(done)
+    b.position_at_end(done)
+    result = b.phi(PTR)
+    result.add_incoming(NULL, start)
+    result.add_incoming(NULL, head)
+    result.add_incoming(block, found)
+    return result
+
+
+def export_result(k: KernelBuilder, a: ArrayValue, t: ir.ArrayType, out) -> None:
+    """Hand an array result to the caller: write {data, base, sizes} to `out` (see the module
+    docstring). Its own arena block goes as it is; anything else is copied into a new block."""
+    b = k.builder
+    base = _detach(k, a, t.dtype)
+    detached = b.icmp_unsigned("!=", base, NULL)
+    with b.if_else(detached) as (_, copy_it):
+        with _:
+            kept = b.block
+        with copy_it:
+            fresh = k.call_c("malloc", PTR, [I64], b.add(byte_size(k, t.dtype, a.sizes), k.i64(1)))
+            k.fail_if(b.icmp_unsigned("==", fresh, NULL), Status.NO_MEMORY)
+            copy_elements(k, a, ArrayValue(fresh, a.sizes, contiguous_strides(k, t.dtype, a.sizes)), t.dtype)
+            copied = b.block
+    data, owner = b.phi(PTR), b.phi(PTR)
+    data.add_incoming(a.data, kept)
+    data.add_incoming(fresh, copied)
+    owner.add_incoming(base, kept)
+    owner.add_incoming(fresh, copied)
     struct = result_struct(t)
-    b.store(data, b.gep(out, [ll.Constant(ll.IntType(32), 0), ll.Constant(ll.IntType(32), 0)], source_etype=struct))
+
+    def word(i):
+        return b.gep(out, [ll.Constant(ll.IntType(32), 0), ll.Constant(ll.IntType(32), i)], source_etype=struct)
+    b.store(data, word(0))
+    b.store(owner, word(1))
     for axis, size in enumerate(a.sizes):
-        b.store(size, b.gep(out, [ll.Constant(ll.IntType(32), 0), ll.Constant(ll.IntType(32), 1 + axis)],
-                            source_etype=struct))
+        b.store(size, word(2 + axis))
 
 
 LOWERINGS = {"dim": dim, "load": load, "index": index, "broadcast_in_dim": broadcast_in_dim,

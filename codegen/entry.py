@@ -53,13 +53,16 @@ def object_symbols(fn: ir.Function, entry_args: list[ir.EntryArg]) -> dict[str, 
         symbols[f"__tracer_numpy_dtype_{name}"] = id(numpy.dtype(name))
     if results:
         symbols[NEW_ARRAY] = numpy_api_function(NEW_ARRAY_INDEX)
+        symbols[SET_BASE] = numpy_api_function(SET_BASE_INDEX)
     if ir.F32 in ir.leaf_types(fn.result_type):
         import numpy
         symbols[FLOAT32] = id(numpy.float32)
     return symbols
 
 
-NEW_ARRAY, NEW_ARRAY_INDEX = "__tracer_PyArray_NewFromDescr", 94   # its slot in NumPy's C API table
+NEW_ARRAY, NEW_ARRAY_INDEX = "__tracer_PyArray_NewFromDescr", 94   # slots in NumPy's C API table
+SET_BASE, SET_BASE_INDEX = "__tracer_PyArray_SetBaseObject", 282
+NPY_ARRAY_CARRAY = 0x0001 | 0x0100 | 0x0400       # C-contiguous, aligned, writeable
 FLOAT32 = "__tracer_numpy_float32"
 
 
@@ -93,6 +96,9 @@ class CApi:
         "PyObject_Vectorcall": (PTR, [PTR, PTR, I64, PTR]),
         # PyArray_NewFromDescr(subtype, descr (stolen), nd, dims, strides, data, flags, obj)
         NEW_ARRAY: (PTR, [PTR, PTR, I32, PTR, PTR, PTR, I32, PTR]),
+        SET_BASE: (I32, [PTR, PTR]),             # PyArray_SetBaseObject(array, obj (stolen))
+        "PyCapsule_New": (PTR, [PTR, PTR, PTR]),
+        "PyCapsule_GetPointer": (PTR, [PTR, PTR]),
         "memcpy": (PTR, [PTR, PTR, I64]),
         "free": (ll.VoidType(), [PTR]),
     }
@@ -187,28 +193,61 @@ class EntryBuilder:
         return value
 
     def box_array(self, t: ir.ArrayType, result: ll.Value) -> ll.Value:
-        """A new ndarray with the contents of a kernel's array result (`result` points at
-        {data, sizes...}, codegen.arrays); the kernel's buffer is freed either way."""
-        from .arrays import ITEM_SIZE, result_struct
+        """A new ndarray over a kernel's array result, without a copy (`result` points at
+        {data, base, sizes...}, codegen.arrays): its base object is a capsule that frees `base`
+        when the array dies. NULL with an exception set (and `base` freed) if that fails."""
         b, api = self.builder, self.api
         struct = result_struct(t)
 
         def word(i):
             return b.gep(result, [ll.Constant(I32, 0), ll.Constant(I32, i)], source_etype=struct)
-        data = b.load(word(0), typ=PTR)
-        nbytes = ll.Constant(I64, ITEM_SIZE[t.dtype])
-        for axis in range(t.rank):
-            nbytes = b.mul(nbytes, b.load(word(1 + axis), typ=I64))
+        data, base = b.load(word(0), typ=PTR), b.load(word(1), typ=PTR)
         descr = api.address(f"__tracer_numpy_dtype_{ir.NUMPY_DTYPE_NAMES[t.dtype]}")
         api.call("Py_IncRef", descr)                               # NewFromDescr steals it
         array = api.call(NEW_ARRAY, api.address("__tracer_numpy_ndarray"), descr, ll.Constant(I32, t.rank),
-                         word(1), NULL, NULL, ll.Constant(I32, 0), NULL)
-        with b.if_then(b.icmp_unsigned("!=", array, NULL)):
-            target = b.load(b.gep(array, [ll.Constant(I32, 0), ll.Constant(I32, ARRAY_DATA)], source_etype=PY_ARRAY),
-                            typ=PTR)
-            api.call("memcpy", target, data, nbytes)
-        api.call("free", data)
-        return array
+                         word(2), NULL, data, ll.Constant(I32, NPY_ARRAY_CARRAY), NULL)
+        fn = self.function
+        made, wrap, owned, failed, done = (fn.append_basic_block(n) for n in
+                                           ("array_made", "array_wrap", "array_owned", "array_failed", "array_done"))
+        no_array = b.block
+        b.cbranch(b.icmp_unsigned("==", array, NULL), failed, made)
+        b.position_at_end(made)
+        capsule = api.call("PyCapsule_New", base, NULL, self.free_capsule())
+        b.cbranch(b.icmp_unsigned("==", capsule, NULL), failed, wrap)
+        b.position_at_end(wrap)                  # SetBaseObject steals the capsule, also when it fails
+        status = api.call(SET_BASE, array, capsule)
+        b.cbranch(b.icmp_signed("==", status, ll.Constant(I32, 0)), owned, failed)
+        b.position_at_end(failed)
+        reason = b.phi(I32)                      # 0: no array, 1: no capsule, 2: SetBaseObject failed
+        reason.add_incoming(ll.Constant(I32, 0), no_array)
+        reason.add_incoming(ll.Constant(I32, 1), made)
+        reason.add_incoming(ll.Constant(I32, 2), wrap)
+        with b.if_then(b.icmp_unsigned("<", reason, ll.Constant(I32, 2))):
+            api.call("free", base)               # (after SetBaseObject, the capsule freed it)
+        with b.if_then(b.icmp_unsigned(">", reason, ll.Constant(I32, 0))):
+            api.call("Py_DecRef", array)
+        failed_exit = b.block
+        b.branch(done)
+        b.position_at_end(owned)
+        b.branch(done)
+        b.position_at_end(done)
+        out = b.phi(PTR)
+        out.add_incoming(NULL, failed_exit)
+        out.add_incoming(array, owned)
+        return out
+
+    def free_capsule(self) -> ll.Function:
+        """void free_capsule(capsule): free() the pointer the capsule holds (its destructor)."""
+        name, module = "__tracer_free_capsule", self.api.module
+        fn = module.globals.get(name)
+        if fn is None:
+            fn = ll.Function(module, ll.FunctionType(ll.VoidType(), [PTR]), name)
+            fn.linkage = "internal"
+            b = ll.IRBuilder(fn.append_basic_block())
+            api = CApi(module, b)
+            api.call("free", api.call("PyCapsule_GetPointer", fn.args[0], NULL))
+            b.ret_void()
+        return fn
 
     def guard_equals(self, value: ll.Value, arg: ir.EntryArg) -> None:
         """A trace-time constant: the same value, floats compared bit for bit (-0.0 is not 0.0)."""

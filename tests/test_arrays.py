@@ -338,3 +338,24 @@ def test_a_bug_in_the_tracer_is_an_error_not_a_compiled_raise(monkeypatch):
         return np.sum(x)
     with pytest.raises(TracerError, match="internal error in the tracer .KeyError"):
         trace(total)(np.ones(3))
+
+
+def test_results_are_handed_over_without_a_copy():
+    """A result the kernel made is the ndarray's memory (freed with it, through a capsule); a
+    view of an argument, or the same result twice, is copied. Either way the arrays are the
+    caller's: writable, and independent of the arguments."""
+    def results(x):
+        y = x * 2.0
+        return y, y, x.T, x[::2]
+
+    f = trace(results)
+    x = np.arange(6.0).reshape(2, 3)
+    for _ in range(3):
+        got = f(x)
+        for g, e in zip(got, results(x)):
+            np.testing.assert_array_equal(g, e)
+            assert g.flags.writeable and g.flags.c_contiguous and not np.shares_memory(g, x)
+        assert type(got[0].base).__name__ == "PyCapsule"
+        got[0][0, 0] = -1.0
+        assert got[1][0, 0] == 0.0 and x[0, 0] == 0.0
+        del got
