@@ -252,16 +252,21 @@ def slice_view(k: KernelBuilder, v: ir.Value, a: ArrayValue, *bounds):
 VIEWS = {"broadcast_in_dim", "transpose", "index", "slice"}
 
 
-def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtype: ir.ScalarType, element) -> ArrayValue:
-    """A new array: `element(x_0, ..., x_n)` of the elements of `arrays` (one shape; sizes that
-    differ at run time return FALLBACK), in one loop nest."""
+def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtypes: list, element) -> list[ArrayValue]:
+    """New arrays, one per out dtype: `element(x_0, ..., x_n)` (a list, one scalar per output) of
+    the elements of `arrays` (one shape; sizes that differ at run time return FALLBACK), in one
+    loop nest."""
     sizes = arrays[0].sizes
     for other in arrays[1:]:
         check_same_sizes(k, sizes, other.sizes)
-    out = allocate(k, out_dtype, sizes)
-    for_each_index(k, sizes, lambda idx: store_element(
-        k, out, idx, out_dtype, element(*(load_element(k, a, idx, t) for a, t in zip(arrays, dtypes)))))
-    return out
+    outs = [allocate(k, t, sizes) for t in out_dtypes]
+
+    def body(idx):
+        values = element(*(load_element(k, a, idx, t) for a, t in zip(arrays, dtypes)))
+        for out, t, x in zip(outs, out_dtypes, values):
+            store_element(k, out, idx, t, x)
+    for_each_index(k, sizes, body)
+    return outs
 
 
 def elementwise(k: KernelBuilder, v: ir.Value, operands, scalar_lowering) -> ArrayValue:
@@ -274,9 +279,9 @@ def elementwise(k: KernelBuilder, v: ir.Value, operands, scalar_lowering) -> Arr
         args = list(operands)
         for i, x in zip(positions, xs):
             args[i] = x
-        return scalar_lowering(k, scalar, *args)
+        return [scalar_lowering(k, scalar, *args)]
     return map_elements(k, [operands[i] for i in positions], [v.args[i].type.dtype for i in positions],
-                        v.type.dtype, element)
+                        [v.type.dtype], element)[0]
 
 
 def _count(k: KernelBuilder, sizes):

@@ -62,6 +62,7 @@ def object_symbols(fn: ir.Function, entry_args: list[ir.EntryArg]) -> dict[str, 
 
 NEW_ARRAY, NEW_ARRAY_INDEX = "__tracer_PyArray_NewFromDescr", 94   # slots in NumPy's C API table
 SET_BASE, SET_BASE_INDEX = "__tracer_PyArray_SetBaseObject", 282
+FREE_CAPSULE = "__tracer_free_capsule"
 NPY_ARRAY_CARRAY = 0x0001 | 0x0100 | 0x0400       # C-contiguous, aligned, writeable
 FLOAT32 = "__tracer_numpy_float32"
 
@@ -237,16 +238,13 @@ class EntryBuilder:
         return out
 
     def free_capsule(self) -> ll.Function:
-        """void free_capsule(capsule): free() the pointer the capsule holds (its destructor)."""
-        name, module = "__tracer_free_capsule", self.api.module
-        fn = module.globals.get(name)
+        """The capsule destructor that frees a result's memory. It lives in the JIT's runtime
+        library (codegen.jit.RUNTIME), loaded for the whole process: an array can outlive the
+        compiled function that made it."""
+        module = self.api.module
+        fn = module.globals.get(FREE_CAPSULE)
         if fn is None:
-            fn = ll.Function(module, ll.FunctionType(ll.VoidType(), [PTR]), name)
-            fn.linkage = "internal"
-            b = ll.IRBuilder(fn.append_basic_block())
-            api = CApi(module, b)
-            api.call("free", api.call("PyCapsule_GetPointer", fn.args[0], NULL))
-            b.ret_void()
+            fn = ll.Function(module, ll.FunctionType(ll.VoidType(), [PTR]), FREE_CAPSULE)
         return fn
 
     def guard_equals(self, value: ll.Value, arg: ir.EntryArg) -> None:

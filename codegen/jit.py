@@ -25,6 +25,31 @@ def _lljit() -> llvm.LLJIT:
     return llvm.create_lljit_compiler(host_target_machine())
 
 
+# Functions compiled code calls that must outlive any one compiled function: the destructor of
+# the capsules that own array results (an array can outlive the code that made it)
+RUNTIME = """
+declare ptr @PyCapsule_GetPointer(ptr, ptr)
+declare void @free(ptr)
+define void @__tracer_free_capsule(ptr %capsule) {
+  %data = call ptr @PyCapsule_GetPointer(ptr %capsule, ptr null)
+  call void @free(ptr %data)
+  ret void
+}
+"""
+_runtime_library = None           # loaded once, never unloaded
+
+
+def runtime_symbols() -> dict[str, int]:
+    """The RUNTIME functions' addresses (loading them on first use)."""
+    global _runtime_library
+    if _runtime_library is None:
+        obj = host_target_machine().emit_object(optimize(RUNTIME))
+        library = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
+        library.export_symbol("__tracer_free_capsule")
+        _runtime_library = library.link(_lljit(), "tracer_runtime")
+    return {"__tracer_free_capsule": _runtime_library["__tracer_free_capsule"]}
+
+
 @dataclass(eq=False)
 class CompiledFunction:
     name: str
@@ -77,7 +102,7 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
                    .add_current_process())         # the C API and libm, resolved in process
         if entry_args is not None:
             library.export_symbol(entry_symbol(symbol))
-            for name, address in object_symbols(fn, entry_args).items():
+            for name, address in {**object_symbols(fn, entry_args), **runtime_symbols()}.items():
                 library.import_symbol(name, address)
         if export_kernel:
             library.export_symbol(symbol)

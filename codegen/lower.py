@@ -386,12 +386,18 @@ class BlockLowering:
 
     def lower_map(self, v: ir.Value):
         region = v.regions[0]
+        types = v.type.elements if isinstance(v.type, ir.TupleType) else (v.type,)
 
         def element(*xs):
             self.values.update(zip(region.params, xs))
-            return self.block(region)[0]
-        return arrays.map_elements(self.k, [self.values[a] for a in v.args], [a.type.dtype for a in v.args],
-                                   v.type.dtype, element)
+            results = self.block(region)
+            if results is None:              # the element always raises: nothing to store
+                self.k.builder.position_at_end(self.k.function.append_basic_block("dead"))
+                return [ll.Constant(llvm_type(t.dtype), None) for t in types]
+            return results
+        outs = arrays.map_elements(self.k, [self.values[a] for a in v.args], [a.type.dtype for a in v.args],
+                                   [t.dtype for t in types], element)
+        return tuple(outs) if isinstance(v.type, ir.TupleType) else outs[0]
 
     def lower_loop(self, v: ir.Value):
         b, fn = self.k.builder, self.k.function

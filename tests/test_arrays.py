@@ -359,3 +359,30 @@ def test_results_are_handed_over_without_a_copy():
         got[0][0, 0] = -1.0
         assert got[1][0, 0] == 0.0 and x[0, 0] == 0.0
         del got
+
+
+def test_results_outlive_the_code_that_made_them():
+    """A result's memory is freed by a capsule destructor that must stay loaded after the
+    compiled function is gone (it lives in codegen.jit's runtime library). Run in a subprocess:
+    a regression is a segfault."""
+    import os
+    import subprocess
+    import sys
+    script = (
+        "import gc, numpy as np\n"
+        "from tracer import trace\n"
+        "keep = []\n"
+        "for i in range(50):\n"
+        "    def f(x, i=i):\n"
+        "        return x * 2.0 + i\n"
+        "    keep.append(trace(f)(np.ones(100)))\n"      # the dispatcher dies right away
+        "gc.collect()\n"
+        "filler = [np.ones(10000) for _ in range(50)]\n"
+        "assert sum(float(k[0]) for k in keep) == sum(2.0 + i for i in range(50))\n"
+        "del keep\n"
+        "gc.collect()\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": root})
+    assert done.returncode == 0, done.stderr[-2000:]

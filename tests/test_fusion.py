@@ -98,7 +98,7 @@ def test_the_verifier_checks_maps():
     fused = fuse_elementwise(fn)
     (m,) = fused.body.values
     m.type = ir.ArrayType(ir.I64, (None,))
-    with pytest.raises(ir.VerificationError, match="not an array of what its region yields"):
+    with pytest.raises(ir.VerificationError, match="is not the array.s. of what its region yields"):
         ir.verify(fused)
 
 

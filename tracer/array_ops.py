@@ -119,10 +119,12 @@ def run_map(v: Value, operands: list, run_block):
     if len({x.shape for x in operands}) != 1:
         raise OpFailure(Status.FALLBACK)
     shape = operands[0].shape
-    out = np.empty(shape, dtype=_dtype(v.type.dtype))
+    types = v.type.elements if isinstance(v.type, TupleType) else (v.type,)
+    outs = [np.empty(shape, dtype=_dtype(t.dtype)) for t in types]
     for index in np.ndindex(shape):
-        out[index] = run_block(v.regions[0], [_python_scalar(x[index]) for x in operands])[0]
-    return out
+        for out, x in zip(outs, run_block(v.regions[0], [_python_scalar(x[index]) for x in operands])):
+            out[index] = x
+    return tuple(outs) if isinstance(v.type, TupleType) else outs[0]
 
 
 def may_fail(opdef, v: Value) -> bool:

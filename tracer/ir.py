@@ -432,12 +432,15 @@ def _check_map(v: Value) -> str | None:
     body = v.regions[0]
     if tuple(p.type for p in body.params) != tuple(a.type.dtype for a in v.args):
         return "its region takes one parameter per array operand, of its element type"
-    if len(body.results) != 1 or not isinstance(body.results[0].type, ScalarType):
-        return "its region yields one scalar"
-    if v.type != ArrayType(body.results[0].type, shapes.pop()):
-        return f"its type {v.type} is not an array of what its region yields, in its operands' shape"
-    if any(x.regions or x.op in ("raise", "block_param") for x in body.values):
-        return "its region holds scalar ops only"
+    if not body.results or not all(isinstance(r.type, ScalarType) for r in body.results):
+        return "its region yields scalars"
+    shape = shapes.pop()
+    arrays = [ArrayType(r.type, shape) for r in body.results]
+    if v.type != (arrays[0] if len(arrays) == 1 else TupleType(tuple(arrays))):
+        return f"its type {v.type} is not the array(s) of what its region yields, in its operands' shape"
+    inner = Function("map", [], body)
+    if any(isinstance(x.type, ArrayType) or any(isinstance(a.type, ArrayType) for a in x.args) for x in inner.walk()):
+        return "its region computes scalars only"
     return None
 
 

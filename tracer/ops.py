@@ -327,8 +327,9 @@ _define("loop", "run the body on the carried values while it yields continue; th
         None, None)
 _define("raise", "raise attrs['exception'] (a `raise` statement, or an error only one path meets)",
         None, None, [Status.RAISE], attrs=("exception",))
-_define("map", "a new array: its region applied to every element of its array operands (one shape; its "
-        "parameters are their elements), as one loop (made by loop fusion, tracer.passes.fuse)",
+_define("map", "new arrays: its region applied to every element of its array operands (one shape; its "
+        "parameters are their elements), as one loop; one array per scalar the region yields (a tuple of "
+        "them for several). Made by loop fusion (tracer.passes.fuse) and by tracer.vectorize",
         None, None, [Status.FALLBACK, Status.NO_MEMORY])
 _define("block_param", "a region parameter (a loop's carried value)", lambda t, a: None, None, attrs=("index",))
 

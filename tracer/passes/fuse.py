@@ -64,7 +64,8 @@ def _to_map(v: ir.Value) -> None:
 
 def _fusable(producer: ir.Value, consumer: ir.Value, block: ir.Block, uses: dict) -> bool:
     """Whether `producer` (an operand of map `consumer`) can be computed inside it."""
-    if producer.op != "map" or uses.get(producer) != 1 or producer not in block.values:
+    if producer.op != "map" or not isinstance(producer.type, ir.ArrayType) or uses.get(producer) != 1 \
+            or producer not in block.values:
         return False
     start, end = block.values.index(producer), block.values.index(consumer)
     return not any(x.regions or x.op in ("store", "writeback") or OPS[x.op].effect
