@@ -14,5 +14,7 @@ from .api import trace
 from .gradients import grad, value_and_grad, vjp
 from .capture import capture, stats
 from .errors import DataDependentControlFlow, TracerError, UnsupportedError
+from .vectorize import vectorize
 
-__all__ = ["trace", "grad", "value_and_grad", "vjp", "capture", "stats", "TracerError", "UnsupportedError", "DataDependentControlFlow"]
+__all__ = ["trace", "grad", "value_and_grad", "vjp", "vectorize", "capture", "stats", "TracerError",
+           "UnsupportedError", "DataDependentControlFlow"]

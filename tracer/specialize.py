@@ -84,10 +84,10 @@ class Specialization:
         return f"<Specialization {self.name}({self.signature()}) [{path}], guards: {self.guards()}>"
 
 
-def compile_ir(fn: Function, fuse_fma: bool):
+def compile_ir(fn: Function, fuse_fma: bool, fallback=None):
     """A callable for an IR function with no guards (each parameter is one positional argument
     of exactly its type): optimized, compiled, behind a C dispatcher. Arguments of other types
-    raise TypeError."""
+    raise TypeError; a call the compiled code cannot answer exactly calls `fallback`."""
     optimized = optimize(fn, fuse_fma=fuse_fma)
     entry_args = [EntryArg(p.type, i) for i, p in enumerate(optimized.params)]
     compiled = codegen.jit.compile_function(optimized, entry_args, optimized.name)
@@ -96,7 +96,7 @@ def compile_ir(fn: Function, fuse_fma: bool):
     def wrong_arguments(*args):
         raise TypeError(f"{fn.name}() takes ({expected}), got ({', '.join(type(a).__name__ for a in args)})")
     call = _frame.Dispatcher(wrong_arguments, fn.name)
-    call.add_native(compiled.entry_address, wrong_arguments, ())
+    call.add_native(compiled.entry_address, fallback or wrong_arguments, ())
     call.compiled = compiled            # keeps the native code loaded
     return call
 

@@ -1,0 +1,215 @@
+"""`vectorize(fn)`: a scalar function compiled into one native loop over arrays of its arguments.
+
+    d = vectorize(value_and_grad(f, argnums=(0, 1)))
+    value, (da, db) = d(a, b)          # a, b: float64 arrays (broadcast) or floats
+
+The scalar function (or its gradient: `grad`, `value_and_grad`) is traced once for float
+arguments, as `@trace` would, and its IR becomes the region of one `map` over the arguments
+broadcast together (NumPy's rules): every element runs the same scalar code, branches and loops
+included, with no Python in between and no temporary arrays between the forward and the
+gradient. A tuple result is a tuple of arrays (nested as the function nests it).
+
+Arguments are float64 arrays and floats (np.float64 scalars and 0-d arrays count as floats);
+with no array among them, the result is the scalar function's (numbers, not 0-d arrays).
+An element whose scalar code raises (`1.0 / 0.0`, a `math` domain error) raises that exception
+for the whole call, as `numpy.vectorize(fn)` would; one the compiled code cannot answer exactly
+runs `numpy.vectorize` on the Python function instead.
+"""
+from __future__ import annotations
+
+from . import ir
+from .api import unwrap
+from .ir import F64, ArrayType, Block, Function, TupleType, Value
+from .sources import ArgSource
+
+
+def vectorize(fn, *, fuse_fma: bool = True):
+    """`fn` (a Python function of floats, or grad/value_and_grad of one) applied elementwise to
+    float64 arrays, compiled into one loop; see the module docstring."""
+    return Vectorized(fn, fuse_fma)
+
+
+class Vectorized:
+    def __init__(self, fn, fuse_fma: bool):
+        self.py_func, self.transform = unwrap(fn, "vectorize")
+        self.fuse_fma = fuse_fma
+        self.name = (self.transform.describe(self.py_func.__qualname__) if self.transform is not None
+                     else self.py_func.__qualname__)
+        self.compiled: dict[tuple, _Kernel] = {}     # argument layout -> compiled loop
+        self.scalar = None                           # the compiled scalar function, for numbers only
+
+    def __repr__(self):
+        return f"<vectorize {self.name}>"
+
+    def __call__(self, *args):
+        import numpy
+        args = tuple(_argument(a, i, self.name) for i, a in enumerate(args))
+        arrays = [a for a in args if isinstance(a, numpy.ndarray)]
+        if not arrays:                                            # numbers only: the scalar function
+            if self.scalar is None:
+                from .api import make_dispatcher
+                self.scalar = make_dispatcher(self.py_func, self.transform, self.fuse_fma)
+            return self.scalar(*args)
+        numpy.broadcast_shapes(*(a.shape for a in arrays))        # NumPy's ValueError if they do not
+        key = tuple(_layout(a) for a in args)
+        kernel = self.compiled.get(key)
+        examples = tuple(_example(a) for a in args)
+        if kernel is None or kernel.loader(examples) is None:
+            kernel = self.compiled[key] = _Kernel(self, args, examples)
+        return kernel.call(*args)
+
+
+def _argument(a, index: int, name: str):
+    """A float, or a float64 ndarray of rank >= 1; TypeError for anything else."""
+    import numpy
+    if type(a) is float:
+        return a
+    if isinstance(a, (float, numpy.floating)) and not isinstance(a, numpy.float32):
+        return float(a)
+    if type(a) is numpy.ndarray and a.dtype == numpy.float64:
+        return a if a.ndim else float(a)
+    raise TypeError(f"vectorize({name}): argument {index} is {type(a).__name__}"
+                    f"{'[' + str(a.dtype) + ']' if isinstance(a, numpy.ndarray) else ''}; it takes float64 arrays "
+                    f"and floats (convert with np.asarray(x, dtype=float))")
+
+
+def _layout(a) -> tuple:
+    """What the compiled loop depends on: a float, or an array's rank and which sizes are 1."""
+    return ("float",) if type(a) is float else ("array", tuple(n == 1 for n in a.shape))
+
+
+def _example(a) -> float:
+    """The float the scalar function is traced with (an array's first element)."""
+    if type(a) is float:
+        return a
+    return float(a.flat[0]) if a.size else 1.0
+
+
+class _Kernel:
+    """The loop compiled for one argument layout, and the guards of its scalar trace."""
+
+    def __init__(self, owner: Vectorized, args: tuple, examples: tuple):
+        from .loader import make_loader
+        from .specialize import compile_ir
+        trace = _scalar_trace(owner, examples)
+        self.loader = make_loader(trace)       # globals and closures the scalar code read
+        fn = _array_function(trace, args, owner.name)
+        self.call = compile_ir(fn, owner.fuse_fma, fallback=_python_fallback(owner))
+        self.function = fn
+
+
+def _scalar_trace(owner: Vectorized, examples: tuple):
+    """The trace of the scalar function for float arguments (transformed: its gradient)."""
+    from .capture import call_intercepted
+    from .interpreter import trace_frame
+    traces = []
+
+    def on_frame(code, frame_args, globals, builtins, closure):
+        traces.append(trace_frame(code, frame_args, globals, builtins, closure, owner.py_func.__qualname__,
+                                  unroll_loops=owner.transform is not None))
+        return None
+    if owner.transform is not None:
+        owner.transform.check_arguments(examples)
+    call_intercepted(owner.py_func, examples, {}, on_frame)
+    trace = traces[0]
+    if owner.transform is not None:
+        trace = owner.transform.apply(trace)
+    fn = trace.function
+    if fn.returns_none or not all(isinstance(t, ir.ScalarType) for t in ir.leaf_types(fn.result_type)):
+        raise TypeError(f"vectorize({owner.name}): the function must return numbers (or tuples of them), "
+                        f"not {fn.result_type}")
+    if any(not isinstance(source, ArgSource) for source, _ in trace.leaves):
+        raise TypeError(f"vectorize({owner.name}): the function reads numbers from globals or objects; pass them "
+                        f"as arguments")
+    if trace.pins or any(p.type != F64 for p in fn.params):
+        raise TypeError(f"vectorize({owner.name}): every argument must be used as a float (an argument used as an "
+                        f"int, or as a range bound, cannot vary per element)")
+    return trace
+
+
+def _array_function(trace, args: tuple, name: str) -> Function:
+    """The IR: the arguments broadcast, and one map whose region is the scalar function."""
+    scalar = trace.function
+    params = [ir.make_param(i, f"x{i}", F64 if type(a) is float else
+                            ArrayType(F64, tuple(1 if n == 1 else None for n in a.shape)))
+              for i, a in enumerate(args)]
+    body = Block()
+
+    def emit(op, operands, type_, **attrs):
+        v = Value(op, tuple(operands), type_, attrs, loc=scalar.loc)
+        body.values.append(v)
+        return v
+    arrays = [p for p in params if isinstance(p.type, ArrayType)]
+    rank = max(p.type.rank for p in arrays)
+    shape, sizes = [], []
+    for axis in range(rank):                  # NumPy's broadcasting, the sizes from the first array that has it
+        owners = [p for p in arrays if axis - (rank - p.type.rank) >= 0
+                  and p.type.shape[axis - (rank - p.type.rank)] is None]
+        if owners:
+            shape.append(None)
+            sizes.append(emit("dim", [owners[0]], ir.I64, axis=axis - (rank - owners[0].type.rank)))
+        else:
+            shape.append(1)
+            sizes.append(emit("const", [], ir.I64, value=1))
+    full = {}
+    for p in arrays:
+        if p.type.shape == tuple(shape):
+            full[p] = p
+        else:
+            full[p] = emit("broadcast_in_dim", [p, *sizes], ArrayType(F64, tuple(shape)), shape=tuple(shape),
+                           dims=tuple(range(rank - p.type.rank, rank)))
+    region = Block()
+    elements = {p: region.add_param(F64, scalar.loc) for p in arrays}
+    # the scalar function's parameters are the trace's leaves, in order (a transform makes new ones)
+    by_argument = {source.index: param for (source, _), param in zip(trace.leaves, scalar.params)}
+    mapping = {}
+    for i, p in enumerate(params):
+        if i in by_argument:
+            mapping[by_argument[i]] = elements[p] if p in elements else p
+    ir.copy_block(scalar.body, mapping, region)
+    result = region.results[0]
+    leaves, structure = _leaves(region, result)
+    region.results = leaves
+    types = tuple(ArrayType(x.type, tuple(shape)) for x in leaves)
+    m = emit("map", [full[p] for p in arrays], types[0] if len(types) == 1 else TupleType(types))
+    m.regions = [region]
+    outputs = [m] if len(types) == 1 else [emit("getitem", [m], t, index=i) for i, t in enumerate(types)]
+    body.results = [_rebuild(structure, iter(outputs), emit)]
+    fn = Function(f"vectorize_{scalar.name}", params, body, scalar.loc, python_on_failure=scalar.python_on_failure)
+    return ir.verify(fn)
+
+
+def _leaves(region: Block, v: Value):
+    """The scalars of a (nested) tuple value made in `region`, left to right, and its structure
+    (None for a scalar, a list of structures for a tuple)."""
+    if not isinstance(v.type, TupleType):
+        return [v], None
+    leaves, structure = [], []
+    for i, t in enumerate(v.type.elements):
+        if v.op == "tuple":
+            item = v.args[i]
+        else:
+            item = Value("getitem", (v,), t, {"index": i}, loc=v.loc)
+            region.values.append(item)
+        sub, s = _leaves(region, item)
+        leaves += sub
+        structure.append(s)
+    return leaves, structure
+
+
+def _rebuild(structure, outputs, emit):
+    if structure is None:
+        return next(outputs)
+    items = [_rebuild(s, outputs, emit) for s in structure]
+    return emit("tuple", items, TupleType(tuple(x.type for x in items)))
+
+
+def _python_fallback(owner: Vectorized):
+    """What runs when the compiled loop cannot answer exactly: numpy.vectorize of the Python
+    function (a gradient has no Python version: it says why)."""
+    def fallback(*args):
+        if owner.transform is not None:
+            return owner.transform.fallback(*args)
+        import numpy
+        return numpy.vectorize(owner.py_func, otypes=None)(*args)
+    return fallback
