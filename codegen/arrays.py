@@ -261,11 +261,26 @@ def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtypes: list,
         check_same_sizes(k, sizes, other.sizes)
     outs = [allocate(k, t, sizes) for t in out_dtypes]
 
-    def body(idx):
-        values = element(*(load_element(k, a, idx, t) for a, t in zip(arrays, dtypes)))
-        for out, t, x in zip(outs, out_dtypes, values):
-            store_element(k, out, idx, t, x)
-    for_each_index(k, sizes, body)
+    def loop(inputs):
+        def body(idx):
+            values = element(*(load_element(k, a, idx, t) for a, t in zip(inputs, dtypes)))
+            for out, t, x in zip(outs, out_dtypes, values):
+                store_element(k, out, idx, t, x)
+        for_each_index(k, sizes, body)
+    if not sizes:
+        loop(arrays)
+        return outs
+    # the common case, every input contiguous along its last axis, gets its own copy of the loop
+    # with that stride a constant: LLVM then vectorizes with plain vector loads, not gathers
+    b = k.builder
+    unit = ll.Constant(I1, 1)
+    for a, t in zip(arrays, dtypes):
+        unit = b.and_(unit, b.icmp_signed("==", a.strides[-1], k.i64(ITEM_SIZE[t])))
+    with b.if_else(unit) as (contiguous, strided):
+        with contiguous:
+            loop([ArrayValue(a.data, a.sizes, a.strides[:-1] + (k.i64(ITEM_SIZE[t]),)) for a, t in zip(arrays, dtypes)])
+        with strided:
+            loop(arrays)
     return outs
 
 

@@ -60,6 +60,7 @@ class KernelBuilder:
         self._status_blocks: dict[Status, ll.Block] = {}
         self.tapes: dict = {}            # tape_new op -> its header (codegen.tape)
         self.arena = None                # the slot of the arena's head, if arrays are made (codegen.arrays)
+        self.deferred = None             # a flag's slot: failures are noted there, not returned (lower_map)
         self.array_params = [(a, p.type) for a, p in zip(self.params, fn.params) if isinstance(p.type, ir.ArrayType)]
 
     # -- constants -------------------------------------------------------------------------
@@ -73,6 +74,10 @@ class KernelBuilder:
 
     # -- failures: a branch to a block that returns the status -----------------------------
     def fail_if(self, cond: ll.Value, status: Status) -> None:
+        """Return `status` if `cond`; while `deferred` is set (a flag's slot), only note it there."""
+        if self.deferred is not None:
+            self.builder.store(self.builder.or_(self.builder.load(self.deferred, typ=I1), cond), self.deferred)
+            return
         block = self._status_blocks.get(status)
         if block is None:
             block = self.function.append_basic_block(f"fail_{status.name.lower()}")

@@ -19,7 +19,7 @@ from llvmlite import ir as ll
 from tracer import ir
 from tracer.errors import RAISE_BASE, Status
 from tracer.array_ops import ELEMENTWISE
-from tracer.ops import MATH_CAN_OVERFLOW, MATH_UNARY
+from tracer.ops import MATH_CAN_OVERFLOW, MATH_UNARY, OPS
 
 from .cpython_float import float_floordiv, float_mod, float_pow, math_hypot
 from .kernel import DOUBLE, FLOAT, I1, I64, KernelBuilder, kernel_type, llvm_type
@@ -385,18 +385,36 @@ class BlockLowering:
         return _from_flat(v.type, phis)
 
     def lower_map(self, v: ir.Value):
-        region = v.regions[0]
+        """One loop nest over the elements. A straight-line region whose ops may fail runs
+        twice if needed: first with its failures only noted in a flag (no exit from the loop,
+        so LLVM can vectorize it), then, if the flag is set, element by element again, stopping
+        at the first element that fails, with that element's status."""
+        k, region = self.k, v.regions[0]
         types = v.type.elements if isinstance(v.type, ir.TupleType) else (v.type,)
+        operands = ([self.values[a] for a in v.args], [a.type.dtype for a in v.args], [t.dtype for t in types])
 
-        def element(*xs):
-            self.values.update(zip(region.params, xs))
-            results = self.block(region)
-            if results is None:              # the element always raises: nothing to store
-                self.k.builder.position_at_end(self.k.function.append_basic_block("dead"))
-                return [ll.Constant(llvm_type(t.dtype), None) for t in types]
-            return results
-        outs = arrays.map_elements(self.k, [self.values[a] for a in v.args], [a.type.dtype for a in v.args],
-                                   [t.dtype for t in types], element)
+        def element(flag):
+            def compute(*xs):
+                k.deferred = flag
+                self.values.update(zip(region.params, xs))
+                results = self.block(region)
+                k.deferred = None
+                if results is None:          # the element always raises: nothing to store
+                    k.builder.position_at_end(k.function.append_basic_block("dead"))
+                    return [ll.Constant(llvm_type(t.dtype), None) for t in types]
+                return results
+            return compute
+        straight = not any(x.regions or x.op == "raise" for x in region.values)
+        if not straight or not any(OPS[x.op].may_fail(x) for x in region.values):
+            outs = arrays.map_elements(k, *operands, element(None))
+        else:
+            b = k.builder
+            with b.goto_entry_block():
+                flag = b.alloca(I1, name="failed")
+            b.store(ll.Constant(I1, 0), flag)
+            outs = arrays.map_elements(k, *operands, element(flag))
+            with b.if_then(b.load(flag, typ=I1)):
+                arrays.map_elements(k, *operands, element(None))
         return tuple(outs) if isinstance(v.type, ir.TupleType) else outs[0]
 
     def lower_loop(self, v: ir.Value):

@@ -161,3 +161,18 @@ def test_empty_and_size_one_arrays():
     assert f(np.ones(0), np.ones((2, 0)), 1.0).shape == (2, 0)
     got = f(np.full((3, 1), 2.0), np.full((1, 4), 3.0), 1.5)
     assert got.shape == (3, 4) and np.all(got == d(2.0, 3.0, 1.5))
+
+
+def sqrt_plus_inverse(x):
+    return math.sqrt(x) + 1.0 / x
+
+
+def test_the_first_failing_element_decides_the_exception():
+    """The loop notes failures without leaving (so it vectorizes), then finds the first failing
+    element again, in order: its exception is the one numpy.vectorize would raise."""
+    f = vectorize(sqrt_plus_inverse)
+    with pytest.raises(ValueError, match="math domain error"):
+        f(np.array([2.0, 3.0, -1.0, 0.0, 5.0]))
+    with pytest.raises(ZeroDivisionError):
+        f(np.array([2.0, 3.0, 0.0, -1.0, 5.0]))
+    np.testing.assert_array_equal(f(np.array([4.0, 0.25])), [2.25, 4.5])
