@@ -252,35 +252,40 @@ def slice_view(k: KernelBuilder, v: ir.Value, a: ArrayValue, *bounds):
 VIEWS = {"broadcast_in_dim", "transpose", "index", "slice"}
 
 
-def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtypes: list, element) -> list[ArrayValue]:
-    """New arrays, one per out dtype: `element(x_0, ..., x_n)` (a list, one scalar per output) of
-    the elements of `arrays` (one shape; sizes that differ at run time return FALLBACK), in one
-    loop nest."""
+def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtypes: list, element,
+                 into: list | None = None) -> list[ArrayValue]:
+    """New arrays (or the arrays `into`, written in place), one per out dtype: `element(x_0, ...,
+    x_n)` (a list, one scalar per output) of the elements of `arrays` (one shape; sizes that
+    differ at run time return FALLBACK), in one loop nest."""
     sizes = arrays[0].sizes
-    for other in arrays[1:]:
+    for other in arrays[1:] + (into or []):
         check_same_sizes(k, sizes, other.sizes)
-    outs = [allocate(k, t, sizes) for t in out_dtypes]
+    outs = into if into is not None else [allocate(k, t, sizes) for t in out_dtypes]
 
-    def loop(inputs):
+    def loop(inputs, targets):
         def body(idx):
             values = element(*(load_element(k, a, idx, t) for a, t in zip(inputs, dtypes)))
-            for out, t, x in zip(outs, out_dtypes, values):
+            for out, t, x in zip(targets, out_dtypes, values):
                 store_element(k, out, idx, t, x)
         for_each_index(k, sizes, body)
     if not sizes:
-        loop(arrays)
+        loop(arrays, outs)
         return outs
     # the common case, every input contiguous along its last axis, gets its own copy of the loop
     # with that stride a constant: LLVM then vectorizes with plain vector loads, not gathers
     b = k.builder
     unit = ll.Constant(I1, 1)
-    for a, t in zip(arrays, dtypes):
+    every = list(zip(arrays, dtypes)) + list(zip(outs, out_dtypes))
+    for a, t in every:
         unit = b.and_(unit, b.icmp_signed("==", a.strides[-1], k.i64(ITEM_SIZE[t])))
+
+    def unit_stride(a, t):
+        return ArrayValue(a.data, a.sizes, a.strides[:-1] + (k.i64(ITEM_SIZE[t]),))
     with b.if_else(unit) as (contiguous, strided):
         with contiguous:
-            loop([ArrayValue(a.data, a.sizes, a.strides[:-1] + (k.i64(ITEM_SIZE[t]),)) for a, t in zip(arrays, dtypes)])
+            loop([unit_stride(a, t) for a, t in zip(arrays, dtypes)], [unit_stride(o, t) for o, t in zip(outs, out_dtypes)])
         with strided:
-            loop(arrays)
+            loop(arrays, outs)
     return outs
 
 

@@ -391,7 +391,10 @@ class BlockLowering:
         at the first element that fails, with that element's status."""
         k, region = self.k, v.regions[0]
         types = v.type.elements if isinstance(v.type, ir.TupleType) else (v.type,)
-        operands = ([self.values[a] for a in v.args], [a.type.dtype for a in v.args], [t.dtype for t in types])
+        n = v.attrs.get("into", 0)            # leading operands: arrays it writes, not reads
+        into = [self.values[a] for a in v.args[:n]] if n else None
+        inputs = v.args[n:]
+        operands = ([self.values[a] for a in inputs], [a.type.dtype for a in inputs], [t.dtype for t in types])
 
         def element(flag):
             def compute(*xs):
@@ -406,15 +409,15 @@ class BlockLowering:
             return compute
         straight = not any(x.regions or x.op == "raise" for x in region.values)
         if not straight or not any(OPS[x.op].may_fail(x) for x in region.values):
-            outs = arrays.map_elements(k, *operands, element(None))
+            outs = arrays.map_elements(k, *operands, element(None), into=into)
         else:
             b = k.builder
             with b.goto_entry_block():
                 flag = b.alloca(I1, name="failed")
             b.store(ll.Constant(I1, 0), flag)
-            outs = arrays.map_elements(k, *operands, element(flag))
+            outs = arrays.map_elements(k, *operands, element(flag), into=into)
             with b.if_then(b.load(flag, typ=I1)):
-                arrays.map_elements(k, *operands, element(None))
+                arrays.map_elements(k, *operands, element(None), into=into)
         return tuple(outs) if isinstance(v.type, ir.TupleType) else outs[0]
 
     def lower_loop(self, v: ir.Value):

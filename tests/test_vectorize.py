@@ -176,3 +176,29 @@ def test_the_first_failing_element_decides_the_exception():
     with pytest.raises(ZeroDivisionError):
         f(np.array([2.0, 3.0, 0.0, -1.0, 5.0]))
     np.testing.assert_array_equal(f(np.array([4.0, 0.25])), [2.25, 4.5])
+
+
+def test_out_buffers():
+    """out= takes arrays nested as the result is, writes the results into them (no new
+    arrays), and returns it; an input that shares memory with an output is read first."""
+    f = vectorize(value_and_grad(d, argnums=(0, 1, 2)), fuse_fma=False)
+    a, b = np.linspace(1.0, 2.0, 7), np.linspace(2.0, 3.0, 7)
+    out = (np.empty(7), (np.empty(7), np.empty(7), np.empty(7)))
+    assert f(a, b, 1.5, out=out) is out
+    value, grads = f(a, b, 1.5)
+    np.testing.assert_array_equal(out[0], value)
+    for got, want in zip(out[1], grads):
+        np.testing.assert_array_equal(got, want)
+    g = vectorize(d, fuse_fma=False)
+    x = np.linspace(1.0, 2.0, 5)
+    expected = g(x, x, 2.0)
+    g(x, x, 2.0, out=x)                          # x is read before it is written
+    np.testing.assert_array_equal(x, expected)
+    o = np.empty((2, 3))
+    assert g(np.ones((2, 1)), np.full(3, 2.0), 3.0, out=o) is o and np.all(o == d(1.0, 2.0, 3.0))
+    with pytest.raises(ValueError, match="shape"):
+        g(np.ones(3), 1.0, 1.0, out=np.empty(4))
+    with pytest.raises(TypeError, match="writeable float64"):
+        g(np.ones(3), 1.0, 1.0, out=np.empty(3, dtype=np.float32))
+    with pytest.raises(ValueError, match="out= has 1 array"):
+        f(a, b, 1.5, out=np.empty(7))

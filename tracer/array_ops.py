@@ -114,13 +114,16 @@ def evaluate_elementwise(v: Value, operands: list):
 
 
 def run_map(v: Value, operands: list, run_block):
-    """The value of a `map` (see tracer.ops.run): its region on every element, in row-major order."""
+    """The value of a `map` (see tracer.ops.run): its region on every element, in row-major order
+    (into its first attrs['into'] operands, if any, which it returns)."""
     np = _numpy()
     if len({x.shape for x in operands}) != 1:
         raise OpFailure(Status.FALLBACK)
     shape = operands[0].shape
     types = v.type.elements if isinstance(v.type, TupleType) else (v.type,)
-    outs = [np.empty(shape, dtype=_dtype(t.dtype)) for t in types]
+    n = v.attrs.get("into", 0)
+    outs = operands[:n] if n else [np.empty(shape, dtype=_dtype(t.dtype)) for t in types]
+    operands = operands[n:]
     for index in np.ndindex(shape):
         for out, x in zip(outs, run_block(v.regions[0], [_python_scalar(x[index]) for x in operands])):
             out[index] = x

@@ -430,7 +430,11 @@ def _check_map(v: Value) -> str | None:
     if len(shapes) != 1 or None in shapes or len(v.regions) != 1:
         return "a map takes arrays of one shape and one region"
     body = v.regions[0]
-    if tuple(p.type for p in body.params) != tuple(a.type.dtype for a in v.args):
+    into = v.attrs.get("into", 0)         # attrs['into']: that many leading operands are written, not read
+    if into and (into != len(body.results) or
+                 tuple(a.type.dtype for a in v.args[:into]) != tuple(r.type for r in body.results)):
+        return "its `into` arrays must be one per yield, of the yield's type"
+    if tuple(p.type for p in body.params) != tuple(a.type.dtype for a in v.args[into:]):
         return "its region takes one parameter per array operand, of its element type"
     if not body.results or not all(isinstance(r.type, ScalarType) for r in body.results):
         return "its region yields scalars"

@@ -329,7 +329,8 @@ _define("raise", "raise attrs['exception'] (a `raise` statement, or an error onl
         None, None, [Status.RAISE], attrs=("exception",))
 _define("map", "new arrays: its region applied to every element of its array operands (one shape; its "
         "parameters are their elements), as one loop; one array per scalar the region yields (a tuple of "
-        "them for several). Made by loop fusion (tracer.passes.fuse) and by tracer.vectorize",
+        "them for several). With attrs['into'] = k, its first k operands are arrays it writes instead (the "
+        "caller's out= buffers). Made by loop fusion (tracer.passes.fuse) and by tracer.vectorize",
         None, None, [Status.FALLBACK, Status.NO_MEMORY])
 _define("block_param", "a region parameter (a loop's carried value)", lambda t, a: None, None, attrs=("index",))
 

@@ -41,22 +41,29 @@ class Vectorized:
     def __repr__(self):
         return f"<vectorize {self.name}>"
 
-    def __call__(self, *args):
+    def __call__(self, *args, out=None):
         import numpy
         args = tuple(_argument(a, i, self.name) for i, a in enumerate(args))
         arrays = [a for a in args if isinstance(a, numpy.ndarray)]
-        if not arrays:                                            # numbers only: the scalar function
+        if not arrays and out is None:                            # numbers only: the scalar function
             if self.scalar is None:
                 from .api import make_dispatcher
                 self.scalar = make_dispatcher(self.py_func, self.transform, self.fuse_fma)
             return self.scalar(*args)
-        numpy.broadcast_shapes(*(a.shape for a in arrays))        # NumPy's ValueError if they do not
-        key = tuple(_layout(a) for a in args)
+        shape = numpy.broadcast_shapes(*(a.shape for a in arrays))   # NumPy's ValueError if they do not
+        outs = None if out is None else _out_arrays(out, shape, args, self.name)
+        if outs is not None:
+            args = tuple(a.copy() if isinstance(a, numpy.ndarray) and any(_overlaps(a, o) for o in outs) else a
+                         for a in args)
+        key = (tuple(_layout(a) for a in args), None if outs is None else tuple(_layout(o) for o in outs))
         kernel = self.compiled.get(key)
         examples = tuple(_example(a) for a in args)
         if kernel is None or kernel.loader(examples) is None:
-            kernel = self.compiled[key] = _Kernel(self, args, examples)
-        return kernel.call(*args)
+            kernel = self.compiled[key] = _Kernel(self, args, examples, outs)
+        if outs is None:
+            return kernel.call(*args)
+        kernel.call(*args, *outs)
+        return out
 
 
 def _argument(a, index: int, name: str):
@@ -71,6 +78,35 @@ def _argument(a, index: int, name: str):
     raise TypeError(f"vectorize({name}): argument {index} is {type(a).__name__}"
                     f"{'[' + str(a.dtype) + ']' if isinstance(a, numpy.ndarray) else ''}; it takes float64 arrays "
                     f"and floats (convert with np.asarray(x, dtype=float))")
+
+
+def _out_arrays(out, shape: tuple, args: tuple, name: str) -> list:
+    """The arrays of `out=` (an array, or tuples of arrays nested as the results are), checked:
+    float64, writeable, of the broadcast shape."""
+    import numpy
+    leaves = []
+
+    def visit(x):
+        if isinstance(x, tuple):
+            for item in x:
+                visit(item)
+        elif type(x) is numpy.ndarray and x.dtype == numpy.float64 and x.flags.writeable:
+            if x.shape != tuple(shape):
+                raise ValueError(f"vectorize({name}): out= array has shape {x.shape}, the result has {tuple(shape)}")
+            leaves.append(x)
+        else:
+            raise TypeError(f"vectorize({name}): out= takes writeable float64 arrays (tuples of them for a tuple "
+                            f"result), not {type(x).__name__}")
+    visit(out)
+    for i, o in enumerate(leaves):
+        if any(_overlaps(o, other) for other in leaves[i + 1:]):
+            raise ValueError(f"vectorize({name}): two out= arrays share memory")
+    return leaves
+
+
+def _overlaps(a, b) -> bool:
+    import numpy
+    return numpy.may_share_memory(a, b) and numpy.shares_memory(a, b)   # the cheap bounds test first
 
 
 def _layout(a) -> tuple:
@@ -88,12 +124,12 @@ def _example(a) -> float:
 class _Kernel:
     """The loop compiled for one argument layout, and the guards of its scalar trace."""
 
-    def __init__(self, owner: Vectorized, args: tuple, examples: tuple):
+    def __init__(self, owner: Vectorized, args: tuple, examples: tuple, outs: list | None):
         from .loader import make_loader
         from .specialize import compile_ir
         trace = _scalar_trace(owner, examples)
         self.loader = make_loader(trace)       # globals and closures the scalar code read
-        fn = _array_function(trace, args, owner.name)
+        fn = _array_function(trace, args, owner.name, outs)
         self.call = compile_ir(fn, owner.fuse_fma, fallback=_python_fallback(owner))
         self.function = fn
 
@@ -127,12 +163,15 @@ def _scalar_trace(owner: Vectorized, examples: tuple):
     return trace
 
 
-def _array_function(trace, args: tuple, name: str) -> Function:
-    """The IR: the arguments broadcast, and one map whose region is the scalar function."""
+def _array_function(trace, args: tuple, name: str, outs: list | None = None) -> Function:
+    """The IR: the arguments broadcast, and one map whose region is the scalar function (with
+    `outs`, a map into those arrays, extra parameters after the arguments; it returns nothing)."""
     scalar = trace.function
     params = [ir.make_param(i, f"x{i}", F64 if type(a) is float else
                             ArrayType(F64, tuple(1 if n == 1 else None for n in a.shape)))
               for i, a in enumerate(args)]
+    out_params = [ir.make_param(len(args) + i, f"out{i}", ArrayType(F64, tuple(1 if n == 1 else None for n in o.shape)))
+                  for i, o in enumerate(outs or [])]
     body = Block()
 
     def emit(op, operands, type_, **attrs):
@@ -140,10 +179,10 @@ def _array_function(trace, args: tuple, name: str) -> Function:
         body.values.append(v)
         return v
     arrays = [p for p in params if isinstance(p.type, ArrayType)]
-    rank = max(p.type.rank for p in arrays)
+    rank = max(p.type.rank for p in arrays + out_params)
     shape, sizes = [], []
     for axis in range(rank):                  # NumPy's broadcasting, the sizes from the first array that has it
-        owners = [p for p in arrays if axis - (rank - p.type.rank) >= 0
+        owners = [p for p in arrays + out_params if axis - (rank - p.type.rank) >= 0
                   and p.type.shape[axis - (rank - p.type.rank)] is None]
         if owners:
             shape.append(None)
@@ -171,11 +210,20 @@ def _array_function(trace, args: tuple, name: str) -> Function:
     leaves, structure = _leaves(region, result)
     region.results = leaves
     types = tuple(ArrayType(x.type, tuple(shape)) for x in leaves)
-    m = emit("map", [full[p] for p in arrays], types[0] if len(types) == 1 else TupleType(types))
+    if outs is not None and (len(outs) != len(leaves) or any(x.type != F64 for x in leaves)):
+        raise ValueError(f"vectorize({name}): out= has {len(outs)} array(s); the function returns "
+                         f"{len(leaves)} float(s)")
+    into = {"into": len(out_params)} if out_params else {}
+    m = emit("map", [*out_params, *(full[p] for p in arrays)], types[0] if len(types) == 1 else TupleType(types),
+             **into)
     m.regions = [region]
-    outputs = [m] if len(types) == 1 else [emit("getitem", [m], t, index=i) for i, t in enumerate(types)]
-    body.results = [_rebuild(structure, iter(outputs), emit)]
-    fn = Function(f"vectorize_{scalar.name}", params, body, scalar.loc, python_on_failure=scalar.python_on_failure)
+    if out_params:
+        body.results = [emit("tuple", [], TupleType(()))]
+    else:
+        outputs = [m] if len(types) == 1 else [emit("getitem", [m], t, index=i) for i, t in enumerate(types)]
+        body.results = [_rebuild(structure, iter(outputs), emit)]
+    fn = Function(f"vectorize_{scalar.name}", params + out_params, body, scalar.loc,
+                  python_on_failure=scalar.python_on_failure, returns_none=bool(out_params))
     return ir.verify(fn)
 
 

@@ -5,7 +5,8 @@ over N float64 samples, as arrays in one call.
 
 Methods, each timed in the same process (best of --repeat), results checked first:
   - tracer `vectorize(value_and_grad(d, argnums=(0, 1, 2)))`: one native loop, value and
-    gradients per sample; also `vectorize(d)` (forward only);
+    gradients per sample; also into `out=` buffers (no fresh memory per call), and
+    `vectorize(d)` (forward only);
   - JAX `jit(vmap(value_and_grad(d, argnums=(0, 1, 2))))` with x64 (the bar: >= 5x faster);
   - PyTorch eager: tensors with requires_grad, forward, `backward` of the sum;
   - NumPy (forward only) and numba `@vectorize` (forward only).
@@ -98,6 +99,9 @@ def main():
         print(f"N = {n:,}")
         print(f"  {'tracer vectorize(value_and_grad)':38s} {ours * 1e3:9.3f} ms  "
               f"({ours / n * 1e9:.2f} ns/sample = {ours / n * 1e9:.2f} ms per 1M samples)")
+        out = (np.empty(n), (np.empty(n), np.empty(n), np.empty(n)))
+        t_out = best_time(lambda: vg(a, b, c, out=out), options.repeat)
+        print(f"  {'tracer, into out= buffers':38s} {t_out * 1e3:9.3f} ms  ({t_out / n * 1e9:.2f} ms per 1M samples)")
         f = best_time(lambda: fwd(a, b, c), options.repeat)
         print(f"  {'tracer vectorize(d), forward only':38s} {f * 1e3:9.3f} ms")
         for name, run, grads in peers(a, b, c, reference):
