@@ -175,18 +175,18 @@ def copy_elements(k: KernelBuilder, source: ArrayValue, target: ArrayValue, dtyp
 
 
 def check_same_sizes(k: KernelBuilder, sizes_a, sizes_b) -> None:
-    """Sizes known only at run time that differ: FALLBACK (NumPy raises its ValueError)."""
+    """Sizes known only at run time that differ: SHAPE_MISMATCH (NumPy raises its ValueError)."""
     b = k.builder
     for x, y in zip(sizes_a, sizes_b):
         if x is not y:
-            k.fail_if(b.icmp_signed("!=", x, y), Status.FALLBACK)
+            k.fail_if(b.icmp_signed("!=", x, y), Status.SHAPE_MISMATCH)
 
 
 def _bounded_index(k: KernelBuilder, i, n):
-    """i, counted from the end when negative; out of bounds returns FALLBACK."""
+    """i, counted from the end when negative; out of bounds returns SHAPE_MISMATCH."""
     b = k.builder
     i = b.select(b.icmp_signed("<", i, k.i64(0)), b.add(i, n), i)
-    k.fail_if(b.icmp_unsigned(">=", i, n), Status.FALLBACK)   # unsigned: still negative is huge
+    k.fail_if(b.icmp_unsigned(">=", i, n), Status.SHAPE_MISMATCH)   # unsigned: still negative is huge
     return i
 
 
@@ -196,7 +196,7 @@ def dim(k: KernelBuilder, v: ir.Value, a: ArrayValue):
 
 
 def load(k: KernelBuilder, v: ir.Value, a: ArrayValue, *indices):
-    """a[indices]: a negative index counts from the end; out of bounds returns FALLBACK."""
+    """a[indices]: a negative index counts from the end; out of bounds returns SHAPE_MISMATCH."""
     indices = [_bounded_index(k, i, n) for i, n in zip(indices, a.sizes)]
     return load_element(k, a, indices, v.type)
 
@@ -348,7 +348,7 @@ def reduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     kept = [d for d in range(len(a.sizes)) if d not in axes]
     count = _count(k, [a.sizes[d] for d in axes])
     if kind in ("max", "min"):
-        k.fail_if(b.icmp_signed("==", count, k.i64(0)), Status.FALLBACK)   # NumPy's ValueError
+        k.fail_if(b.icmp_signed("==", count, k.i64(0)), Status.SHAPE_MISMATCH)   # NumPy's ValueError
     out = allocate(k, dtype, [a.sizes[d] for d in kept])
     start = _identity(k, kind, dtype, count)
     for_each_index(k, out.sizes, lambda idx: store_element(k, out, idx, dtype, start))
@@ -379,7 +379,7 @@ def argreduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     else:
         sizes, axes = a.sizes, [axis]
         kept = [d for d in range(len(a.sizes)) if d != axis]
-    k.fail_if(b.icmp_signed("==", _count(k, [sizes[d] for d in axes]), k.i64(0)), Status.FALLBACK)
+    k.fail_if(b.icmp_signed("==", _count(k, [sizes[d] for d in axes]), k.i64(0)), Status.SHAPE_MISMATCH)
     out_sizes = [sizes[d] for d in kept]
     best = allocate(k, dtype, out_sizes)
     where = allocate(k, ir.I64, out_sizes)
@@ -444,7 +444,7 @@ def matmul(k: KernelBuilder, v: ir.Value, x: ArrayValue, y: ArrayValue):
 
 def full(k: KernelBuilder, v: ir.Value, fill, *sizes):
     for s in sizes:
-        k.fail_if(k.builder.icmp_signed("<", s, k.i64(0)), Status.FALLBACK)   # NumPy's ValueError
+        k.fail_if(k.builder.icmp_signed("<", s, k.i64(0)), Status.SHAPE_MISMATCH)   # NumPy's ValueError
     out = allocate(k, v.type.dtype, sizes)
     for_each_index(k, sizes, lambda idx: store_element(k, out, idx, v.type.dtype, fill))
     return out
@@ -478,8 +478,8 @@ def copy(k: KernelBuilder, v: ir.Value, a: ArrayValue):
 def reshape(k: KernelBuilder, v: ir.Value, a: ArrayValue, *sizes):
     b = k.builder
     for s in sizes:
-        k.fail_if(b.icmp_signed("<", s, k.i64(0)), Status.FALLBACK)
-    k.fail_if(b.icmp_signed("!=", _count(k, sizes), _count(k, a.sizes)), Status.FALLBACK)
+        k.fail_if(b.icmp_signed("<", s, k.i64(0)), Status.SHAPE_MISMATCH)
+    k.fail_if(b.icmp_signed("!=", _count(k, sizes), _count(k, a.sizes)), Status.SHAPE_MISMATCH)
     dense = copy(k, v, a)
     return ArrayValue(dense.data, tuple(sizes), contiguous_strides(k, v.type.dtype, sizes))
 

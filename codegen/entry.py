@@ -6,8 +6,9 @@ called by the dispatcher (not by CPython's call machinery), so its protocol is:
   - a guard miss (wrong argument count, an argument of another exact type, an int past 64 bits,
     a trace-time constant argument with another value) returns NULL with NO exception set;
   - Status.OK returns the boxed result (a new reference);
-  - Status.FALLBACK returns PyObject_Vectorcall(self, args, nargs, NULL): `self` runs the
-    original Python function, which gives the exact (big int, complex) answer;
+  - Status.FALLBACK (and SHAPE_MISMATCH) returns PyObject_Vectorcall(self, args, nargs, NULL):
+    `self` runs the original Python function, which gives the exact (big int, complex) answer
+    or raises NumPy's exact error;
   - any other status sets the exception CPython raises (tracer.errors.STATUS_EXCEPTIONS) and
     returns NULL.
 Arguments are borrowed. Object layouts used (GIL builds of 3.11-3.13): PyObject is
@@ -375,11 +376,13 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     # with array arguments every failure re-runs the Python function: where Python's float and
     # int ops raise, NumPy's scalars give inf, nan or a wrapped int (tracer.arrays)
     rerun_on_failure = fn.python_on_failure or any(isinstance(p.type, ir.ArrayType) for p in fn.params)
+    # FALLBACK, and array sizes NumPy rejects (its exact ValueError/IndexError): run Python
+    fallback = function.append_basic_block("fallback")
+    switch.add_case(ll.Constant(I32, int(Status.SHAPE_MISMATCH)), fallback)
     if Status.FALLBACK in possible or rerun_on_failure:
-        fallback = function.append_basic_block("fallback")
         switch.add_case(ll.Constant(I32, int(Status.FALLBACK)), fallback)
-        with b.goto_block(fallback):
-            b.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+    with b.goto_block(fallback):
+        b.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
     for st, (exc_type, message) in STATUS_EXCEPTIONS.items():
         if st in possible:
             block = function.append_basic_block(f"raise_{st.name.lower()}")

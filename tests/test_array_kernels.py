@@ -157,7 +157,7 @@ def test_int64_elements():
        st.integers(-8, 8), st.integers(-8, 8), st.booleans())
 @settings(max_examples=200, deadline=None)
 def test_matrix_element_matches_numpy(a, i, j, transpose):
-    """In bounds: NumPy's element (negative indices from the end). Out of bounds: FALLBACK,
+    """In bounds: NumPy's element (negative indices from the end). Out of bounds: SHAPE_MISMATCH,
     so the Python function runs and raises NumPy's IndexError itself."""
     a = a.T if transpose else a
     got = kernel(ELEMENT)(a, i, j)
@@ -166,7 +166,7 @@ def test_matrix_element_matches_numpy(a, i, j, transpose):
     if -rows <= i < rows and -cols <= j < cols:
         assert got == ("ok", float(a[i, j]) * 2.0 + (rows * 10.0 + cols))
     else:
-        assert got == ("fail", Status.FALLBACK)
+        assert got == ("fail", Status.SHAPE_MISMATCH)
         with pytest.raises(IndexError):
             a[i, j]
 
@@ -180,7 +180,7 @@ def test_an_unused_out_of_bounds_read_still_fails():
     b.results = [emit(b, "const", value=1.0)]
     fn = optimize(ir.verify(ir.Function("unused_read", [x], b)))
     assert any(v.op == "load" for v in fn.walk())
-    assert ArrayKernel(fn)(np.zeros(3)) == ("fail", Status.FALLBACK)
+    assert ArrayKernel(fn)(np.zeros(3)) == ("fail", Status.SHAPE_MISMATCH)
     assert ArrayKernel(fn)(np.zeros(6)) == ("ok", 1.0)
 
 

@@ -103,7 +103,7 @@ def evaluate_elementwise(v: Value, operands: list):
     np = _numpy()
     shapes = {x.shape for x in operands if isinstance(x, np.ndarray)}
     if len(shapes) != 1:
-        raise OpFailure(Status.FALLBACK)          # run-time sizes that differ: NumPy's ValueError
+        raise OpFailure(Status.SHAPE_MISMATCH)          # run-time sizes that differ: NumPy's ValueError
     shape = shapes.pop()
     scalar = OPS[v.op].evaluate
     out = np.empty(shape, dtype=_dtype(v.type.dtype))
@@ -118,7 +118,7 @@ def run_map(v: Value, operands: list, run_block):
     (into its first attrs['into'] operands, if any, which it returns)."""
     np = _numpy()
     if len({x.shape for x in operands}) != 1:
-        raise OpFailure(Status.FALLBACK)
+        raise OpFailure(Status.SHAPE_MISMATCH)
     shape = operands[0].shape
     types = v.type.elements if isinstance(v.type, TupleType) else (v.type,)
     n = v.attrs.get("into", 0)
@@ -166,7 +166,7 @@ def _with_fallback(f):
         try:
             return f(*args, **attrs)
         except (ValueError, IndexError):
-            raise OpFailure(Status.FALLBACK) from None
+            raise OpFailure(Status.SHAPE_MISMATCH) from None
     return evaluate
 
 
@@ -212,7 +212,7 @@ def _broadcast_rule(ct, out, x, *sizes, shape, dims):
 
 _define("broadcast_in_dim", "a view of array x with shape attrs['shape'] (the i64 operands give its sizes): "
         "input axis i becomes output axis dims[i]; new axes and axes of size 1 repeat (stride 0)",
-        _broadcast_type, _with_fallback(_broadcast), [Status.FALLBACK], attrs=("shape", "dims"),
+        _broadcast_type, _with_fallback(_broadcast), [Status.FALLBACK, Status.SHAPE_MISMATCH], attrs=("shape", "dims"),
         vjp=(_broadcast_rule,))
 
 
@@ -245,7 +245,7 @@ def _bounded(x, indices):
     for i, n in zip(indices, x.shape):
         i = i + n if i < 0 else i
         if not 0 <= i < n:
-            raise OpFailure(Status.FALLBACK)      # NumPy's IndexError, raised by the Python function
+            raise OpFailure(Status.SHAPE_MISMATCH)      # NumPy's IndexError, raised by the Python function
         position.append(i)
     return tuple(position)
 
@@ -258,7 +258,7 @@ def _scatter_rule(ct, out, x, *indices):
 
 
 _define("index", "a view of x[i0, ..., ik] (fewer indices than axes; negative ones count from the end)",
-        _index_type, lambda x, *indices: x[_bounded(x, indices)], [Status.FALLBACK],
+        _index_type, lambda x, *indices: x[_bounded(x, indices)], [Status.FALLBACK, Status.SHAPE_MISMATCH],
         vjp=(_scatter_rule,))
 # a scalar element read (`load`, defined with the scalar ops) has the same derivative
 OPS["load"] = replace(OPS["load"], vjp=(_scatter_rule,))
@@ -314,7 +314,7 @@ def _reduce(x, kind, axes, keepdims):
     count = math.prod(x.shape[d] for d in axes)
     flat = moved.reshape([x.shape[d] for d in kept] + [count])
     if kind in ("max", "min") and count == 0:
-        raise OpFailure(Status.FALLBACK)        # NumPy: "zero-size array to reduction operation"
+        raise OpFailure(Status.SHAPE_MISMATCH)        # NumPy: "zero-size array to reduction operation"
     if x.dtype != np.float64 and kind in ("sum", "prod"):
         exact = flat.astype(object)
         out = np.sum(exact, axis=-1) if kind == "sum" else np.prod(exact, axis=-1)
@@ -352,7 +352,7 @@ def _reduce_rule(ct, out, x, kind, axes, keepdims):
 
 
 _define("reduce", "attrs['kind'] (sum, prod, max, min) of x over attrs['axes'] (keepdims as NumPy's); "
-        "all axes without keepdims give a scalar", _reduce_type, _reduce, [Status.FALLBACK],
+        "all axes without keepdims give a scalar", _reduce_type, _reduce, [Status.FALLBACK, Status.SHAPE_MISMATCH],
         attrs=("kind", "axes", "keepdims"), vjp=(_reduce_rule,))
 
 
@@ -369,14 +369,14 @@ def _argreduce_type(t, a):
 def _argreduce(x, kind, axis):
     np = _numpy()
     if x.size == 0 or (axis is not None and x.shape[axis] == 0):
-        raise OpFailure(Status.FALLBACK)
+        raise OpFailure(Status.SHAPE_MISMATCH)
     r = getattr(np, kind)(x, axis=axis)
     return int(r) if axis is None else np.asarray(r, dtype=np.int64)
 
 
 _define("argreduce", "the index of the first largest (argmax) or smallest (argmin) element over attrs['axis'] "
         "(None: of the flattened array); a NaN counts as the extreme", _argreduce_type, _argreduce,
-        [Status.FALLBACK], attrs=("kind", "axis"), vjp=(None,))
+        [Status.FALLBACK, Status.SHAPE_MISMATCH], attrs=("kind", "axis"), vjp=(None,))
 
 
 # ---------------------------------------------------------------------------------- matmul
@@ -399,7 +399,7 @@ def _matmul_type(t, a):
 def _matmul(x, y):
     np = _numpy()
     if x.shape[-1] != y.shape[0]:
-        raise OpFailure(Status.FALLBACK)
+        raise OpFailure(Status.SHAPE_MISMATCH)
     a = x if x.ndim == 2 else x[None, :]
     b = y if y.ndim == 2 else y[:, None]
     if a.shape[1] == 0:
@@ -431,7 +431,7 @@ def _matmul_rule_b(ct, out, a, b):
 
 
 _define("matmul", "a @ b for f64 arrays of rank 1 or 2 (NumPy's matmul; the sum over k runs in order)",
-        _matmul_type, _matmul, [Status.FALLBACK], vjp=(_matmul_rule_a, _matmul_rule_b))
+        _matmul_type, _matmul, [Status.FALLBACK, Status.SHAPE_MISMATCH], vjp=(_matmul_rule_a, _matmul_rule_b))
 
 
 # ----------------------------------------------------------------------------- new arrays
@@ -445,12 +445,12 @@ def _full_type(t, a):
 
 def _full(fill, *sizes, shape):
     if any(n < 0 for n in sizes):
-        raise OpFailure(Status.FALLBACK)        # NumPy: "negative dimensions are not allowed"
+        raise OpFailure(Status.SHAPE_MISMATCH)        # NumPy: "negative dimensions are not allowed"
     return _numpy().full(sizes, fill, dtype=_dtype(type_of_constant(fill)))
 
 
 _define("full", "a new array of the i64 sizes (shape attrs['shape']) with every element the fill value",
-        _full_type, _full, [Status.FALLBACK, Status.NO_MEMORY], attrs=("shape",),
+        _full_type, _full, [Status.FALLBACK, Status.SHAPE_MISMATCH, Status.NO_MEMORY], attrs=("shape",),
         vjp=(lambda ct, out, fill, *sizes, shape: ct.apply_attrs("reduce", kind="sum", axes=tuple(range(len(shape))),
                                                                   keepdims=False),))
 
@@ -520,12 +520,12 @@ def _reshape_type(t, a):
 
 def _reshape(x, *sizes, shape):
     if math.prod(sizes) != x.size or any(n < 0 for n in sizes):
-        raise OpFailure(Status.FALLBACK)
+        raise OpFailure(Status.SHAPE_MISMATCH)
     return x.reshape(sizes).copy()
 
 
 _define("reshape", "a new array with the elements of x in C order and the i64 sizes (shape attrs['shape'])",
-        _reshape_type, _reshape, [Status.FALLBACK, Status.NO_MEMORY], attrs=("shape",),
+        _reshape_type, _reshape, [Status.FALLBACK, Status.SHAPE_MISMATCH, Status.NO_MEMORY], attrs=("shape",),
         vjp=(lambda ct, out, x, *sizes, shape: ct.apply_attrs("reshape", *_sizes_of(ct, x), shape=x.type.shape),))
 
 
@@ -547,7 +547,7 @@ def _store(x, value, *indices):
     position = _bounded(x, indices)
     if isinstance(value, np.ndarray):
         if value.shape != x[position].shape:
-            raise OpFailure(Status.FALLBACK)
+            raise OpFailure(Status.SHAPE_MISMATCH)
         x[position] = value.copy()
     else:
         x[position] = value
@@ -555,7 +555,7 @@ def _store(x, value, *indices):
 
 
 _define("store", "x[indices] = value (fewer indices than axes: value is an array of the rest's shape); "
-        "x must be an array the function made", _store_type, _store, [Status.FALLBACK], effect=True)
+        "x must be an array the function made", _store_type, _store, [Status.FALLBACK, Status.SHAPE_MISMATCH], effect=True)
 
 
 def _writeback_type(t, a):

@@ -306,7 +306,7 @@ class GraphBuilder:
             # raise the same, or let Python compute the exact answer
             path = [v for b in [*self.enclosing, self.block] for v in b.values]
             example = next(self.examples[v] for v in path if isinstance(self.examples[v], Failed))
-            if example.status == Status.FALLBACK:
+            if example.status in (Status.FALLBACK, Status.SHAPE_MISMATCH):
                 raise BigIntInput(f"{why} needs a value only Python can compute exactly", self.loc)
             raise exception_for(example.status)
         for p in deps:

@@ -31,6 +31,8 @@ class Status(enum.IntEnum):
     FLOAT_NAN_TO_INT = 13             # int(nan)
     RAISE = 14                        # a `raise` in traced code (its site's code is RAISE_BASE + i)
     NO_MEMORY = 15                    # malloc failed (a gradient's tape of loop iterations)
+    SHAPE_MISMATCH = 16               # run-time array sizes NumPy rejects (its ValueError or IndexError:
+                                      # the Python function raises it; exports report it as a shape error)
 
 
 RAISE_BASE = 64     # status RAISE_BASE + i: the i-th `raise` op of the function (walk order)

@@ -47,7 +47,7 @@ class OpDef:
     def may_fail_scalar(self, v: Value) -> bool:
         if not self.statuses:
             return False
-        if self.statuses == (Status.FALLBACK,) and v.type != I64 and self.name != "load":
+        if self.statuses == (Status.FALLBACK,) and v.type != I64:
             # add/sub/mul/neg/abs fall back only for an i64 result past 64 bits: on f64 they
             # never fail (overflow gives inf, as in CPython), so a dead f64 `a * b` can go
             return False
@@ -376,7 +376,7 @@ _define("tape_free", "release a tape's memory (nothing reads it after)",
 
 
 # arrays: reading their elements. The evaluators take NumPy arrays. An index out of bounds
-# returns FALLBACK, so the Python function runs and raises NumPy's own IndexError (its message
+# returns SHAPE_MISMATCH, so the Python function runs and raises NumPy's own IndexError (its message
 # names the index, axis and size); that is exact while compiled code does not write to arrays.
 def _dim_type(t, a):
     if len(t) != 1 or not isinstance(t[0], ArrayType) or not 0 <= a["axis"] < t[0].rank:
@@ -395,7 +395,7 @@ def _load(array, *indices):
     for i, n in zip(indices, array.shape):
         i = i + n if i < 0 else i
         if not 0 <= i < n:
-            raise OpFailure(Status.FALLBACK)
+            raise OpFailure(Status.SHAPE_MISMATCH)
         position.append(i)
     x = array[tuple(position)]
     return bool(x) if array.dtype == bool else int(x) if array.dtype.kind == "i" else float(x)
@@ -404,7 +404,7 @@ def _load(array, *indices):
 _define("dim", "the size of axis attrs['axis'] of an array", _dim_type, lambda a, axis: a.shape[axis],
         attrs=("axis",))
 _define("load", "the element of an array at one i64 index per axis (a negative index counts from "
-        "the end, as in NumPy)", _load_type, _load, [Status.FALLBACK])
+        "the end, as in NumPy)", _load_type, _load, [Status.SHAPE_MISMATCH])
 
 
 def _ieee_div(a: float, b: float) -> float:

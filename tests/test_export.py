@@ -1,0 +1,217 @@
+"""Ahead-of-time export (tracer.export): the libraries are run from C programs compiled against
+their headers, and through the generated ctypes loaders, against CPython and the JIT."""
+import importlib.util
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tracer import trace
+from tracer.export import ExportError, export
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+from mlp_numpy import mlp  # noqa: E402
+
+CC = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
+pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler to link and run exported libraries")
+
+
+def fma(x, y, z):
+    return x * y + z
+
+
+def div(a, b):
+    return a / b
+
+
+def sin(x):          # a function named like libm's: the library must call libm's, not itself
+    return math.sin(x) * 2.0
+
+
+def checked_sqrt(x):
+    if x < 0.0:
+        raise ValueError("x must not be negative")
+    return math.sqrt(x)
+
+
+def pick(x, n):      # n indexes a tuple: its value is used at compile time (pinned)
+    return (x, 2.0 * x, 3.0 * x)[n]
+
+
+def run_c(tmp_path, out_dir: str, name: str, body: str, extra: str = "") -> list[str]:
+    """Compile `body` (the inside of main) against out_dir/<name>.h and lib<name>.so; its stdout lines."""
+    source = tmp_path / "main.c"
+    source.write_text(f'#include <stdio.h>\n#include <stdlib.h>\n#include "{name}.h"\n{extra}\n'
+                      f"int main(void) {{\n{body}\n    return 0;\n}}\n")
+    program = tmp_path / "main"
+    subprocess.run([CC, "-std=c99", "-Wall", "-Werror", "-o", str(program), str(source), f"-I{out_dir}",
+                    f"-L{out_dir}", f"-l{name}", f"-Wl,-rpath,{out_dir}", "-lm"], check=True)
+    done = subprocess.run([str(program)], capture_output=True, text=True, check=True)
+    return done.stdout.splitlines()
+
+
+def load(exported):
+    spec = importlib.util.spec_from_file_location(f"exported_{id(exported)}", exported.loader)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def c_double(x: float) -> str:
+    return x.hex() if math.isfinite(x) else {math.inf: "INFINITY", -math.inf: "-INFINITY"}.get(x, "NAN")
+
+
+POINTS = [(3.0, -1.0, 2.0), (0.1, 0.2, 0.3), (1e308, 10.0, -1e308), (-0.0, 5.0, -0.0), (1.0 / 3, 3.0, -1.0)]
+
+
+@pytest.mark.parametrize("fuse_fma", [False, True])
+def test_fma_and_its_gradient_from_c(tmp_path, fuse_fma):
+    out = str(tmp_path / "out")
+    exported = export(fma, 3.0, -1.0, 2.0, out_dir=out, grad=True, fuse_fma=fuse_fma)
+    assert exported.symbols == ["fma_fma", "fma_fma_grad"]
+    calls = "\n".join(
+        f"    if (fma_fma({c_double(x)}, {c_double(y)}, {c_double(z)}, &v) != FMA_OK) return 1;\n"
+        f"    if (fma_fma_grad({c_double(x)}, {c_double(y)}, {c_double(z)}, &w, &dx, &dy, &dz) != FMA_OK) return 1;\n"
+        f'    printf("%a %a %a %a %a\\n", v, w, dx, dy, dz);' for x, y, z in POINTS)
+    lines = run_c(tmp_path, out, "fma", "    double v, w, dx, dy, dz;\n" + calls)
+    jit = trace(fma, fuse_fma=fuse_fma)
+    for (x, y, z), line in zip(POINTS, lines):
+        v, w, dx, dy, dz = map(float.fromhex, line.split())
+        assert v.hex() == w.hex() == jit(x, y, z).hex()
+        if not fuse_fma:
+            assert v.hex() == (x * y + z).hex()        # CPython's bits
+        assert (dx, dy, dz) == (y, x, 1.0)
+
+
+def test_errors_come_back_as_statuses(tmp_path):
+    out = str(tmp_path / "out")
+    export([(div, (1.0, 2.0)), (checked_sqrt, (4.0,)), (pick, (1.0, 1))], out_dir=out, name="errs")
+    body = r'''
+    double r;
+    int s = errs_div(1.0, 0.0, &r);
+    printf("%d|%s\n", s, errs_last_error());
+    s = errs_div(1.0, 4.0, NULL);
+    printf("%d|%s\n", s, errs_last_error());
+    s = errs_div(1.0, 4.0, &r);
+    printf("%d|%s|%a\n", s, errs_last_error(), r);
+    s = errs_checked_sqrt(-1.0, &r);
+    printf("%d|%s\n", s, errs_last_error());
+    s = errs_pick(2.0, 2, &r);
+    printf("%d|%s\n", s, errs_last_error());
+    s = errs_pick(2.0, 1, &r);
+    printf("%d|%a\n", s, r);
+'''
+    lines = run_c(tmp_path, out, "errs", body)
+    assert lines[0] == "1|div: ZeroDivisionError: float division by zero"
+    assert lines[1].startswith("5|div: the output pointer out is NULL")
+    assert lines[2] == "0||0x1p-2"
+    code, message = lines[3].split("|")
+    assert code == "6" and message.endswith("ValueError: x must not be negative")
+    assert "test_export.py:" in message                       # names the user's line
+    assert lines[4].startswith("5|pick: argument n must be 1")
+    assert lines[5] == "0|0x1p+2"
+
+
+def small_mlp_weights(seed=0, sizes=(20, 8, 3)):
+    rng = np.random.default_rng(seed)
+    n_in, hidden, n_out = sizes
+    return (rng.normal(0.0, 0.3, (n_in, hidden)), rng.normal(0.0, 0.1, hidden),
+            rng.normal(0.0, 0.3, (hidden, n_out)), rng.normal(0.0, 0.1, n_out))
+
+
+def c_array(name: str, a: np.ndarray) -> str:
+    return f"static double {name}[{a.size}] = {{{', '.join(c_double(float(v)) for v in a.ravel())}}};"
+
+
+@pytest.mark.parametrize("batch", [1, 5])
+def test_mlp_forward_from_c_equals_the_jit(tmp_path, batch):
+    W1, b1, W2, b2 = small_mlp_weights()
+    x = np.random.default_rng(1).random((batch, 20))
+    out = str(tmp_path / "out")
+    export(mlp, W1, b1, W2, b2, x, out_dir=out, name="net")
+    x2 = np.random.default_rng(2).random((batch, 20))      # other inputs than the example's
+    xT = np.asfortranarray(x2)                               # the same values, strided
+    extra = "\n".join([c_array("W1", W1), c_array("b1", b1), c_array("W2", W2), c_array("b2", b2),
+                       c_array("x", x2), c_array("xT", xT.T.copy())])
+    body = f'''
+    int64_t s1[2] = {{20, 8}}, s2[1] = {{8}}, s3[2] = {{8, 3}}, s4[1] = {{3}}, sx[2] = {{{batch}, 20}};
+    int64_t tx[2] = {{8, 8 * {batch}}};       /* column-major x: a transposed C array */
+    net_f64_2d p, q;
+    if (net_mlp(W1, s1, NULL, b1, s2, NULL, W2, s3, NULL, b2, s4, NULL, x, sx, NULL, &p) != NET_OK) return 1;
+    if (net_mlp(W1, s1, NULL, b1, s2, NULL, W2, s3, NULL, b2, s4, NULL, xT, sx, tx, &q) != NET_OK) return 1;
+    printf("%lld %lld\\n", (long long)p.shape[0], (long long)p.shape[1]);
+    for (int i = 0; i < {batch} * 3; i++) printf("%a %a\\n", p.data[i], q.data[i]);
+    net_free(p.owner);
+    net_free(q.owner);
+    int64_t bad[2] = {{{batch}, 19}};
+    printf("%d\\n", net_mlp(W1, s1, NULL, b1, s2, NULL, W2, s3, NULL, b2, s4, NULL, x, bad, NULL, &p));
+    printf("%d\\n", net_mlp(W1, s1, NULL, b1, s2, NULL, W2, s3, NULL, b2, s4, NULL, NULL, sx, NULL, &p));
+'''
+    lines = run_c(tmp_path, out, "net", body, extra)
+    assert lines[0] == f"{batch} 3"
+    expected = trace(mlp)(W1, b1, W2, b2, x2)
+    got = np.array([[float.fromhex(v) for v in line.split()] for line in lines[1:1 + batch * 3]])
+    assert np.array_equal(got[:, 0], expected.ravel()) and np.array_equal(got[:, 1], expected.ravel())
+    assert np.abs(expected - mlp(W1, b1, W2, b2, x2)).max() < 1e-15
+    assert lines[1 + batch * 3:] == ["4", "5"]    # shape mismatch, NULL data
+
+
+def test_the_python_loader_round_trips(tmp_path):
+    W1, b1, W2, b2 = small_mlp_weights()
+    x = np.random.default_rng(3).random((4, 20))
+    exported = export([(fma, (3.0, -1.0, 2.0)), (mlp, (W1, b1, W2, b2, x)), (checked_sqrt, (2.0,))],
+                      out_dir=str(tmp_path), name="lib", grad=False)
+    m = load(exported)
+    assert m.fma(3.0, -1.0, 2.0) == trace(fma)(3.0, -1.0, 2.0)
+    assert np.array_equal(m.mlp(W1, b1, W2, b2, x), trace(mlp)(W1, b1, W2, b2, x))
+    assert m.checked_sqrt(2.0) == math.sqrt(2.0)
+    with pytest.raises(ValueError, match="x must not be negative"):
+        m.checked_sqrt(-1.0)
+    with pytest.raises(ValueError, match="shapes do not fit"):
+        m.mlp(W1, b1, W2, b2, np.ones((4, 21)))
+    with pytest.raises(TypeError):
+        m.fma(3, -1.0, 2.0)
+    with pytest.raises(TypeError):
+        m.mlp(W1, b1, W2, b2, np.ones((4, 20), dtype=np.float32))
+
+
+def test_gradients_through_the_loader_match_finite_differences(tmp_path):
+    def energy(x, k):
+        return 0.5 * k * np.sum((x[1:] - x[:-1]) ** 2) + np.sum(np.sin(x))
+    x = np.linspace(-1.0, 2.0, 7)
+    m = load(export(energy, x, 3.0, out_dir=str(tmp_path), name="spring", grad=True))
+    value, (dx, dk) = m.energy_grad(x, 3.0)
+    assert value == m.energy(x, 3.0) == trace(energy)(x, 3.0)
+    h = 1e-6
+    for i in range(len(x)):
+        e = np.zeros_like(x)
+        e[i] = h
+        assert abs((energy(x + e, 3.0) - energy(x - e, 3.0)) / (2 * h) - dx[i]) < 1e-6
+    assert abs((energy(x, 3.0 + h) - energy(x, 3.0 - h)) / (2 * h) - dk) < 1e-6
+
+
+def test_a_function_named_like_libm_calls_libm(tmp_path):
+    m = load(export(sin, 0.5, out_dir=str(tmp_path)))
+    assert m.sin(0.5) == math.sin(0.5) * 2.0
+
+
+@pytest.mark.skipif(shutil.which("readelf") is None, reason="no readelf")
+def test_the_library_needs_only_libc_and_libm(tmp_path):
+    exported = export(mlp, *small_mlp_weights(), np.ones((2, 20)), out_dir=str(tmp_path))
+    dynamic = subprocess.run(["readelf", "-d", exported.library], capture_output=True, text=True, check=True).stdout
+    needed = {line.split("[")[1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line}
+    # ld-linux is glibc's dynamic loader: it provides __tls_get_addr (the per-thread error message)
+    assert needed <= {"libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1"}, needed
+
+
+def test_inputs_must_be_arguments(tmp_path):
+    def total(xs):
+        return sum(xs)
+    with pytest.raises(ExportError, match="must take its inputs as arguments"):
+        export(total, [1.0, 2.0], out_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="unknown target"):
+        export(fma, 1.0, 2.0, 3.0, out_dir=str(tmp_path), target="pdp11")
