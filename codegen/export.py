@@ -18,6 +18,7 @@ array whose size-1 axes differ from the export's example (broadcasting depends o
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from llvmlite import ir as ll
@@ -250,7 +251,14 @@ def _array_argument(b, fail_if, is_null, name: str, t: ir.ArrayType, data, shape
 
 
 # ------------------------------------------------------------------------------ object code
-BASELINE_CPUS = {"x86_64": "x86-64-v2", "aarch64": "generic"}   # what an export assumes by default
+BASELINE_CPUS = {"x86_64": "x86-64-v2", "aarch64": "generic", "wasm32": "mvp"}   # what an export assumes by default
+
+
+@functools.cache
+def _initialize_all_targets() -> None:
+    import llvmlite.binding as llvm
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
 
 
 def export_target_machine(triple: str | None = None, cpu: str | None = None):
@@ -259,6 +267,8 @@ def export_target_machine(triple: str | None = None, cpu: str | None = None):
     import llvmlite.binding as llvm
     from .target import _initialize
     _initialize()
+    if triple is not None:
+        _initialize_all_targets()
     triple = triple or llvm.get_process_triple()
     if cpu == "native":
         cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()

@@ -101,7 +101,12 @@ class KernelBuilder:
 
     # -- calls ---------------------------------------------------------------------------------
     def call_c(self, name: str, result: ll.Type, params: list, *args: ll.Value) -> ll.Value:
-        """A call to the C library's `name` (malloc-family functions)."""
+        """A call to the C library's `name` (malloc-family functions). Sizes are given as i64;
+        on a 32-bit target (wasm32) C's size_t is 32 bits, and they are truncated to it."""
+        if "-p:32" in str(self.module.data_layout):
+            size_t = ll.IntType(32)
+            args = [self.builder.trunc(a, size_t) if t == I64 else a for a, t in zip(args, params)]
+            params = [size_t if t == I64 else t for t in params]
         return self.builder.call(self._declare(name, ll.FunctionType(result, params), ("nounwind",)), args)
 
     def _declare(self, name: str, fnty: ll.FunctionType, attrs=()) -> ll.Function:

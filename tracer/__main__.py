@@ -1,4 +1,8 @@
-"""Command line: `python -m tracer dump TARGET [--args ...] [--stage ...] [--no-fma] [--grad [--argnums 0,1]]`.
+"""Command line:
+
+    python -m tracer dump TARGET [--args ...] [--stage ...] [--no-fma] [--grad [--argnums 0,1]]
+    python -m tracer export TARGET [--fn NAME ...] [--args ...] -o OUT [--name NAME] [--grad]
+                                   [--no-fma] [--target host] [--cpu NAME|native]
 
 TARGET is `path/to/file.py:function` or `package.module:function`. Argument types come from
 example values (`--args 3.0 -1.0 2 "np.ones((4, 3))"`) or, without --args, from the function's
@@ -110,7 +114,23 @@ def main(argv=None) -> int:
     dump.add_argument("--grad", action="store_true",
                       help="show the gradient: the joint value-and-gradient function (stages ir, opt, llvm, asm)")
     dump.add_argument("--argnums", default="0", help="with --grad: the arguments to differentiate, e.g. 0,1")
+    export = commands.add_parser("export", help="compile functions into a shared library with a C header and a "
+                                                "ctypes loader")
+    export.add_argument("function", metavar="TARGET", help="path/to/file.py:function or package.module:function")
+    export.add_argument("--fn", action="append", default=[], help="another function of the same file or module "
+                                                                  "(repeatable)")
+    export.add_argument("--args", nargs="*", help="example argument values (Python literals or np.ones(...)); "
+                                                  "without it, the functions' annotations")
+    export.add_argument("-o", "--out", required=True, help="the output folder")
+    export.add_argument("--name", help="the library's name (default: the first function's)")
+    export.add_argument("--target", default="host", help="host (more targets: see the README)")
+    export.add_argument("--grad", action="store_true", help="also export <fn>_grad: the value and the gradient "
+                                                            "with respect to every float argument")
+    export.add_argument("--no-fma", action="store_true", help="turn FMA fusion off (results equal CPython's bits)")
+    export.add_argument("--cpu", help="the CPU the code may assume (default: a portable baseline; native: this one)")
     options = parser.parse_args(argv)
+    if options.command == "export":
+        return _export(options)
     try:
         fn = load_target(options.target)
         args = parse_args_for(fn, options.args)
@@ -124,6 +144,24 @@ def main(argv=None) -> int:
     except Exception as exc:   # the user's code raised while tracing (e.g. a bad argument)
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _export(options) -> int:
+    from .export import export
+    try:
+        first = load_target(options.function)
+        where = options.function.rsplit(":", 1)[0]
+        fns = [first] + [load_target(f"{where}:{name}") for name in options.fn]
+        pairs = [(fn, parse_args_for(fn, options.args)) for fn in fns]
+        result = export(pairs, out_dir=options.out, target=options.target, name=options.name,
+                        grad=options.grad, fuse_fma=not options.no_fma, cpu=options.cpu)
+    except (CommandError, TracerError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for path in (result.library, result.header, result.loader):
+        print(path)
+    print("functions:", ", ".join(result.symbols))
     return 0
 
 

@@ -30,7 +30,14 @@ from .sources import ArgSource
 from .specialize import _entry_args_for_arguments
 
 C_TYPES = {F64: "double", F32: "float", I64: "int64_t", BOOL: "bool"}
-TARGETS = ("host",)
+# target -> (LLVM triple, None for this machine's; what links the library)
+TARGETS = {
+    "host": (None, "cc"),
+    "x86_64-linux": ("x86_64-unknown-linux-gnu", "x86_64-linux-gnu-gcc"),
+    "aarch64-linux": ("aarch64-unknown-linux-gnu", "aarch64-linux-gnu-gcc"),
+    "wasm32": ("wasm32-unknown-unknown", "wasm-ld"),
+}
+WASI_LIBC = "/usr/lib/wasm32-wasi/libc.a"     # Debian's wasi-libc: malloc and the math functions
 
 
 class ExportError(TracerError):
@@ -59,6 +66,7 @@ def export(functions, *example_args, out_dir: str, target: str = "host", name: s
 
     if target not in TARGETS:
         raise ValueError(f"export: unknown target {target!r} (known: {', '.join(TARGETS)})")
+    triple, linker = TARGETS[target]
     items = functions if isinstance(functions, (list, tuple)) else [functions]
     pairs = [item if isinstance(item, tuple) else (item, example_args) for item in items]
     name = name or _c_name(unwrap(pairs[0][0], "export")[0].__name__)
@@ -81,16 +89,22 @@ def export(functions, *example_args, out_dir: str, target: str = "host", name: s
     if len(set(symbols)) != len(symbols):
         raise ExportError(f"export: two functions have the same C name ({', '.join(symbols)})")
 
-    obj = cexport.emit_object(exported, prefix, cpu=cpu)
+    obj = cexport.emit_object(exported, prefix, cpu=cpu, triple=triple)
     os.makedirs(out_dir, exist_ok=True)
-    library = os.path.join(out_dir, f"lib{name}.so")
-    _link_shared(obj, library)
+    if target == "wasm32":
+        from .export_wasm import js_loader_text, link_wasm
+        library = os.path.join(out_dir, f"{name}.wasm")
+        link_wasm(obj, library, [*symbols, f"{prefix}last_error", f"{prefix}free"])
+        loader, loader_text = os.path.join(out_dir, f"{name}.js"), js_loader_text(name, prefix, exported)
+    else:
+        library = os.path.join(out_dir, f"lib{name}.so")
+        _link_shared(obj, library, linker, triple)
+        loader, loader_text = os.path.join(out_dir, f"{name}.py"), _loader_text(name, prefix, exported)
     header = os.path.join(out_dir, f"{name}.h")
     with open(header, "w") as out:
         out.write(_header_text(name, prefix, exported, docs))
-    loader = os.path.join(out_dir, f"{name}.py")
     with open(loader, "w") as out:
-        out.write(_loader_text(name, prefix, exported))
+        out.write(loader_text)
     return Exported(library, header, loader, symbols)
 
 
@@ -149,10 +163,25 @@ def _specialize(py_func, transform, args, symbol: str, fuse_fma: bool):
 
 
 # ------------------------------------------------------------------------------ linking
-def _link_shared(obj: bytes, library: str) -> None:
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        raise ExportError("export: no C compiler (cc) to link the shared library with")
+def find_tool(name: str) -> str:
+    """The path of a toolchain program, or an ExportError that says how to get it."""
+    path = shutil.which(name)
+    if path is None:
+        raise ExportError(f"export: {name} is not installed (Debian: apt-get install "
+                          f"{DEBIAN_PACKAGES.get(name, name)})")
+    return path
+
+
+DEBIAN_PACKAGES = {"aarch64-linux-gnu-gcc": "gcc-aarch64-linux-gnu", "x86_64-linux-gnu-gcc": "gcc-x86-64-linux-gnu",
+                   "wasm-ld": "lld wasi-libc", "cc": "gcc"}
+
+
+def _link_shared(obj: bytes, library: str, linker: str, triple: str | None) -> None:
+    import platform
+    if triple is None or triple.split("-")[0] == platform.machine():
+        cc = os.environ.get("CC") or shutil.which("cc") or find_tool("gcc")    # this machine's compiler
+    else:
+        cc = find_tool(linker)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "export.o")
         with open(path, "wb") as out:
@@ -230,7 +259,7 @@ def _header_text(name: str, prefix: str, exported, docs) -> str:
         lines.append("*/")
         lines.append(f"int32_t {f.symbol}({', '.join(_c_params(f) + _c_outs(prefix, f))});")
         lines.append("")
-    lines += [f"/* The message of the calling thread's last failure (\"\" after success). */",
+    lines += ["/* The message of the calling thread's last failure (\"\" after success). */",
               f"const char *{prefix}last_error(void);", "",
               "/* Frees an array result (pass its `owner`). */",
               f"void {prefix}free(void *owner);", "",
