@@ -1,4 +1,4 @@
-"""Kernels behind a plain C ABI, for ahead-of-time export (tracer.export writes the files).
+"""Kernels behind a plain C ABI, for ahead-of-time export (tracer.aot writes the files).
 
 For each exported function the module holds its kernel (internal) and a C entry:
 

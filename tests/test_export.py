@@ -1,4 +1,4 @@
-"""Ahead-of-time export (tracer.export): the libraries are run from C programs compiled against
+"""Ahead-of-time export (tracer.export, tracer.aot): the libraries are run from C programs compiled against
 their headers, and through the generated ctypes loaders, against CPython and the JIT."""
 import importlib.util
 import math
@@ -11,13 +11,31 @@ import numpy as np
 import pytest
 
 from tracer import trace
-from tracer.export import ExportError, export
+from tracer import export
+from tracer.aot import ExportError
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 from mlp_numpy import mlp  # noqa: E402
 
 CC = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler to link and run exported libraries")
+
+# Linux targets: (the C compiler for the test program, how to run it). aarch64 runs under qemu
+# (Debian: gcc-aarch64-linux-gnu, qemu-user-static; .ci/run installs them)
+AARCH64_SYSROOT = "/usr/aarch64-linux-gnu"
+LINUX_TARGETS = {"host": (CC, []),
+                 "aarch64-linux": (shutil.which("aarch64-linux-gnu-gcc"), [shutil.which("qemu-aarch64-static") or
+                                   shutil.which("qemu-aarch64"), "-L", AARCH64_SYSROOT])}
+
+
+def linux_target(name):
+    compiler, runner = LINUX_TARGETS[name]
+    missing = compiler is None or (runner and runner[0] is None)
+    return pytest.param(name, marks=pytest.mark.skipif(missing, reason=f"no toolchain for {name} (Debian: "
+                                                                      f"gcc-aarch64-linux-gnu, qemu-user-static)"))
+
+
+TARGETS = [linux_target("host"), linux_target("aarch64-linux")]
 
 
 def fma(x, y, z):
@@ -42,15 +60,17 @@ def pick(x, n):      # n indexes a tuple: its value is used at compile time (pin
     return (x, 2.0 * x, 3.0 * x)[n]
 
 
-def run_c(tmp_path, out_dir: str, name: str, body: str, extra: str = "") -> list[str]:
-    """Compile `body` (the inside of main) against out_dir/<name>.h and lib<name>.so; its stdout lines."""
+def run_c(tmp_path, out_dir: str, name: str, body: str, extra: str = "", target: str = "host") -> list[str]:
+    """Compile `body` (the inside of main) against out_dir/<name>.h and lib<name>.so for
+    `target` and run it (under qemu for another architecture); its stdout lines."""
+    compiler, runner = LINUX_TARGETS[target]
     source = tmp_path / "main.c"
     source.write_text(f'#include <stdio.h>\n#include <stdlib.h>\n#include "{name}.h"\n{extra}\n'
                       f"int main(void) {{\n{body}\n    return 0;\n}}\n")
     program = tmp_path / "main"
-    subprocess.run([CC, "-std=c99", "-Wall", "-Werror", "-o", str(program), str(source), f"-I{out_dir}",
+    subprocess.run([compiler, "-std=c99", "-Wall", "-Werror", "-o", str(program), str(source), f"-I{out_dir}",
                     f"-L{out_dir}", f"-l{name}", f"-Wl,-rpath,{out_dir}", "-lm"], check=True)
-    done = subprocess.run([str(program)], capture_output=True, text=True, check=True)
+    done = subprocess.run([*runner, str(program)], capture_output=True, text=True, check=True)
     return done.stdout.splitlines()
 
 
@@ -68,16 +88,17 @@ def c_double(x: float) -> str:
 POINTS = [(3.0, -1.0, 2.0), (0.1, 0.2, 0.3), (1e308, 10.0, -1e308), (-0.0, 5.0, -0.0), (1.0 / 3, 3.0, -1.0)]
 
 
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fuse_fma", [False, True])
-def test_fma_and_its_gradient_from_c(tmp_path, fuse_fma):
+def test_fma_and_its_gradient_from_c(tmp_path, fuse_fma, target):
     out = str(tmp_path / "out")
-    exported = export(fma, 3.0, -1.0, 2.0, out_dir=out, grad=True, fuse_fma=fuse_fma)
+    exported = export(fma, 3.0, -1.0, 2.0, out_dir=out, grad=True, fuse_fma=fuse_fma, target=target)
     assert exported.symbols == ["fma_fma", "fma_fma_grad"]
     calls = "\n".join(
         f"    if (fma_fma({c_double(x)}, {c_double(y)}, {c_double(z)}, &v) != FMA_OK) return 1;\n"
         f"    if (fma_fma_grad({c_double(x)}, {c_double(y)}, {c_double(z)}, &w, &dx, &dy, &dz) != FMA_OK) return 1;\n"
         f'    printf("%a %a %a %a %a\\n", v, w, dx, dy, dz);' for x, y, z in POINTS)
-    lines = run_c(tmp_path, out, "fma", "    double v, w, dx, dy, dz;\n" + calls)
+    lines = run_c(tmp_path, out, "fma", "    double v, w, dx, dy, dz;\n" + calls, target=target)
     jit = trace(fma, fuse_fma=fuse_fma)
     for (x, y, z), line in zip(POINTS, lines):
         v, w, dx, dy, dz = map(float.fromhex, line.split())
@@ -87,9 +108,10 @@ def test_fma_and_its_gradient_from_c(tmp_path, fuse_fma):
         assert (dx, dy, dz) == (y, x, 1.0)
 
 
-def test_errors_come_back_as_statuses(tmp_path):
+@pytest.mark.parametrize("target", TARGETS)
+def test_errors_come_back_as_statuses(tmp_path, target):
     out = str(tmp_path / "out")
-    export([(div, (1.0, 2.0)), (checked_sqrt, (4.0,)), (pick, (1.0, 1))], out_dir=out, name="errs")
+    export([(div, (1.0, 2.0)), (checked_sqrt, (4.0,)), (pick, (1.0, 1))], out_dir=out, name="errs", target=target)
     body = r'''
     double r;
     int s = errs_div(1.0, 0.0, &r);
@@ -105,7 +127,7 @@ def test_errors_come_back_as_statuses(tmp_path):
     s = errs_pick(2.0, 1, &r);
     printf("%d|%a\n", s, r);
 '''
-    lines = run_c(tmp_path, out, "errs", body)
+    lines = run_c(tmp_path, out, "errs", body, target=target)
     assert lines[0] == "1|div: ZeroDivisionError: float division by zero"
     assert lines[1].startswith("5|div: the output pointer out is NULL")
     assert lines[2] == "0||0x1p-2"
@@ -127,12 +149,13 @@ def c_array(name: str, a: np.ndarray) -> str:
     return f"static double {name}[{a.size}] = {{{', '.join(c_double(float(v)) for v in a.ravel())}}};"
 
 
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("batch", [1, 5])
-def test_mlp_forward_from_c_equals_the_jit(tmp_path, batch):
+def test_mlp_forward_from_c_equals_the_jit(tmp_path, batch, target):
     W1, b1, W2, b2 = small_mlp_weights()
     x = np.random.default_rng(1).random((batch, 20))
     out = str(tmp_path / "out")
-    export(mlp, W1, b1, W2, b2, x, out_dir=out, name="net")
+    export(mlp, W1, b1, W2, b2, x, out_dir=out, name="net", target=target)
     x2 = np.random.default_rng(2).random((batch, 20))      # other inputs than the example's
     xT = np.asfortranarray(x2)                               # the same values, strided
     extra = "\n".join([c_array("W1", W1), c_array("b1", b1), c_array("W2", W2), c_array("b2", b2),
@@ -151,11 +174,15 @@ def test_mlp_forward_from_c_equals_the_jit(tmp_path, batch):
     printf("%d\\n", net_mlp(W1, s1, NULL, b1, s2, NULL, W2, s3, NULL, b2, s4, NULL, x, bad, NULL, &p));
     printf("%d\\n", net_mlp(W1, s1, NULL, b1, s2, NULL, W2, s3, NULL, b2, s4, NULL, NULL, sx, NULL, &p));
 '''
-    lines = run_c(tmp_path, out, "net", body, extra)
+    lines = run_c(tmp_path, out, "net", body, extra, target=target)
     assert lines[0] == f"{batch} 3"
     expected = trace(mlp)(W1, b1, W2, b2, x2)
     got = np.array([[float.fromhex(v) for v in line.split()] for line in lines[1:1 + batch * 3]])
-    assert np.array_equal(got[:, 0], expected.ravel()) and np.array_equal(got[:, 1], expected.ravel())
+    assert np.array_equal(got[:, 0], got[:, 1])
+    if target == "host":          # the same libm as the JIT's: the same bits
+        assert np.array_equal(got[:, 0], expected.ravel())
+    else:                         # another libm's exp (within an ulp or so)
+        assert np.allclose(got[:, 0], expected.ravel(), rtol=1e-15, atol=0)
     assert np.abs(expected - mlp(W1, b1, W2, b2, x2)).max() < 1e-15
     assert lines[1 + batch * 3:] == ["4", "5"]    # shape mismatch, NULL data
 
@@ -215,3 +242,86 @@ def test_inputs_must_be_arguments(tmp_path):
         export(total, [1.0, 2.0], out_dir=str(tmp_path))
     with pytest.raises(ValueError, match="unknown target"):
         export(fma, 1.0, 2.0, 3.0, out_dir=str(tmp_path), target="pdp11")
+
+
+def waves(x, y):
+    return math.sin(x) * math.exp(y) + x ** y - math.atan2(y, x)
+
+
+NODE = shutil.which("node")
+WASM_READY = shutil.which("wasm-ld") is not None and os.path.exists("/usr/lib/wasm32-wasi/libc.a")
+
+
+@pytest.mark.skipif(NODE is None or not WASM_READY, reason="no Node.js, or no wasm-ld and wasi-libc (Debian: lld wasi-libc)")
+def test_wasm32_module_runs_in_node(tmp_path):
+    import json
+    W1, b1, W2, b2 = small_mlp_weights()
+    x = np.random.default_rng(4).random((3, 20))
+    exported = export([(fma, (3.0, -1.0, 2.0)), (waves, (0.5, 1.5)), (div, (1.0, 2.0)), (checked_sqrt, (2.0,)),
+                       (mlp, (W1, b1, W2, b2, x))], out_dir=str(tmp_path), name="w", grad=False, target="wasm32")
+    assert exported.library.endswith("w.wasm") and exported.loader.endswith("w.js")
+    fma_grad = export(fma, 3.0, -1.0, 2.0, out_dir=str(tmp_path / "g"), name="g", grad=True, target="wasm32")
+    points = [p for p in POINTS if abs(p[0]) < 1e300 and p[0] != 0.0]
+    script = tmp_path / "run.js"
+
+    def arr(a):
+        return f"{{data: Float64Array.from({json.dumps(a.ravel().tolist())}), shape: {list(a.shape)}}}"
+    script.write_text(f'''
+(async () => {{
+  const w = await require({json.dumps(exported.loader)}).load();
+  const g = await require({json.dumps(fma_grad.loader)}).load();
+  const points = {json.dumps(points)};
+  const out = {{fma: points.map(p => w.fma(...p)), grad: points.map(p => g.fma_grad(...p)),
+               waves: points.map(p => w.waves(Math.abs(p[0]), p[1])), errors: []}};
+  const mlp = w.mlp({arr(W1)}, {arr(b1)}, {arr(W2)}, {arr(b2)}, {arr(x)});
+  out.mlp = {{data: Array.from(mlp.data), shape: mlp.shape}};
+  for (const bad of [() => w.div(1, 0), () => w.checked_sqrt(-1), () => w.fma("a", 1, 2),
+                     () => w.mlp({arr(W1)}, {arr(b1)}, {arr(W2)}, {arr(b2)}, {arr(x[:, :19])})]) {{
+    try {{ bad(); out.errors.push("no error"); }} catch (e) {{ out.errors.push([e.code || null, e.kind || e.name, e.message]); }}
+  }}
+  console.log(JSON.stringify(out));
+}})();
+''')
+    done = subprocess.run([NODE, str(script)], capture_output=True, text=True, check=True)
+    got = json.loads(done.stdout)
+    jit_fma, jit_waves, jit_mlp = trace(fma), trace(waves), trace(mlp)
+    assert got["fma"] == [jit_fma(*p) for p in points]                     # the same bits
+    assert got["grad"] == [[jit_fma(*p), [y, x_, 1.0]] for p in points for x_, y in [p[:2]]]
+    for p, v in zip(points, got["waves"]):                                  # wasi-libc's math functions
+        assert v == pytest.approx(jit_waves(abs(p[0]), p[1]), rel=1e-15)
+    assert got["mlp"]["shape"] == [3, 3]
+    assert np.allclose(got["mlp"]["data"], jit_mlp(W1, b1, W2, b2, x).ravel(), rtol=1e-15, atol=0)
+    (zero, kind0, message0), (raised, kind1, message1), typed, shape = got["errors"]
+    assert (zero, kind0) == (1, "ZeroDivisionError") and message0.endswith("float division by zero")
+    assert (raised, kind1) == (6, "ValueError") and message1.endswith("x must not be negative")
+    assert typed[1] == "TypeError"
+    assert shape[:2] == [4, "ValueError"]
+
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
+
+
+def test_the_c_example_builds_and_runs(tmp_path):
+    folder = os.path.join(EXAMPLES, "export_c")
+    script = f"import sys; sys.path.insert(0, {folder!r}); import export_model; export_model.main({str(tmp_path)!r})"
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
+    program = str(tmp_path / "main")
+    subprocess.run([CC, "-std=c99", "-Wall", "-Werror", "-o", program, os.path.join(folder, "main.c"), f"-I{tmp_path}",
+                    f"-L{tmp_path}", "-lmodel", f"-Wl,-rpath,{tmp_path}", "-lm"], check=True)
+    done = subprocess.run([program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "fma(3, -1, 2) = -1; gradient (-1, 3, 1)" in done.stdout
+    assert "status 4" in done.stdout
+
+
+@pytest.mark.skipif(NODE is None or not WASM_READY, reason="no Node.js, or no wasm-ld and wasi-libc (Debian: lld wasi-libc)")
+def test_the_wasm_example_runs_in_node(tmp_path):
+    folder = os.path.join(EXAMPLES, "export_wasm")
+    build = tmp_path / "build"
+    script = (f"import sys; sys.path.insert(0, {os.path.join(EXAMPLES, 'export_c')!r}); import export_model; "
+              f"export_model.main({str(build)!r}, target='wasm32')")
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
+    shutil.copy(os.path.join(folder, "main.js"), tmp_path / "main.js")
+    done = subprocess.run([NODE, str(tmp_path / "main.js")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "value and gradient: -1, [-1, 3, 1]" in done.stdout and "status 4" in done.stdout

@@ -15,6 +15,7 @@ from .gradients import grad, value_and_grad, vjp
 from .capture import capture, stats
 from .errors import DataDependentControlFlow, TracerError, UnsupportedError
 from .vectorize import vectorize
+from .aot import export
 
-__all__ = ["trace", "grad", "value_and_grad", "vjp", "vectorize", "capture", "stats", "TracerError",
+__all__ = ["trace", "grad", "value_and_grad", "vjp", "vectorize", "export", "capture", "stats", "TracerError",
            "UnsupportedError", "DataDependentControlFlow"]

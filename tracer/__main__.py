@@ -148,7 +148,7 @@ def main(argv=None) -> int:
 
 
 def _export(options) -> int:
-    from .export import export
+    from .aot import export
     try:
         first = load_target(options.function)
         where = options.function.rsplit(":", 1)[0]

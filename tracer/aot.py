@@ -60,7 +60,8 @@ def export(functions, *example_args, out_dir: str, target: str = "host", name: s
 
     Each function is specialized for its example arguments (its own, or `example_args`). With
     `grad=True` each also gets `<name>_<fn>_grad`: its value and its gradient with respect to
-    every float argument, from the compiled backward. `cpu` is the CPU the code may assume:
+    every float argument, from the compiled backward (`grad` may also list the functions that
+    get one). `cpu` is the CPU the code may assume:
     a portable baseline by default (x86-64-v2), "native" for this machine's."""
     import codegen.export as cexport
 
@@ -79,7 +80,7 @@ def export(functions, *example_args, out_dir: str, target: str = "host", name: s
         py_func, transform = unwrap(fn, "export")
         base = prefix + _c_name(py_func.__name__)
         entries = [(base, transform)]
-        if grad:
+        if grad is True or (grad and (fn in grad or py_func in grad)):
             entries.append((base + "_grad", _gradient_of(py_func, args)))
         for symbol, tr in entries:
             f, doc = _specialize(py_func, tr, args, symbol, fuse_fma)
@@ -92,7 +93,7 @@ def export(functions, *example_args, out_dir: str, target: str = "host", name: s
     obj = cexport.emit_object(exported, prefix, cpu=cpu, triple=triple)
     os.makedirs(out_dir, exist_ok=True)
     if target == "wasm32":
-        from .export_wasm import js_loader_text, link_wasm
+        from .aot_wasm import js_loader_text, link_wasm
         library = os.path.join(out_dir, f"{name}.wasm")
         link_wasm(obj, library, [*symbols, f"{prefix}last_error", f"{prefix}free"])
         loader, loader_text = os.path.join(out_dir, f"{name}.js"), js_loader_text(name, prefix, exported)
