@@ -325,3 +325,64 @@ def test_the_wasm_example_runs_in_node(tmp_path):
     done = subprocess.run([NODE, str(tmp_path / "main.js")], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "value and gradient: -1, [-1, 3, 1]" in done.stdout and "status 4" in done.stdout
+
+
+def sgd_step(w, g, lr):
+    w -= lr * g
+
+
+def math_zoo(x, y):
+    return (math.sqrt(x) + math.exp(-x) + math.log(x) + math.log10(x) + math.sin(x) * math.cos(y) + math.tan(y)
+            + math.tanh(x) + math.atan(y) + math.asin(0.5 / x) + math.pow(x, y) + math.hypot(x, y) + x % y
+            + math.floor(x * 3.5) + math.expm1(y) + math.log1p(x) + math.cosh(y) + math.fmod(x, y))
+
+
+def test_in_place_updates_and_math_through_the_loader(tmp_path):
+    m = load(export([(sgd_step, (np.ones(3), np.ones(3), 0.1)), (math_zoo, (2.5, 1.25))],
+                    out_dir=str(tmp_path), name="misc", fuse_fma=False))
+    w, g = np.arange(4.0), np.full(4, 0.5)
+    assert m.sgd_step(w, g, 0.1) is None
+    assert np.array_equal(w, np.arange(4.0) - 0.1 * 0.5)           # written in place, CPython's bits
+    for x, y in [(2.5, 1.25), (0.75, -0.5), (10.0, 3.0)]:
+        assert m.math_zoo(x, y) == trace(math_zoo)(x, y) == math_zoo(x, y)
+
+
+def test_command_line_export(tmp_path):
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "tracer", "export", os.path.join(EXAMPLES, "fma.py") + ":fma",
+                           "--args", "3.0", "-1.0", "2.0", "-o", str(out), "--grad"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "functions: fma_fma, fma_fma_grad" in done.stdout
+    lines = run_c(tmp_path, str(out), "fma", "    double v, dx, dy, dz;\n"
+                  "    int s = fma_fma_grad(3.0, -1.0, 2.0, &v, &dx, &dy, &dz);\n"
+                  '    printf("%d %g %g %g %g\\n", s, v, dx, dy, dz);')
+    assert lines == ["0 -1 -1 3 1"]
+    done = subprocess.run([sys.executable, "-m", "tracer", "export", os.path.join(EXAMPLES, "fma.py") + ":fma",
+                           "--args", "3.0", "-1.0", "2.0", "-o", str(out), "--target", "vax"], capture_output=True, text=True)
+    assert done.returncode == 2 and "unknown target 'vax'" in done.stderr
+
+
+MATH_POINTS = [(2.5, 1.25), (0.75, -0.5), (10.0, 3.0), (1.5, 7.0)]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_math_functions_on_linux_targets(tmp_path, target):
+    out = str(tmp_path / "out")
+    export(math_zoo, 2.5, 1.25, out_dir=out, name="zoo", target=target, fuse_fma=False)
+    body = "    double r;\n" + "\n".join(f'    if (zoo_math_zoo({c_double(x)}, {c_double(y)}, &r) != 0) return 1;\n'
+                                         f'    printf("%a\\n", r);' for x, y in MATH_POINTS)
+    got = [float.fromhex(line) for line in run_c(tmp_path, out, "zoo", body, target=target)]
+    for (x, y), v in zip(MATH_POINTS, got):
+        assert v == pytest.approx(math_zoo(x, y), rel=1e-14, abs=0)
+
+
+@pytest.mark.skipif(NODE is None or not WASM_READY, reason="no Node.js, or no wasm-ld and wasi-libc (Debian: lld wasi-libc)")
+def test_math_functions_in_wasm(tmp_path):
+    import json
+    exported = export(math_zoo, 2.5, 1.25, out_dir=str(tmp_path), name="zoo", target="wasm32", fuse_fma=False)
+    script = tmp_path / "run.js"
+    script.write_text(f"require({json.dumps(exported.loader)}).load().then(z => "
+                      f"console.log(JSON.stringify({json.dumps(MATH_POINTS)}.map(p => z.math_zoo(...p)))));\n")
+    got = json.loads(subprocess.run([NODE, str(script)], capture_output=True, text=True, check=True).stdout)
+    for (x, y), v in zip(MATH_POINTS, got):     # wasi-libc's (musl's) math functions, not glibc's
+        assert v == pytest.approx(math_zoo(x, y), rel=1e-14, abs=0)

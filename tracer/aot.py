@@ -256,7 +256,10 @@ def _header_text(name: str, prefix: str, exported, docs) -> str:
         for a in f.args:
             lines.append(f"     {_describe_argument(a)}")
         for t, n in zip(leaf_types(f.fn.result_type), f.result_names):
-            lines.append(f"     -> *{n}: {t}")
+            if isinstance(t, ArrayType):
+                lines.append(f"     -> *{n}: a {t.rank}-d array of {C_TYPES[t.dtype]} (pass {n}->owner to {prefix}free)")
+            else:
+                lines.append(f"     -> *{n}: {C_TYPES[t]}")
         lines.append("*/")
         lines.append(f"int32_t {f.symbol}({', '.join(_c_params(f) + _c_outs(prefix, f))});")
         lines.append("")
@@ -366,6 +369,8 @@ def _loader_text(name: str, prefix: str, exported) -> str:
 
 def _shape_results(f, results: list[str]) -> str:
     """The Python value of the result leaves: one value, a flat tuple, or (value, grads)."""
+    if not results:
+        return "None"
     if len(results) == 1:
         return results[0]
     grads = [r for r, n in zip(results, f.result_names) if n.startswith("d_")]
