@@ -338,8 +338,10 @@ def math_zoo(x, y):
 
 
 def test_in_place_updates_and_math_through_the_loader(tmp_path):
-    m = load(export([(sgd_step, (np.ones(3), np.ones(3), 0.1)), (math_zoo, (2.5, 1.25))],
+    example = np.ones(3)
+    m = load(export([(sgd_step, (example, np.ones(3), 0.1)), (math_zoo, (2.5, 1.25))],
                     out_dir=str(tmp_path), name="misc", fuse_fma=False))
+    assert np.array_equal(example, np.ones(3))        # exporting does not run the update on the example
     w, g = np.arange(4.0), np.full(4, 0.5)
     assert m.sgd_step(w, g, 0.1) is None
     assert np.array_equal(w, np.arange(4.0) - 0.1 * 0.5)           # written in place, CPython's bits

@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import dataclass
 
 from .api import make_dispatcher, unwrap
+from .arrays import is_ndarray
 from .errors import TracerError
 from .gradients import Grad
 from .ir import BOOL, F32, F64, I64, ArrayType, leaf_types
@@ -133,7 +134,8 @@ def _specialize(py_func, transform, args, symbol: str, fuse_fma: bool):
     """Trace and compile one function for `args`: its ExportedFunction and a doc line."""
     import codegen.export as cexport
     dispatcher = make_dispatcher(py_func, transform, fuse_fma, max_specializations=1)
-    dispatcher(*args)          # the first call traces and compiles, as under @trace
+    # the first call traces and compiles, as under @trace (on copies: it may update arrays in place)
+    dispatcher(*(a.copy() if is_ndarray(a) else a for a in args))
     if not dispatcher.specializations:
         raise ExportError(f"export: {py_func.__qualname__}{tuple(args)!r} runs as plain Python "
                           f"(an int beyond 64 bits?); nothing was compiled to export")
