@@ -272,14 +272,19 @@ def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtypes: list,
         loop(arrays, outs)
         return outs
     # the common case, every input contiguous along its last axis, gets its own copy of the loop
-    # with that stride a constant: LLVM then vectorizes with plain vector loads, not gathers
+    # with that stride a constant: LLVM then vectorizes with plain vector loads, not gathers.
+    # An input broadcast along the last axis (stride the constant 0: `x[:, None] * g`) is
+    # loop-invariant there and fits that case as it is.
     b = k.builder
     unit = ll.Constant(I1, 1)
     every = list(zip(arrays, dtypes)) + list(zip(outs, out_dtypes))
     for a, t in every:
-        unit = b.and_(unit, b.icmp_signed("==", a.strides[-1], k.i64(ITEM_SIZE[t])))
+        if not _repeats_along_last_axis(a):
+            unit = b.and_(unit, b.icmp_signed("==", a.strides[-1], k.i64(ITEM_SIZE[t])))
 
     def unit_stride(a, t):
+        if _repeats_along_last_axis(a):
+            return a
         return ArrayValue(a.data, a.sizes, a.strides[:-1] + (k.i64(ITEM_SIZE[t]),))
     with b.if_else(unit) as (contiguous, strided):
         with contiguous:
@@ -287,6 +292,12 @@ def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtypes: list,
         with strided:
             loop(arrays, outs)
     return outs
+
+
+def _repeats_along_last_axis(a: ArrayValue) -> bool:
+    """Whether the last stride is the constant 0 (a broadcast along the last axis)."""
+    stride = a.strides[-1]
+    return isinstance(stride, ll.Constant) and stride.constant == 0
 
 
 def elementwise(k: KernelBuilder, v: ir.Value, operands, scalar_lowering) -> ArrayValue:
@@ -414,6 +425,9 @@ def _merge(first, kept, idx):
     return out
 
 
+MATMUL_BLOCK = 4      # terms of the sum over p added per pass over an output row
+
+
 def matmul(k: KernelBuilder, v: ir.Value, x: ArrayValue, y: ArrayValue):
     """Row by row: out[i, :] += x[i, p] * y[p, :] for p in order (each sum over p runs in
     order, so the result is the one of the plain triple loop, and the inner loop vectorizes)."""
@@ -429,13 +443,32 @@ def matmul(k: KernelBuilder, v: ir.Value, x: ArrayValue, y: ArrayValue):
     start = _identity(k, "sum", ir.F64, depth)
     for_each_index(k, (m, n), lambda idx: store_element(k, out, idx, ir.F64, start))
 
-    def row(i):
-        def term(p):
-            aip = load_element(k, a, (i, p), ir.F64)
-            for_range(k, n, lambda j: store_element(k, out, (i, j), ir.F64, b.fadd(
-                load_element(k, out, (i, j), ir.F64), b.fmul(aip, load_element(k, c, (p, j), ir.F64)))))
-        for_range(k, depth, term)
-    for_range(k, m, row)
+    def rows(c):
+        def row(i):
+            def terms(p, count):
+                # out[i, j] += a[i, p] * c[p, j], then for p + 1, ...: `count` terms per pass
+                # over the row (the same additions in the same order, a quarter of the loads
+                # and stores of out[i, :])
+                coefficients = [load_element(k, a, (i, b.add(p, k.i64(q))), ir.F64) for q in range(count)]
+
+                def column(j):
+                    total = load_element(k, out, (i, j), ir.F64)
+                    for q, coefficient in enumerate(coefficients):
+                        total = b.fadd(total, b.fmul(coefficient, load_element(k, c, (b.add(p, k.i64(q)), j), ir.F64)))
+                    store_element(k, out, (i, j), ir.F64, total)
+                for_range(k, n, column)
+            blocks = b.sdiv(depth, k.i64(MATMUL_BLOCK))
+            for_range(k, blocks, lambda block: terms(b.mul(block, k.i64(MATMUL_BLOCK)), MATMUL_BLOCK))
+            done = b.mul(blocks, k.i64(MATMUL_BLOCK))
+            for_range(k, b.sub(depth, done), lambda p: terms(b.add(done, p), 1))
+        for_range(k, m, row)
+    # y's rows contiguous (the common case) get their own copy of the loops with that stride a
+    # constant, so the inner loop vectorizes with plain vector loads
+    with b.if_else(b.icmp_signed("==", c.strides[1], k.i64(ITEM_SIZE[ir.F64]))) as (contiguous, strided):
+        with contiguous:
+            rows(ArrayValue(c.data, c.sizes, (c.strides[0], k.i64(ITEM_SIZE[ir.F64]))))
+        with strided:
+            rows(c)
     if not isinstance(v.type, ir.ArrayType):
         return load_element(k, out, (zero, zero), ir.F64)
     sizes = tuple(s for s, kept in ((m, len(x.sizes) == 2), (n, len(y.sizes) == 2)) if kept)
