@@ -545,18 +545,37 @@ def _extent(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType):
 def writeback(k: KernelBuilder, v: ir.Value, *pairs, arguments=()):
     """Copy each new contents into its argument array; first, if a written argument shares
     memory with another argument array, FALLBACK (the Python function does it, in its order)."""
-    b = k.builder
     targets = [(t, a.type.dtype) for t, a in zip(pairs[::2], v.args[::2])]
     for target, dtype in targets:
-        t_low, t_high = _extent(k, target, dtype)
-        for other, other_type in k.array_params:
-            if other is target:
-                continue
-            o_low, o_high = _extent(k, other, other_type.dtype)
-            apart = b.or_(b.icmp_unsigned("<=", t_high, o_low), b.icmp_unsigned("<=", o_high, t_low))
-            k.fail_if(b.not_(apart), Status.FALLBACK)
+        _check_apart(k, target, dtype)
     for (target, dtype), value in zip(targets, pairs[1::2]):
         copy_elements(k, value, target, dtype)
+    return ()
+
+
+def _check_apart(k: KernelBuilder, target: ArrayValue, dtype: ir.ScalarType) -> None:
+    """FALLBACK if argument array `target` shares memory with another argument array."""
+    b = k.builder
+    t_low, t_high = _extent(k, target, dtype)
+    for other, other_type in k.array_params:
+        if other is target:
+            continue
+        o_low, o_high = _extent(k, other, other_type.dtype)
+        apart = b.or_(b.icmp_unsigned("<=", t_high, o_low), b.icmp_unsigned("<=", o_high, t_low))
+        k.fail_if(b.not_(apart), Status.FALLBACK)
+
+
+def in_place_check(k: KernelBuilder, v: ir.Value, *arrays):
+    """Before maps write argument arrays in place: per group, the argument's sizes are those of
+    the arrays its map reads (else SHAPE_MISMATCH), and it shares no memory with another
+    argument array (else FALLBACK). Nothing has been written yet when either fails."""
+    start = 0
+    for n in v.attrs["groups"]:
+        target, *read = arrays[start:start + n]
+        for x in read:
+            check_same_sizes(k, target.sizes, x.sizes)
+        _check_apart(k, target, v.args[start].type.dtype)
+        start += n
     return ()
 
 
@@ -632,4 +651,4 @@ def export_result(k: KernelBuilder, a: ArrayValue, t: ir.ArrayType, out) -> None
 LOWERINGS = {"dim": dim, "load": load, "index": index, "broadcast_in_dim": broadcast_in_dim,
              "transpose": transpose, "slice": slice_view, "reduce": reduce, "argreduce": argreduce, "matmul": matmul,
              "full": full, "iota": iota, "pack": pack, "copy": copy, "reshape": reshape, "store": store,
-             "writeback": writeback}
+             "writeback": writeback, "in_place_check": in_place_check}

@@ -108,6 +108,13 @@ class CodeCompiler:
                 self._warned = True
             return run_plain(f, *args, **kwargs)
         try:
+            if _frame.interception_disabled():
+                # inside the plain Python run of another function (its fallback): no frame can
+                # be intercepted here, so trace from the function object itself. A transform
+                # must: running f plainly would answer its value, not its gradient
+                if self.transform is None:
+                    return run_plain(f, *args, **kwargs)
+                return self.compile_and_call(full, f.__globals__, f.__builtins__, f.__closure__)
             return call_intercepted(f, args, kwargs, self._on_frame)
         except BigIntInput:
             return self._plain(args, kwargs)   # an int past 64 bits inside an input

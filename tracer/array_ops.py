@@ -573,3 +573,26 @@ def _writeback(*pairs):
 _define("writeback", "copy each new contents into its argument array (pairs of operands), after checking that "
         "no written argument overlaps another argument array (else FALLBACK: Python does it)",
         _writeback_type, _writeback, [Status.FALLBACK], effect=True)
+
+
+def _in_place_check_type(t, a):
+    if any(not isinstance(u, ArrayType) for u in t) or sum(a["groups"]) != len(t) or 0 in a["groups"]:
+        raise TypeError("in_place_check takes groups of arrays (an argument array, then what its map reads)")
+    return TupleType(())
+
+
+def _in_place_check(*arrays, groups):
+    start = 0
+    for n in groups:
+        target, *read = arrays[start:start + n]
+        if any(x.shape != target.shape for x in read):
+            raise OpFailure(Status.SHAPE_MISMATCH)
+        start += n
+    return ()
+
+
+_define("in_place_check", "before maps write argument arrays in place (tracer.passes.inplace): per group "
+        "(attrs['groups'] gives their sizes) of an argument array and the arrays its map reads, the sizes agree "
+        "(else SHAPE_MISMATCH), and the argument shares no memory with another argument array (else FALLBACK)",
+        _in_place_check_type, _in_place_check, [Status.FALLBACK, Status.SHAPE_MISMATCH], attrs=("groups",),
+        effect=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dis
 
 from .capture import call_intercepted
-from .passes import count_fused, count_maps, optimize
+from .passes import count_fused, count_in_place, count_maps, optimize
 
 STAGES = ("bytecode", "ir", "opt", "llvm", "asm")
 
@@ -42,6 +42,8 @@ def dump_function(py_func, args: tuple, stage: str = "opt", fuse_fma: bool = Tru
                 f"fused multiply-adds: {count_fused(optimized)}{'' if fuse_fma else ' (fusion off)'}")
         if count_maps(optimized):
             note += f"; fused loops (map): {count_maps(optimized)}"
+        if count_in_place(optimized):
+            note += f"; arrays updated in place: {count_in_place(optimized)}"
         return f"{optimized}\n{note}"
     from codegen.jit import assembly_for, llvm_ir_for
     from .specialize import entry_args_for

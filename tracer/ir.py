@@ -308,7 +308,7 @@ def format_function(fn: Function, show_source: bool = True) -> str:
             for label, region in zip(REGION_NAMES.get(v.op, ()), v.regions):
                 inner = "  " * (depth + 1)
                 if region.params:
-                    of = [f" of {names[a]}" for a in v.args] if v.op == "map" else [""] * len(region.params)
+                    of = [f" of {names[a]}" for a in v.args[v.attrs.get("into", 0):]] if v.op == "map" else [""] * len(region.params)
                     label += "(" + ", ".join(f"{names[p]}: {p.type}{o}" for p, o in zip(region.params, of)) + ")"
                 rows.append((f"{inner}{label}:",))
                 visit(region, depth + 1)

@@ -8,6 +8,7 @@ Each pass takes a `Function` and returns a new one that `ir.verify` accepts; non
     eliminate_dead_code              drop unused values, but keep ops that may fail
     fuse_elementwise                 chains of elementwise array ops -> one `map` (one loop)
     fuse_multiply_add                a*b + c -> fma(a, b, c) on f64 (changes last bits; optional)
+    update_in_place                  writeback(W, map(..., W, ...)) -> the map writes into W
 
 `optimize` runs the first four to a fixpoint, then loop fusion (when there are array ops), then
 FMA fusion (inside maps too), then CSE and DCE again (fusion can make equal values, e.g. the
@@ -22,10 +23,12 @@ from .dce import eliminate_dead_code
 from .fma import count_fused, fuse_multiply_add
 from .fold import fold_constants
 from .fuse import count_maps, fuse_elementwise
+from .inplace import count_in_place, update_in_place
 from .simplify import simplify
 
 __all__ = ["optimize", "stages", "PIPELINE", "fold_constants", "simplify", "eliminate_common_subexpressions",
-           "eliminate_dead_code", "fuse_elementwise", "fuse_multiply_add", "count_fused", "count_maps"]
+           "eliminate_dead_code", "fuse_elementwise", "fuse_multiply_add", "update_in_place", "count_fused",
+           "count_maps", "count_in_place"]
 
 # the passes repeated until nothing changes: each can expose work for another (a fold makes x * 1.0,
 # a simplification makes two values equal, CSE makes a value dead)
@@ -35,7 +38,7 @@ MAX_ROUNDS = 10          # every round shrinks the IR or stops; the bound is a s
 
 PIPELINE = ("fold, simplify, cse, dce, repeated until the IR stops changing (at most "
             f"{MAX_ROUNDS} rounds); then loop fusion (of elementwise array ops); then fma fusion (unless "
-            "fuse_fma=False); then cse and dce")
+            "fuse_fma=False); then cse and dce; then in-place updates of argument arrays")
 
 
 def stages(fn: ir.Function, fuse_fma: bool = True) -> list[tuple[str, ir.Function]]:
@@ -60,6 +63,10 @@ def stages(fn: ir.Function, fuse_fma: bool = True) -> list[tuple[str, ir.Functio
         out.append(("cse", fn))
         fn = eliminate_dead_code(fn)
         out.append(("dce", fn))
+    in_place = update_in_place(fn)
+    if count_in_place(in_place):
+        fn = in_place
+        out.append(("in place", fn))
     return out
 
 

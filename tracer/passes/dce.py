@@ -12,7 +12,7 @@ from ..ops import OPS
 def may_fail(v: ir.Value) -> bool:
     """Whether dropping `v` could change what the function does: `OpDef.may_fail`, plus loops
     (one that never ends is an effect too), memory effects, and regions holding such ops."""
-    if v.op == "loop" or OPS[v.op].effect:
+    if v.op == "loop" or OPS[v.op].effect or v.attrs.get("into"):     # a map into arrays writes memory
         return True
     if v.regions:
         return any(may_fail(x) for region in v.regions for x in region.values)
