@@ -3,7 +3,8 @@
 `np.exp(x - m) * w + b` is four elementwise ops: unfused, four loops and three temporary
 arrays. Each elementwise op on arrays becomes a `map` whose region computes one element, and a
 map whose result has exactly one use, by another map in the same block, moves into that map's
-region. So a chain is one loop that reads its inputs once and writes its result once:
+region (past other maps, which write only their own new arrays). So a chain is one loop that
+reads its inputs once and writes its result once:
 
     %4  map       x, w, b                f64[?]
           element(%5: f64, %6: f64, %7: f64):
@@ -41,12 +42,40 @@ def _fuse_block(block: ir.Block, uses: dict) -> None:
     for v in list(block.values):
         for region in v.regions:
             _fuse_block(region, uses)
+        if v.op == "matmul" and _is_outer_product(v):
+            _to_broadcast_product(v, block)
         if v.op in ELEMENTWISE and isinstance(v.type, ir.ArrayType):
             _to_map(v)
             for producer in dict.fromkeys(v.args):
                 if _fusable(producer, v, block, uses):
                     _absorb(v, producer)
                     block.values.remove(producer)
+
+
+def _is_outer_product(v: ir.Value) -> bool:
+    a, b = v.args
+    return a.type.rank == 2 and b.type.rank == 2 and a.type.shape[1] == 1 and b.type.shape[0] == 1
+
+
+def _to_broadcast_product(v: ir.Value, block: ir.Block) -> None:
+    """A matmul whose sum has one term, `a (m x 1) @ b (1 x n)`, is the product of a and b
+    broadcast to m x n: the same numbers (the kernel's sum starts at -0.0, which adds nothing,
+    even to -0.0), now an elementwise op that fuses into what uses it (`W -= lr * x.T @ d`)."""
+    a, b = v.args
+    new = []
+
+    def size(x, axis):
+        if x.type.shape[axis] is not None:
+            new.append(ir.Value("const", (), ir.I64, {"value": x.type.shape[axis]}, v.loc))
+        else:
+            new.append(ir.Value("dim", (x,), ir.I64, {"axis": axis}, v.loc))
+        return new[-1]
+    sizes = (size(a, 0), size(b, 1))
+    for x in (a, b):
+        new.append(ir.Value("broadcast_in_dim", (x, *sizes), v.type, {"shape": v.type.shape, "dims": (0, 1)}, v.loc))
+    at = block.values.index(v)
+    block.values[at:at] = new
+    v.op, v.args, v.attrs = "mul", (new[-2], new[-1]), {}
 
 
 def _to_map(v: ir.Value) -> None:
@@ -68,8 +97,13 @@ def _fusable(producer: ir.Value, consumer: ir.Value, block: ir.Block, uses: dict
             or producer not in block.values:
         return False
     start, end = block.values.index(producer), block.values.index(consumer)
-    return not any(x.regions or x.op in ("store", "writeback") or OPS[x.op].effect
+    return not any((x.regions and not _pure_map(x)) or x.op in ("store", "writeback") or OPS[x.op].effect
                    for x in block.values[start + 1:end])
+
+
+def _pure_map(v: ir.Value) -> bool:
+    """A map that writes only its new arrays (its region computes scalars: it cannot write)."""
+    return v.op == "map" and not v.attrs.get("into")
 
 
 def _absorb(consumer: ir.Value, producer: ir.Value) -> None:
