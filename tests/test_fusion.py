@@ -105,3 +105,29 @@ def test_the_verifier_checks_maps():
 def test_dump_shows_the_fused_loop():
     out = dump_function(layer, (np.ones(3), np.ones(3), 0.5, 0.1), stage="opt")
     assert "  map " in out and "element(" in out and "fused loops (map): 1" in out
+
+
+def test_an_outer_product_fuses_into_the_update_with_matmuls_bits():
+    """x.T @ d with one row each is a broadcast product: it fuses into `W -= lr * ...`, with the
+    bits of the matmul kernel and NumPy's outer product (signed zeros included)."""
+    def update(W, x, d, lr):
+        W -= lr * (x.T @ d)
+
+    def outer(x, d):
+        return x.T @ d
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(1, 7))
+    x[0, 2] = -0.0
+    d = rng.normal(size=(1, 5))
+    d[0, 1] = 0.0
+    compiled = trace(outer)
+    assert np.array_equal(compiled(x, d), np.outer(x, d))
+    assert np.array_equal(np.signbit(compiled(x, d)), np.signbit(np.outer(x[0], d[0])))
+    W = rng.normal(size=(7, 5))
+    expected = W - 0.1 * np.outer(x, d)
+    step = trace(update, fuse_fma=False)
+    step(W, x, d, 0.1)
+    assert np.array_equal(W, expected)
+    fn = step.specializations[0].optimized
+    assert not any(v.op == "matmul" for v in fn.walk())
+    assert count_maps(fn) == 1
