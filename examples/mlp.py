@@ -1,7 +1,9 @@
-"""A micrograd-style MLP (2 -> 16 -> 16 -> 1) over plain float lists, its forward pass compiled.
+"""A micrograd-style MLP (2 -> 32 -> 32 -> 1) over plain float lists, its forward pass compiled.
 
 The model is ordinary Python objects; `@trace` reads their weights on every call (they are
 inputs, not frozen constants), so training the model in Python keeps the compiled forward right.
+Its loops stay loops: the neurons' weights are gathered into arrays per call (tracer/gathered.py),
+so the IR has a loop per layer instead of one multiply-add per weight.
 
     python examples/mlp.py
 """
@@ -45,16 +47,25 @@ def forward(model, x0, x1):
     return model([x0, x1])
 
 
+def ir_size(compiled) -> str:
+    fn = compiled.specializations[0].optimized
+    return f"{sum(1 for _ in fn.walk())} IR values, {len(fn.params)} inputs"
+
+
 def main():
     rng = random.Random(0)
-    model = MLP(2, [16, 16, 1], rng)
+    model = MLP(2, [32, 32, 1], rng)
     compiled = trace(forward)
     points = [(rng.uniform(-2, 2), rng.uniform(-2, 2)) for _ in range(1000)]
 
     start = time.perf_counter()
     compiled(model, *points[0])
-    print(f"compiled in {(time.perf_counter() - start) * 1e3:.0f} ms; "
-          f"{len(compiled.specializations[0].optimized.params)} inputs (2 coordinates + weights)")
+    print(f"compiled in {(time.perf_counter() - start) * 1e3:.0f} ms: {ir_size(compiled)} "
+          f"(loops over the neurons and their weights)")
+    small = MLP(2, [8, 8, 1], rng)            # lists of <= 16 items unroll: one input per weight
+    unrolled = trace(forward)
+    unrolled(small, *points[0])
+    print(f"a 2 -> 8 -> 8 -> 1 model unrolls instead: {ir_size(unrolled)}")
 
     # FMA fusion rounds once where Python rounds twice: equal within a few ulps
     worst = max(abs(compiled(model, a, b) - forward(model, a, b)) for a, b in points)

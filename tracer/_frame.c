@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "_dispatch.h"
+#include "_gather.h"
 
 #define PY_3_12 (PY_VERSION_HEX >= 0x030C0000)
 #define PY_3_13 (PY_VERSION_HEX >= 0x030D0000)
@@ -611,7 +612,7 @@ PyInit__frame(void)
     if (module == NULL) {
         return NULL;
     }
-    if (dispatch_module_init(module) < 0) {
+    if (dispatch_module_init(module) < 0 || gather_module_init(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }

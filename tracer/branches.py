@@ -38,6 +38,7 @@ from .ir import BOOL, F64, I64, Block, TupleType, Value
 from .objects import NULL
 
 RETURN = -1                 # the place of a returning outcome (pcs are >= 0)
+SUM_LOCAL = "<sum>"         # the running sum of a generator consumed by sum() (library.SumState)
 UNROLL_LIMIT = 16           # a loop over a constant range longer than this stays a loop
 AUTODIFF_UNROLL_LIMIT = 64    # traced for autodiff, loops over known ranges up to this long unroll (longer: a tape)
 MAX_PEELS = 2               # iterations peeled off a loop before its carried types must settle
@@ -82,14 +83,17 @@ class RangeIter:
     step: object
     index: object
     array: object = None
+    carried = True
 
     def fields(self) -> tuple:
         return (self.start, self.stop, self.step, self.index, self.array)
 
-    def has_next(self, b):
-        step = self.step
+    def has_next(self, b, fold: bool = False):
+        step, index = self.step, self.index
+        if fold and is_traced(index) and index.op == "const":
+            index = index.attrs["value"]         # (a peeled first iteration of a known range)
         if not is_traced(step):
-            return b.compare("lt" if step > 0 else "gt", self.index, self.stop)
+            return b.compare("lt" if step > 0 else "gt", index, self.stop)
         up = b.compare("gt", step, 0)
         return b.emit("select", (up, b.compare("lt", self.index, self.stop), b.compare("gt", self.index, self.stop)))
 
@@ -177,8 +181,8 @@ def layout_of(values: list, what: str, b, force=frozenset()):
     """How to merge `values` (one per side): Same, a traced Slot, a Many of parts, or Maybe-bound.
     Traced values in `force` (those defined inside the regions) always get a slot."""
     first = values[0]
-    if all(v is first for v in values) and not isinstance(first, (MaybeUnbound, tuple, RangeIter)) \
-            and not (is_traced(first) and first in force):
+    if all(v is first for v in values) and not isinstance(first, (MaybeUnbound, tuple)) \
+            and not getattr(type(first), "carried", False) and not (is_traced(first) and first in force):
         return Same(first)
     if _is_copyable_iterator(first) and all(type(v) is type(first) and v.__reduce__() == first.__reduce__()
                                              for v in values):
@@ -197,9 +201,11 @@ def layout_of(values: list, what: str, b, force=frozenset()):
     if all(type(v) is tuple for v in values) and len({len(v) for v in values}) == 1:
         return Many(tuple, tuple(layout_of(list(col), f"{what}[{i}]", b, force)
                                  for i, col in enumerate(zip(*values))))
-    if all(type(v) is RangeIter for v in values):
-        return Many(RangeIter, tuple(layout_of(list(col), f"{what} (a range)", b, force)
-                                     for col in zip(*(v.fields() for v in values))))
+    if getattr(type(first), "carried", False) and all(type(v) is type(first) for v in values):
+        # an object the interpreter rebuilds from its fields (a range being iterated, a list
+        # held in an array, a running sum): its fields merge
+        return Many(type(first), tuple(layout_of(list(col), f"{what} (a {type(first).__name__})", b, force)
+                                       for col in zip(*(v.fields() for v in values))))
     kinds = ", ".join(sorted({_describe(v) for v in values}))
     raise MergeError(f"{what} differs between paths of a data-dependent branch or loop ({kinds}); "
                      f"only numbers and tuples of numbers can differ", b.loc)
@@ -267,7 +273,7 @@ def rebuild(layout, leaves: list):
         return leaves.pop(0)
     if isinstance(layout, Many):
         parts = [rebuild(p, leaves) for p in layout.parts]
-        return tuple(parts) if layout.kind is tuple else RangeIter(*parts)
+        return tuple(parts) if layout.kind is tuple else layout.kind(*parts)
     bound = leaves.pop(0)
     value = rebuild(layout.inner, leaves)
     if bound.op == "const":
@@ -322,7 +328,8 @@ class Branching:
         if place == RETURN:
             return s
         live = self.graph.live_locals(place)
-        return FrameState(s.pc, s.stack, {n: v for n, v in s.locals.items() if n in live}, s.cells, s.return_value)
+        return FrameState(s.pc, s.stack, {n: v for n, v in s.locals.items() if n in live or n == SUM_LOCAL},
+                          s.cells, s.return_value)
 
     def _state_layout(self, place, states: list[FrameState], force=frozenset()) -> StateLayout:
         """How the states reaching `place` merge (traced values in `force` always get a slot)."""

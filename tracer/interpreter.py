@@ -28,9 +28,9 @@ from .opcodes.containers import ContainerOps
 from .opcodes.control import ControlFlowOps
 from .opcodes.numbers import NumberOps
 from .opcodes.stack import StackOps
-from .branches import RETURN, Branching, NeedsPython
+from .branches import RETURN, SUM_LOCAL, Branching, NeedsPython
 from .flow import flow_graph
-from .sources import ArgSource, AttrSource, BindingGuard, MissingAttrGuard, RootSource, Source, StructureGuard, ValueGuard
+from .sources import ArgSource, AttrSource, BindingGuard, EachGuard, MissingAttrGuard, RootSource, Source, StructureGuard, ValueGuard
 from . import _frame, arrays, library, numpy_api
 
 _MISSING = object()
@@ -65,10 +65,11 @@ class Trace:
     missing_attr_guards: list[MissingAttrGuard]
     binding_guards: list[BindingGuard]
     nargs: int
+    each_guards: list[EachGuard]            # about every item of a list gathered into an array
 
     def guards(self) -> list:
-        return [*self.structure_guards, *self.missing_attr_guards, *self.pins, *self.identity_guards,
-                *self.binding_guards]
+        return [*self.structure_guards, *self.each_guards, *self.missing_attr_guards, *self.pins,
+                *self.identity_guards, *self.binding_guards]
 
 
 class Tracer:
@@ -81,6 +82,7 @@ class Tracer:
         self.binding_guards: dict[tuple, BindingGuard] = {}
         self.identity_guards: dict[tuple, ValueGuard] = {}        # by Source.key
         self.missing_attr_guards: dict[tuple, MissingAttrGuard] = {}
+        self.each_guards: dict[tuple, EachGuard] = {}
         self.call_stack: list[types.CodeType] = []
         self.steps = 0
         self.unroll_loops = 0          # > 0: loops over ranges known at trace time unroll (for autodiff)
@@ -255,7 +257,7 @@ class Tracer:
         if isinstance(fn, types.MethodType):
             return self.call(fn.__func__, [self.constant(fn.__self__, "self"), *args], kwargs)
         if isinstance(fn, ExternalObject):
-            return self.call(self.instance_attribute(fn, "__call__"), args, kwargs)
+            return self.call(fn.getattr("__call__"), args, kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) is list:
             return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
         if isinstance(fn, type) and issubclass(fn, BaseException) and all(is_number(a) or isinstance(a, str) for a in args):
@@ -328,6 +330,33 @@ class SymbolicGenerator:
 
     def __iter__(self):
         return self
+
+    def fresh(self) -> bool:
+        """Whether no value has been asked of it yet."""
+        return self.frame.pc == 0 and self.frame.return_value is NULL
+
+    def run_into(self, state, add):
+        """Consume the generator, folding each value into `state` with add(state, tracer, value),
+        inside its own frame (the state is a variable of it, SUM_LOCAL): a loop that yields
+        compiles to a loop op carrying the state. The final state."""
+        frame, b = self.frame, self.frame.builder
+        start, size, caller_loc = frame.save(), len(b.block.values), b.loc
+        frame.is_generator, frame.sink = False, add
+        frame.locals[SUM_LOCAL] = state
+        try:
+            frame.execute()
+            return frame.return_value
+        except UnsupportedError:
+            # e.g. sum() over a traced range is an int when it is empty and a float when not: no
+            # single type. Run it as a generator again (its loop unrolls; a traced range pins).
+            del b.block.values[size:]
+            frame.restore(start)
+            frame.is_generator, frame.sink = True, None
+            frame.locals.pop(SUM_LOCAL, None)
+            frame.yielded.clear()
+            return None
+        finally:
+            b.loc = caller_loc
 
     def __next__(self):
         frame = self.frame
@@ -439,6 +468,7 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         self.kw_names: tuple = ()
         self.is_generator = bool(code.co_flags & CO_GENERATOR)
         self.yielded: list = []
+        self.sink = None                         # SymbolicGenerator.run_into: what a yield does
         self.return_value = NULL
         self.lineno = code.co_firstlineno
         # control flow (tracer.branches)
@@ -573,4 +603,5 @@ def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name:
     leaves = [(param_sources[p], p) for p in fn.params]
     pins = [ValueGuard(param_sources[p], value) for p, value in tracer.builder.pinned.items()]
     return Trace(fn, leaves, pins, list(tracer.identity_guards.values()), list(tracer.structure_guards.values()),
-                 list(tracer.missing_attr_guards.values()), list(tracer.binding_guards.values()), len(args))
+                 list(tracer.missing_attr_guards.values()), list(tracer.binding_guards.values()), len(args),
+                 list(tracer.each_guards.values()))

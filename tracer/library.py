@@ -13,7 +13,8 @@ import sys
 
 from .builder import is_number, is_traced
 from .ir import BOOL, F64, I64
-from . import arrays
+from . import arrays, gathered
+from .branches import RangeIter
 from .objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange, TracedArray
 from .opcodes.containers import is_symbolic, items_equal, materialize, type_name
 
@@ -229,53 +230,79 @@ def tracer_items(tracer, x) -> list:
 
 @implements(builtins.sum)
 def _sum(tracer, iterable, start=0):
+    from .interpreter import SymbolicGenerator
+    if isinstance(iterable, SymbolicGenerator) and iterable.fresh():
+        # sum(f(v) for v in xs): the generator runs once with the sum as its own variable, so
+        # a loop in it compiles to a loop op that carries the sum
+        _number(tracer, start, "sum()")
+        state = iterable.run_into(SumState.starting(tracer, start), SumState.add)
+        if isinstance(state, SumState):
+            return state.finish(tracer)
+        if state is not None:
+            return state                   # every path raised (AlwaysRaises)
     items = tracer_items(tracer, iterable)
     if _all_constant([start, *items]):
         return sum(items, start)
-    return _sum_like_cpython(tracer, items, start)
+    state = SumState.starting(tracer, start)
+    for item in items:
+        state = state.add(tracer, item)
+    return state.finish(tracer)
 
 
-def _sum_like_cpython(tracer, items, start):
-    """CPython's sum(): exact int adds; the first float is added to that int sum, then the rest
-    go through plain float adds (3.11) or Neumaier compensated summation (3.12+).
-    A start that is neither exactly an int nor exactly a float (a bool) takes neither fast path:
-    every item is added with plain `+`."""
-    b = tracer.builder
-    result = start
-    if b.kind(_number(tracer, start, "sum()")) == BOOL:
-        for item in items:
-            result = b.binary("add", result, _number(tracer, item, "sum()"))
-        return result
-    i = 0
-    while i < len(items) and b.kind(result) != F64:   # int phase (bools count as ints)
-        result = b.binary("add", result, _number(tracer, items[i], "sum()"))
-        i += 1
-    if i == len(items):
-        return result
-    if sys.version_info < (3, 12):
-        for item in items[i:]:
-            result = b.binary("add", result, _number(tracer, item, "sum()"))
-        return result
-    f, c = b.value(result), b.const(0.0)
-    for item in items[i:]:
+class SumState:
+    """CPython's sum() one item at a time: exact int adds (phase "int"); the first float is
+    added to that int sum, then the rest go through plain float adds (3.11) or Neumaier
+    compensated summation (3.12+; phase "float", `compensation` c). A start that is neither
+    exactly an int nor exactly a float (a bool) takes neither fast path: every item is added
+    with plain `+` (phase "plain"). Loops carry it (branches.layout_of) as its three fields."""
+    carried = True
+
+    def __init__(self, phase: str, total, compensation=0.0):
+        self.phase, self.total, self.compensation = phase, total, compensation
+
+    def fields(self) -> tuple:
+        return (self.phase, self.total, self.compensation)
+
+    @classmethod
+    def starting(cls, tracer, start) -> "SumState":
+        kind = tracer.builder.kind(start)
+        return cls("plain" if kind == BOOL else "int" if kind == I64 else "float", start)
+
+    def add(self, tracer, item) -> "SumState":
+        b = tracer.builder
         item = _number(tracer, item, "sum()")
-        if b.kind(item) != F64:
-            f = b.binary("add", f, item)     # ints are added without compensation
-            continue
-        item = b.value(item)                 # a float constant in the list
+        if self.phase != "float" or sys.version_info < (3, 12) or b.kind(item) != F64:
+            total = b.binary("add", self.total, item)     # (ints are added without compensation)
+            float_now = self.phase == "int" and b.kind(total) == F64
+            return SumState("float" if float_now else self.phase, total, 0.0 if float_now else self.compensation)
+        f, c = self.total, self.compensation
+        if not any(is_traced(x) for x in (f, c, item)):
+            t = f + item
+            c += (f - t) + item if abs(f) >= abs(item) else (item - t) + f
+            return SumState("float", t, c)
+        f, c, item = b.value(f), b.value(c), b.value(item)
         t = b.emit("add", (f, item))
         big_f = b.emit("ge", (b.emit("fabs", (f,)), b.emit("fabs", (item,))))
         c = b.emit("add", (c, b.emit("select", (big_f, b.emit("add", (b.emit("sub", (f, t)), item)),
                                                  b.emit("add", (b.emit("sub", (item, t)), f))))))
-        f = t
-    # CPython adds the compensation only when it is nonzero and finite
-    use_c = b.emit("select", (b.emit("ne", (c, b.const(0.0))), b.emit("isfinite", (c,)), b.const(False)))
-    return b.emit("select", (use_c, b.emit("add", (f, c)), f))
+        return SumState("float", t, c)
+
+    def finish(self, tracer):
+        if self.phase != "float" or sys.version_info < (3, 12):
+            return self.total
+        f, c = self.total, self.compensation
+        if not is_traced(f) and not is_traced(c):
+            return f + c if c != 0.0 and math.isfinite(c) else f
+        b = tracer.builder
+        f, c = b.value(f), b.value(c)
+        # CPython adds the compensation only when it is nonzero and finite
+        use_c = b.emit("select", (b.emit("ne", (c, b.const(0.0))), b.emit("isfinite", (c,)), b.const(False)))
+        return b.emit("select", (use_c, b.emit("add", (f, c)), f))
 
 
 @implements(builtins.len)
 def _len(tracer, x):
-    if isinstance(x, ExternalList):
+    if isinstance(x, (ExternalList, gathered.ListView)):
         return len(x)
     if isinstance(x, TracedArray):
         return arrays.length(tracer, x)
@@ -307,21 +334,32 @@ def _range(tracer, *args):
 
 @implements(builtins.zip)
 def _zip(tracer, *iterables, strict=False):
+    compiled = None if strict else gathered.zip_of(tracer, iterables)
+    if compiled is not None:
+        return compiled                # long lists: one loop, one counter
     # lazy like CPython's: zip([1.0, 2.0], gen) never pulls gen's third value
-    return zip(*(_iter(tracer, x) for x in iterables), strict=strict)
+    return zip(*(_iter(tracer, x, compiled=False) for x in iterables), strict=strict)
 
 
 @implements(builtins.enumerate)
 def _enumerate(tracer, iterable, start=0):
-    return enumerate(_iter(tracer, iterable), tracer.builder.concretize(start, "enumerate()"))
+    start = tracer.builder.concretize(start, "enumerate()")
+    compiled = gathered.enumerate_of(tracer, iterable, start)
+    return compiled if compiled is not None else enumerate(_iter(tracer, iterable, compiled=False), start)
 
 
 @implements(builtins.iter)
-def _iter(tracer, iterable, *sentinel):
+def _iter(tracer, iterable, *sentinel, compiled=True):
     if sentinel:
         raise tracer.error("iter(callable, sentinel) is not supported")
     if is_traced(iterable):
         raise TypeError(f"'{type_name(iterable)}' object is not iterable")
+    if not compiled and isinstance(iterable, (RangeIter, gathered.ListView)):
+        return iter(materialize(tracer, iterable))      # (inside zip() of short and long lists)
+    if isinstance(iterable, RangeIter):
+        return iterable
+    if compiled and (it := gathered.iterator_of(tracer, iterable)) is not None:
+        return it                      # a long list: a compiled loop
     if isinstance(iterable, (ExternalList, ExternalObject, BoundMethod, SymbolicFunction)):
         return iter(tracer_items(tracer, iterable))
     return iter(iterable)              # a list built in the trace is iterated live

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .interpreter import Trace
 from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType
-from .sources import ABSENT, ArgSource, AttrSource, ItemSource, RootSource, Source
+from .sources import ABSENT, ArgSource, AttrSource, GatherSource, ItemSource, RootSource, Source
 
 PY_TYPE = {F64: "float", I64: "int", BOOL: "bool"}
 
@@ -68,6 +68,14 @@ def make_loader(trace: Trace):
         if g.length is not None:
             check += f" or len({v}) != {g.length}"
         lines.append(f"if {check}: return None")
+    for g in trace.each_guards:
+        v = var(g.source)
+        if g.what == "class":
+            lines.append(f"if set(map(type, {v})) != {{{constant(g.value)}}}: return None")
+        elif g.what == "value":
+            lines.append(f"if not same_values({v}, {g.attr!r}, {constant(g.value)}): return None")
+        else:
+            lines.append(f"if any({g.attr!r} in o.__dict__ for o in {v}): return None")
     for g in trace.missing_attr_guards:
         lines.append(f"if {g.attr!r} in {var(g.source)}.__dict__: return None")
     for g in [*trace.pins, *trace.identity_guards]:
@@ -76,8 +84,24 @@ def make_loader(trace: Trace):
             lines.append(f"if type({v}) is not {type(g.value).__name__} or {v} != {g.value!r}: return None")
         else:
             lines.append(f"if {v} is not {constant(g.value)}: return None")
+    def gather(source: GatherSource, base: str) -> str:
+        """Lines that build the array of a gathered list (tracer.gathered): `gather` (C,
+        tracer/_gather.c) copies the numbers, checking every item's type exactly."""
+        name = f"g{len(names)}"
+        names[id(source)] = name
+        kind = source.kind
+        m = kind[1] if kind[0] == "rows" else 0
+        shape = f"(len({base}), {m})" if m else f"len({base})"
+        dtype = "int64" if kind[0] == "i64" else "float64"
+        lines.append(f"{name} = np_empty({shape}, {dtype!r})")
+        lines.append(f"if not gather({name}, {base}, {source.attr!r}, {m}): return None")
+        return name
+
     leaves = []
     for source, param in trace.leaves:
+        if isinstance(source, GatherSource):
+            leaves.append(gather(source, var(source.base)))
+            continue
         v = var(source)
         if isinstance(param.type, ArrayType):
             import numpy
@@ -93,6 +117,10 @@ def make_loader(trace: Trace):
         lines.append(f"if {check}: return None")
         leaves.append(v)
     lines.append(f"return [{', '.join(leaves)}]")
+    if trace.each_guards or any(isinstance(source, GatherSource) for source, _ in trace.leaves):
+        import numpy
+        from ._frame import gather, same_values
+        constants.update(np_empty=numpy.empty, gather=gather, same_values=same_values)
     body = "\n".join("        " + line for line in lines)
     source_text = (f"def load(args):\n    try:\n{body}\n"
                    f"    except (AttributeError, IndexError, KeyError, TypeError, ValueError):\n        return None\n")

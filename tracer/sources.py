@@ -79,6 +79,23 @@ class ItemSource(Source):
         return f"{self.base}[{self.index}]"
 
 
+@dataclass(eq=False)
+class GatherSource(Source):
+    """An array the loader builds each call from the list at `base` (tracer.gathered): its
+    numbers (`attr` None), or attribute `attr` of each of its objects. `kind` is ('f64',),
+    ('i64',) or ('rows', m) (lists of m floats); the loader checks every item has that kind."""
+    base: Source
+    attr: str | None
+    kind: tuple
+
+    @property
+    def key(self):
+        return (self.base.key, "gather", self.attr)
+
+    def __str__(self):
+        return f"[x.{self.attr} for x in {self.base}]" if self.attr else f"{self.base}[:]"
+
+
 # ------------------------------------------------------------------------------------- guards
 @dataclass(eq=False)
 class StructureGuard:
@@ -113,6 +130,23 @@ class MissingAttrGuard:
 
     def __str__(self):
         return f"{self.attr!r} not in vars({self.source})"
+
+
+@dataclass(eq=False)
+class EachGuard:
+    """Every item of the list at `source`: is exactly class `value` ("class"); has attribute
+    `attr` equal to `value` (same type; "value"); has no instance attribute `attr` ("no attr")."""
+    source: Source
+    what: str
+    value: object
+    attr: str | None = None
+
+    def __str__(self):
+        if self.what == "class":
+            return f"every item of {self.source} is a {self.value.__name__}"
+        if self.what == "value":
+            return f"every item of {self.source} has .{self.attr} == {self.value!r}"
+        return f"no item of {self.source} has its own .{self.attr}"
 
 
 @dataclass(eq=False)

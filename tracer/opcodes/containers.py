@@ -10,7 +10,8 @@ import operator
 
 from ..builder import PYTHON_BINARY, is_number, is_traced
 from ..ir import BOOL, F64, I64
-from .. import arrays
+from .. import arrays, gathered
+from ..branches import RangeIter
 from ..objects import BoundMethod, ExternalList, ExternalObject, TracedArray
 
 COMPARE_SYMBOLS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
@@ -72,6 +73,10 @@ def materialize(tracer, x) -> list:
     """The items of a trace-time iterable (an external list's items are loaded per call)."""
     if isinstance(x, ExternalList):
         return x.items()
+    if isinstance(x, gathered.ListView):
+        return x.items(tracer)
+    if isinstance(x, RangeIter) and x.array is not None and not isinstance(x.array, TracedArray):
+        return list(x.array.unrolled(tracer, tracer.builder.concretize(x.index, "an iterator's position")))
     if is_traced(x):
         raise tracer.error("iterating over a traced number is not possible")
     if isinstance(x, (ExternalObject, BoundMethod)):
@@ -224,6 +229,11 @@ class ContainerOps:
             if isinstance(container, ExternalObject):
                 raise self.tracer.error(f"subscripting {container!r} is not supported")
             raise TypeError(f"'{type_name(container)}' object is not subscriptable")
+        if isinstance(container, gathered.ListView):
+            return self._view_item(container, index)
+        if isinstance(container, ExternalList) and is_traced(index) and index.type == I64 \
+                and (view := gathered.view_of(self.tracer, container)) is not None and len(view) > gathered.unroll_limit(self.tracer):
+            return self._view_item(view, index)            # a long list indexed by a loop counter
         if isinstance(index, slice):
             index = self.concrete_slice(index)
             if isinstance(container, ExternalList):
@@ -239,6 +249,19 @@ class ContainerOps:
                 raise IndexError(f"{type(container.obj).__name__} index out of range")
             return container.item(index % n if n else index)
         return container[index]
+
+    def _view_item(self, view, index):
+        """list[index] of a list held in an array: a traced index is checked at run time (out
+        of range: the call runs the Python function, which raises IndexError)."""
+        if isinstance(index, slice):
+            return materialize(self.tracer, view)[self.concrete_slice(index)]
+        if is_traced(index) and index.type == I64:
+            return view.element(self.tracer, index)
+        if type(index) not in (int, bool):
+            raise TypeError(f"list indices must be integers or slices, not {type_name(index)}")
+        if not -len(view) <= index < len(view):
+            raise IndexError("list index out of range")
+        return view.element(self.tracer, int(index) % len(view))
 
     def concrete_slice(self, s: slice) -> slice:
         """A list's slice: its bounds must be known when the function is compiled."""
@@ -285,7 +308,11 @@ class ContainerOps:
 
     def op_LIST_APPEND(self, instr):
         value = self.pop()
-        self.stack[-instr.arg].append(value)
+        target = self.stack[-instr.arg]
+        if isinstance(target, gathered.ListView):      # a comprehension compiled to a loop
+            self.stack[-instr.arg] = target.append(self.tracer, value)
+            return
+        target.append(value)
 
     def op_LIST_EXTEND(self, instr):
         items = self.materialize(self.pop())

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import sys
 
+from bytecode import Instr
 
-from ..branches import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged, RangeIter
-from ..errors import NeedsConcreteValue
+from ..branches import AUTODIFF_UNROLL_LIMIT, SUM_LOCAL, UNROLL_LIMIT, ListChanged, RangeIter
+from ..errors import BigIntInput, NeedsConcreteValue, UnsupportedError
 from ..builder import is_traced
-from .. import arrays
+from .. import arrays, gathered
 from ..objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange, TracedArray
 from .containers import type_name
 
@@ -81,6 +82,10 @@ class ControlFlowOps:
             self.push(self.range_iterator(iterable))
         elif isinstance(iterable, TracedArray):
             self.push(arrays.iterate(self.tracer, iterable))
+        elif isinstance(iterable, RangeIter):
+            self.push(iterable)                           # zip() of long lists is its own iterator
+        elif (it := gathered.iterator_of(self.tracer, iterable)) is not None:
+            self.push(it)                                 # a long list held in an array
         elif isinstance(iterable, (ExternalList, ExternalObject, BoundMethod, SymbolicFunction)):
             self.push(iter(self.materialize(iterable)))   # an input list's items, loaded per call
         else:
@@ -124,15 +129,18 @@ class ControlFlowOps:
         unless this is the header test of the loop being built (or an iteration being peeled)."""
         here = self.pc - 1
         it = self.stack[-1]
-        more = it.has_next(self.builder)
+        more = it.has_next(self.builder, fold=force_fork)
         instr = self.instrs[here]
         exit_pc = self.graph.for_iter_exit(self.labels[instr.arg])
         def advance():
             self.stack[-1] = it.advanced(self.builder)
-            self.push(it.index if it.array is None else arrays.subscript(self.tracer, it.array, it.index))
+            self.push(it.index if it.array is None else gathered.element_at(self.tracer, it.array, it.index))
         def leave():
             self.pop()
             self.pc = exit_pc
+            top = self.stack[-1] if self.stack else None
+            if isinstance(top, gathered.ListView) and top.buffer is not None:
+                self.stack[-1] = top.finish(self.tracer)    # a compiled comprehension is done
         if not is_traced(more):
             (advance if more else leave)()
             return None
@@ -141,26 +149,59 @@ class ControlFlowOps:
         self.pc = here
         if self.is_generator:                  # a loop that yields cannot be compiled: unroll
             return self._unroll_range(it, instr)
-        state = self.save()
+        state, block = self.save(), self.builder.block
+        mark = block.values[-1] if block.values else None     # (values may be inserted at the top)
+        over_list = it.array is not None and not isinstance(it.array, TracedArray)
         try:
+            self._fill_comprehension(it, here)
             return self.build_loop()
-        except (NeedsConcreteValue, ListChanged):
+        except (NeedsConcreteValue, ListChanged, UnsupportedError) as exc:
             # the body needs the loop counter at trace time (to index a list) or appends to a
             # list: unroll instead, if the bounds can be known (they depend only on int
-            # arguments, which are pinned)
+            # arguments, which are pinned). A loop over a long Python list also unrolls when
+            # it cannot be a loop op for another reason (as it did before lists were gathered).
+            if isinstance(exc, BigIntInput) or not isinstance(exc, (NeedsConcreteValue, ListChanged)) and not over_list:
+                raise
             self.restore(state)
+            keep = next((i + 1 for i in range(len(block.values) - 1, -1, -1) if block.values[i] is mark), 0)
+            del block.values[keep:]              # (a peeled first iteration, if any)
             b = self.builder
-            if it.array is not None or not all(b.must_be_concrete(x) for x in it.fields()):
+            if isinstance(it.array, TracedArray) or not all(b.must_be_concrete(x) for x in it.fields()[:4]):
                 raise
             return self._unroll_range(it, instr)
 
     def _unroll_range(self, it, instr):
-        """Go on with a Python iterator over the range's values (pinned at trace time)."""
+        """Go on with a Python iterator over the range's values (pinned at trace time), or over
+        the items of a list held in an array."""
         b = self.builder
         start, stop, step, index = (b.concretize(x, "the range of a loop") for x in it.fields()[:4])
-        self.stack[-1] = iter(range(index, stop, step))
+        if it.array is None:
+            self.stack[-1] = iter(range(index, stop, step))
+        elif isinstance(it.array, TracedArray):
+            raise self.tracer.error("a loop over an array inside a generator is not supported")
+        else:
+            self.stack[-1] = it.array.unrolled(self.tracer, index)
         self.pc += 1
         return self.op_FOR_ITER(instr)
+
+    # -- a list comprehension over a long list or range compiles to a loop that fills an array
+    def _fill_comprehension(self, it, here: int) -> None:
+        """If the loop at `here` is a list comprehension's, with a trip count known at trace time,
+        its (empty) list becomes a ListView the loop fills (LIST_APPEND stores item i at i)."""
+        b = self.builder
+        if not all(not is_traced(x) for x in it.fields()[:3]) or is_traced(it.index) and it.index.op != "const":
+            return
+        names = [(x.name, x.arg) for x in self.instrs[max(0, here - 4):here] if isinstance(x, Instr)]
+        listcomp_311 = names[-2:] == [("BUILD_LIST", 0), ("LOAD_FAST", ".0")]
+        listcomp_312 = names[-2:] == [("BUILD_LIST", 0), ("SWAP", 2)]
+        if not (listcomp_311 or listcomp_312) or len(self.stack) < 2:
+            return
+        lst = self.stack[-2]
+        if type(lst) is not list or lst:
+            return
+        start = it.index.attrs["value"] if is_traced(it.index) else it.index
+        n = len(range(start, it.stop, it.step))
+        self.stack[-2] = gathered.ListView(None, n, gathered.Buffer(n), b.const(0))
 
     def op_END_FOR(self, instr):
         # reached only by falling through, which CPython's loops never do; keep the stack honest
@@ -173,6 +214,10 @@ class ControlFlowOps:
         self.push(None)
 
     def op_YIELD_VALUE(self, instr):
+        if self.sink is not None:              # consumed by sum(): fold the value in, go on
+            self.locals[SUM_LOCAL] = self.sink(self.locals[SUM_LOCAL], self.tracer, self.pop())
+            self.push(None)
+            return
         self.yielded.append(self.pop())
         self.push(None)
 

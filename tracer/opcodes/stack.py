@@ -1,7 +1,7 @@
 """Opcode handlers: the value stack, local variables, cells, globals, constants, returns."""
 from __future__ import annotations
 
-from ..branches import MaybeUnbound
+from ..branches import SUM_LOCAL, MaybeUnbound
 from ..objects import NULL, Cell
 
 
@@ -39,9 +39,11 @@ class StackOps:
 
     def op_RETURN_VALUE(self, instr):
         self.return_value = self.pop()
+        if self.sink is not None:              # a generator consumed by sum(): its sum
+            self.return_value = self.locals[SUM_LOCAL]
 
     def op_RETURN_CONST(self, instr):
-        self.return_value = instr.arg
+        self.return_value = instr.arg if self.sink is None else self.locals[SUM_LOCAL]
 
     # -- locals
     def load_local(self, name):
