@@ -222,3 +222,25 @@ def test_enumerate_and_a_body_that_cannot_be_a_loop():
     f = trace(weighted, fuse_fma=False)
     assert f(w) == weighted(w) and "loop" in ops(f)
     assert trace(labels, fuse_fma=False)(w) == labels(w)
+
+
+def test_a_comprehension_result_reads_like_a_list():
+    def stats(w):
+        squares = [v * v for v in w]
+        longer = list(squares)
+        longer.append(1.0)
+        return (len(squares), squares[-1], max(squares), squares == longer[:-1], sum(longer),
+                tuple(squares[:3]), squares + [2.0] == longer[:-1] + [2.0])
+    w = floats(N, 11)
+    f = trace(stats, fuse_fma=False)
+    assert f(w) == stats(w)
+
+
+def test_changing_a_comprehension_result_unrolls_it():
+    def grow(w):
+        squares = [v * v for v in w]
+        squares.append(1.0)            # an array cannot grow: traced again, with the loop unrolled
+        return sum(squares)
+    f = trace(grow, fuse_fma=False)
+    w = floats(N, 12)
+    assert f(w) == grow(w) and "loop" not in ops(f)

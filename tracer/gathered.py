@@ -83,24 +83,26 @@ def view_of(tracer, x):
     trace (packed), a ListView."""
     if isinstance(x, ListView):
         return x
+    if not tracer.gather_lists:
+        return None
     if isinstance(x, ExternalList):
         items = list(x.obj)
         kind = gather_kind(items)
         if kind is None:
             return None
         source = GatherSource(x.source, None, kind)
-        return ListView(gathered_array(tracer, items, source, kind), len(items), row_length=kind[1] if kind[0] == "rows" else None)
+        return ListView(tracer, gathered_array(tracer, items, source, kind), len(items), row_length=_row(kind))
     if type(x) is list and x and all(is_traced(v) or is_number(v) for v in x):
-        if any(isinstance(getattr(v, "type", None), ArrayType) for v in x):
-            return None
+        if len({tracer.builder.kind(v) for v in x}) != 1 or isinstance(getattr(x[0], "type", None), ArrayType):
+            return None                # (one kind of number: an array would promote ints to floats)
         packed = arrays.array_from(tracer, x)
-        return ListView(TracedArray(tracer, packed), len(x), row_length=None)
+        return ListView(tracer, TracedArray(tracer, packed), len(x))
     return None
 
 
 def group_of(tracer, x):
     """An ObjectGroup of an input list of objects of one class, else None."""
-    if not isinstance(x, ExternalList):
+    if not isinstance(x, ExternalList) or isinstance(x, ListView) or not tracer.gather_lists:
         return None
     items = list(x.obj)
     if not items or not all(type(o) is type(items[0]) for o in items):
@@ -119,18 +121,24 @@ class Buffer:
         self.size, self.array = size, None
 
 
-class ListView:
+class ListView(ExternalList):
     """A list held in `array` (1-d: numbers; 2-d: rows, each again a ListView), `length` long.
-    While a compiled comprehension fills it, `buffer` is its Buffer and `count` the next index."""
+    While a compiled comprehension fills it, `buffer` is its Buffer and `count` the next index.
+    Like an input list (an ExternalList, whose read-only paths it shares) it cannot be changed
+    in traced code: `list(view)` makes a Python list of its items that can."""
     carried = True
 
-    def __init__(self, array, length: int, buffer: Buffer | None = None, count=None, row_length=None):
+    def __init__(self, tracer, array, length: int, buffer: Buffer | None = None, count=None, row_length=None):
+        super().__init__(tracer, [None] * length, None)     # (`obj` gives its type and length)
         self._array, self.length, self.buffer, self.count = array, length, buffer, count
         self.row_length = row_length                # 2-d: the length of a row
 
+    def __repr__(self):
+        return f"<list of {self.length} held in an array>"
+
     # a ListView is rebuilt from these when a loop carries it (branches.layout_of)
     def fields(self) -> tuple:
-        return (self._array, self.length, self.buffer, self.count, self.row_length)
+        return (self.tracer, self._array, self.length, self.buffer, self.count, self.row_length)
 
     @property
     def array(self) -> TracedArray:
@@ -146,12 +154,15 @@ class ListView:
         """The item at `index` (a traced int in range, or an int): a number or a row."""
         item = arrays.subscript(tracer, self.array, index)
         if isinstance(item, TracedArray):
-            return ListView(item, self.row_length)
+            return ListView(tracer, item, self.row_length)
         return item
 
-    def items(self, tracer) -> list:
+    def item(self, index: int):
+        return self.element(self.tracer, index)
+
+    def items(self) -> list:
         """The items, one load each (for a short list, or an operation loops do not cover)."""
-        return [self.element(tracer, i) for i in range(self.length)]
+        return [self.element(self.tracer, i) for i in range(self.length)]
 
     def unrolled(self, tracer, start: int):
         return iter([self.element(tracer, i) for i in range(start, self.length)])
@@ -171,7 +182,7 @@ class ListView:
         if buffer.array.type.dtype != kind:
             raise NotGatherable("a list comprehension whose items change type", b.loc)
         b.emit("store", (buffer.array.value, b.value(value), b.value(self.count)))
-        return ListView(None, self.length, buffer, b.binary("add", self.count, 1))
+        return ListView(tracer, None, self.length, buffer, b.binary("add", self.count, 1))
 
     def finish(self, tracer):
         """After the comprehension's loop: every iteration appended exactly once (else the call
@@ -182,7 +193,7 @@ class ListView:
         b = tracer.builder
         b.raise_if(b.compare("ne", self.count, self.length),
                    NeedsPython("a list comprehension that skips items is computed by Python"))
-        return ListView(self.array, self.length)
+        return ListView(tracer, self.array, self.length)
 
 
 def _allocate(tracer, kind, size: int):
@@ -195,6 +206,10 @@ def _allocate(tracer, kind, size: int):
     top = b.enclosing[0] if b.enclosing else b.block
     top.values[:0] = moved
     return made
+
+
+def _row(kind):
+    return kind[1] if kind[0] == "rows" else None
 
 
 # --------------------------------------------------------------------------------- lists of objects
@@ -233,7 +248,7 @@ class ObjectGroup:
         kind = gather_kind(values, equal_ints_are_constant=True)
         if kind is not None:
             source = GatherSource(self.ext.source, name, kind)
-            made = ListView(gathered_array(tracer, values, source, kind), self.length, row_length=kind[1] if kind[0] == "rows" else None)
+            made = ListView(tracer, gathered_array(tracer, values, source, kind), self.length, row_length=_row(kind))
         elif type(values[0]) in (int, bool, float) and all(type(v) is type(values[0]) and v == values[0] for v in values) \
                 or all(v is values[0] for v in values) and (values[0] is None or isinstance(values[0], types.FunctionType)):
             made = values[0]
@@ -314,6 +329,7 @@ def loop_over(tracer, view):
     from .branches import RangeIter
     if len(view) <= unroll_limit(tracer):
         return view.unrolled(tracer, 0)
+    tracer.gathered_lists = True
     return RangeIter(0, len(view), 1, tracer.builder.const(0), view)
 
 

@@ -91,6 +91,8 @@ class Tracer:
         self.numpy_scalars: set = set()    # traced scalars NumPy made (np.float64, not float: arrays.promote)
         self.uses_numpy = False        # NumPy semantics: a call whose ops fail runs the Python function
         self.returns_none = False
+        self.gather_lists = True       # loops over long lists may compile to loops (tracer.gathered)
+        self.gathered_lists = False    # ... and one did
 
     @property
     def loc(self) -> SourceLoc | None:
@@ -557,8 +559,23 @@ def unsupported_instruction(name: str) -> str:
 def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name: str,
                 unroll_loops: bool = False) -> Trace:
     """Trace one call: `args` are the frame's arguments as bound by CPython (positional order).
-    With `unroll_loops`, loops over ranges known at trace time unroll (int bounds are pinned)."""
+    With `unroll_loops`, loops over ranges known at trace time unroll (int bounds are pinned).
+
+    Loops over long lists compile to loops over arrays (tracer.gathered). Where that makes the
+    trace fail (e.g. a comprehension's result is changed later: it is a read-only array), the
+    call is traced again with every such loop unrolled, as it would have been without them."""
     tracer = Tracer(name)
+    try:
+        return _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops)
+    except UnsupportedError as exc:
+        if isinstance(exc, BigIntInput) or not tracer.gathered_lists:
+            raise
+    tracer = Tracer(name)
+    tracer.gather_lists = False
+    return _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops)
+
+
+def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops) -> Trace:
     tracer.unroll_loops = int(unroll_loops)
     tracer.builder.loc = SourceLoc(code.co_filename, code.co_firstlineno)
     if code.co_flags & CO_VARKEYWORDS:

@@ -89,6 +89,10 @@ class CallOps:
                 return 0.0 if obj.type == F64 else 0
             raise self.tracer.error(f"attribute .{name} of a traced number is not supported")
         if isinstance(obj, ExternalList):
+            if getattr(obj, "carried", False):       # a gathered.ListView
+                raise self.tracer.error(f"calling .{name}() on a list that compiled code holds in an array (a "
+                                        f"comprehension over a long list) is not supported; list(...) of it "
+                                        f"makes a Python list that is")
             raise self.tracer.error(f"calling .{name}() on a list from outside the traced function is not supported")
         if isinstance(obj, type) and not name.startswith("__"):
             raw = self.tracer.class_lookup(obj, name)        # a class attribute, guarded

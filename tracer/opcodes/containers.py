@@ -72,9 +72,7 @@ def holds_object(x) -> bool:
 def materialize(tracer, x) -> list:
     """The items of a trace-time iterable (an external list's items are loaded per call)."""
     if isinstance(x, ExternalList):
-        return x.items()
-    if isinstance(x, gathered.ListView):
-        return x.items(tracer)
+        return x.items()               # (a ListView's too: loads from its array)
     if isinstance(x, RangeIter) and x.array is not None and not isinstance(x.array, TracedArray):
         return list(x.array.unrolled(tracer, tracer.builder.concretize(x.index, "an iterator's position")))
     if is_traced(x):

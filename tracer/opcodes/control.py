@@ -189,7 +189,8 @@ class ControlFlowOps:
         """If the loop at `here` is a list comprehension's, with a trip count known at trace time,
         its (empty) list becomes a ListView the loop fills (LIST_APPEND stores item i at i)."""
         b = self.builder
-        if not all(not is_traced(x) for x in it.fields()[:3]) or is_traced(it.index) and it.index.op != "const":
+        if not self.tracer.gather_lists or not all(not is_traced(x) for x in it.fields()[:3]) \
+                or is_traced(it.index) and it.index.op != "const":
             return
         names = [(x.name, x.arg) for x in self.instrs[max(0, here - 4):here] if isinstance(x, Instr)]
         listcomp_311 = names[-2:] == [("BUILD_LIST", 0), ("LOAD_FAST", ".0")]
@@ -201,7 +202,8 @@ class ControlFlowOps:
             return
         start = it.index.attrs["value"] if is_traced(it.index) else it.index
         n = len(range(start, it.stop, it.step))
-        self.stack[-2] = gathered.ListView(None, n, gathered.Buffer(n), b.const(0))
+        self.stack[-2] = gathered.ListView(self.tracer, None, n, gathered.Buffer(n), b.const(0))
+        self.tracer.gathered_lists = True
 
     def op_END_FOR(self, instr):
         # reached only by falling through, which CPython's loops never do; keep the stack honest
