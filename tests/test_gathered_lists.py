@@ -244,3 +244,25 @@ def test_changing_a_comprehension_result_unrolls_it():
     f = trace(grow, fuse_fma=False)
     w = floats(N, 12)
     assert f(w) == grow(w) and "loop" not in ops(f)
+
+
+class Scaled:
+    factor = 2.0                       # a class attribute, shadowed on some instances below
+
+    def __init__(self, w):
+        self.w = w
+
+    def value(self, x):
+        return self.w * x * self.factor
+
+
+def test_a_class_attribute_shadowed_on_some_items():
+    items = [Scaled(float(i)) for i in range(N)]
+    def total(items, x):
+        return sum(s.value(x) for s in items)
+    f = trace(total, fuse_fma=False)
+    assert f(items, 0.5) == total(items, 0.5)
+    items[3].factor = -1.0             # now item 3 has its own: guarded, traced again
+    assert f(items, 0.5) == total(items, 0.5)
+    g = trace(total, fuse_fma=False)   # traced with the shadowing from the start
+    assert g(items, 0.5) == total(items, 0.5)

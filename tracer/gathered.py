@@ -285,6 +285,8 @@ class GroupItem(ExternalObject):
         if raw is _MISSING:
             raise AttributeError(f"'{group.cls.__name__}' object has no attribute '{name}'")
         if not (name.startswith("__") and name.endswith("__")):   # (special methods come from the class)
+            if any(name in vars(o) for o in group.ext.obj):
+                raise NotGatherable(f"attribute {name!r} is the class's on some items only", tracer.loc)
             key = (group.ext.source.key, "no attr", name)
             tracer.each_guards.setdefault(key, EachGuard(group.ext.source, "no attr", None, name))
         if isinstance(raw, types.FunctionType):
