@@ -266,3 +266,24 @@ def test_a_class_attribute_shadowed_on_some_items():
     assert f(items, 0.5) == total(items, 0.5)
     g = trace(total, fuse_fma=False)   # traced with the shadowing from the start
     assert g(items, 0.5) == total(items, 0.5)
+
+
+def test_tuples_are_not_gathered():
+    # the loader's gather reads lists; a tuple indexed by an argument, short or long, and a
+    # loop over a long tuple keep their unrolled code (and CPython's errors)
+    def at(t, i):
+        return t[i] + t[0]
+
+    def total(t):
+        s = 0.0
+        for v in t:
+            s += v
+        return s
+
+    f = trace(at)
+    with pytest.raises(IndexError, match="tuple index out of range"):
+        f((1.0, 2.0), -3)
+    assert f((1.0, 2.0, 3.0), 2) == 4.0
+    long = tuple(floats(N, 3))
+    assert f(long, 5) == at(long, 5)
+    assert trace(total)(long) == total(long)

@@ -86,6 +86,8 @@ def view_of(tracer, x):
     if not tracer.gather_lists:
         return None
     if isinstance(x, ExternalList):
+        if type(x.obj) is not list:    # (the loader's gather reads lists only; tuples unroll)
+            return None
         items = list(x.obj)
         kind = gather_kind(items)
         if kind is None:
@@ -102,7 +104,8 @@ def view_of(tracer, x):
 
 def group_of(tracer, x):
     """An ObjectGroup of an input list of objects of one class, else None."""
-    if not isinstance(x, ExternalList) or isinstance(x, ListView) or not tracer.gather_lists:
+    if not isinstance(x, ExternalList) or isinstance(x, ListView) or not tracer.gather_lists \
+            or type(x.obj) is not list:
         return None
     items = list(x.obj)
     if not items or not all(type(o) is type(items[0]) for o in items):

@@ -230,7 +230,8 @@ class ContainerOps:
         if isinstance(container, gathered.ListView):
             return self._view_item(container, index)
         if isinstance(container, ExternalList) and is_traced(index) and index.type == I64 \
-                and (view := gathered.view_of(self.tracer, container)) is not None and len(view) > gathered.unroll_limit(self.tracer):
+                and len(container) > gathered.unroll_limit(self.tracer) \
+                and (view := gathered.view_of(self.tracer, container)) is not None:
             return self._view_item(view, index)            # a long list indexed by a loop counter
         if isinstance(index, slice):
             index = self.concrete_slice(index)
