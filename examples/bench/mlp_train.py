@@ -75,13 +75,16 @@ def epoch_runner(step, params, X, T, batch):
     return run
 
 
-def best_rate(run, n_images, repeat):
-    times = []
+def best_rates(runners, n_images, repeat):
+    """(name, images/s) of each runner, best of `repeat` rounds. The rounds interleave the
+    methods (each runs once per round), so a slow spell of the machine hits all of them alike."""
+    times = {name: [] for name, _ in runners}
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - t0)
-    return n_images / min(times)
+        for name, run in runners:
+            t0 = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - t0)
+    return [(name, n_images / min(times[name])) for name, _ in runners]
 
 
 def torch_runner(params, X, T, batch):
@@ -145,7 +148,6 @@ def check(name, one_step, get_params, params0, X, T, batch):
 
 def compare(batch, n_images, repeat):
     X, T, params0 = make_data(n_images)
-    rows = []
     # the tracer (compiles on its first call: timed)
     params = [p.copy() for p in params0]
     t0 = time.perf_counter()
@@ -155,10 +157,8 @@ def compare(batch, n_images, repeat):
     numpy_step(*expected, X[:batch], T[:batch], LR)
     for got, want in zip(params, expected):
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
-    ours = best_rate(epoch_runner(train_step, params, X, T, batch), n_images, repeat)
-    rows.append(("tracer @trace step (grad of the loss)", ours))
-    rows.append(("NumPy, hand-written backward",
-                 best_rate(epoch_runner(numpy_step, [p.copy() for p in params0], X, T, batch), n_images, repeat)))
+    runners = [("tracer @trace step (grad of the loss)", epoch_runner(train_step, params, X, T, batch)),
+               ("NumPy, hand-written backward", epoch_runner(numpy_step, [p.copy() for p in params0], X, T, batch))]
     for name, make in (("PyTorch eager", torch_runner), ("JAX jit train step", jax_runner)):
         try:
             run, get_params, one_step = make([p.copy() for p in params0], X, T, batch)
@@ -167,8 +167,11 @@ def compare(batch, n_images, repeat):
             continue
         check(name, one_step, get_params, params0, X, T, batch)
         run()                                   # warm (JAX compiles here)
-        rows.append((name, best_rate(run, n_images, repeat)))
-    print(f"\nbatch size {batch}: images/s (tracer compile {compile_s:.2f} s)")
+        runners.append((name, run))
+    rows = best_rates(runners, n_images, repeat)
+    ours = rows[0][1]
+    compiled = f"compile {compile_s:.2f} s" if compile_s > 0.05 else "no new compile: batch sizes share one"
+    print(f"\nbatch size {batch}: images/s (tracer {compiled})")
     for name, rate in rows:
         ratio = "" if name.startswith("tracer") else f"   tracer {ours / rate:5.1f}x faster"
         print(f"  {name:<40} {rate:>12,.0f}{ratio}")
@@ -182,7 +185,7 @@ def growth(repeat):
         t0 = time.perf_counter()
         step(*params, X[:1], T[:1], LR)
         compile_s = time.perf_counter() - t0
-        rate = best_rate(epoch_runner(step, params, X, T, 1), len(X), repeat)
+        [(_, rate)] = best_rates([("tracer", epoch_runner(step, params, X, T, 1))], len(X), repeat)
         print(f"  hidden {hidden:>5}: compile {compile_s:5.2f} s, {1e6 / rate:8.1f} us per step, {rate:>10,.0f} images/s")
 
 
