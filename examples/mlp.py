@@ -62,7 +62,7 @@ def main():
     compiled(model, *points[0])
     print(f"compiled in {(time.perf_counter() - start) * 1e3:.0f} ms: {ir_size(compiled)} "
           f"(loops over the neurons and their weights)")
-    small = MLP(2, [8, 8, 1], rng)            # lists of <= 16 items unroll: one input per weight
+    small = MLP(2, [8, 8, 1], rng)            # lists of <= 8 items unroll: one input per weight
     unrolled = trace(forward)
     unrolled(small, *points[0])
     print(f"a 2 -> 8 -> 8 -> 1 model unrolls instead: {ir_size(unrolled)}")

@@ -14,7 +14,7 @@ from tracer import grad, trace
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import mlp  # noqa: E402
 
-N = 40          # longer than branches.UNROLL_LIMIT: these lists are gathered
+N = 40          # longer than gathered.LIST_UNROLL_LIMIT: these lists are gathered
 
 
 def ops(compiled) -> list:

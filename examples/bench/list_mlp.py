@@ -1,6 +1,6 @@
 """The micrograd-style MLP of examples/mlp.py (plain Python lists and objects), forward pass:
 compiled with its loops kept (the weights gathered into arrays per call, tracer/gathered.py)
-against the same model unrolled (one input per weight: how lists of at most 16 items compile),
+against the same model unrolled (one input per weight: how lists of at most 8 items compile),
 plain Python, and a NumPy forward over arrays holding the same weights. Every result is
 checked against Python first.
 
