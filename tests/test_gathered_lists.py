@@ -6,10 +6,13 @@ import random
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import tracer.branches
 import tracer.gathered
 from tracer import grad, trace
+
+from oracle import outcome, same_outcome
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import mlp  # noqa: E402
@@ -287,3 +290,66 @@ def test_tuples_are_not_gathered():
     long = tuple(floats(N, 3))
     assert f(long, 5) == at(long, 5)
     assert trace(total)(long) == total(long)
+
+
+# ----------------------------------------------------------------- differential: lists of any mix
+def _scaled_sum(xs):
+    return sum(x * 2.0 for x in xs)
+
+
+def _signed_total(xs):
+    s = 0.0
+    for x in xs:
+        if x > 0.5:
+            s += x
+        else:
+            s -= 1.0
+    return s
+
+
+def _dot(xs, ys):
+    return sum(a * b for a, b in zip(xs, ys))
+
+
+def _indexed_dot(xs, ys):
+    t = 0.0
+    for i in range(len(xs)):
+        t += xs[i] * ys[i]
+    return t
+
+
+def _weighted(xs):
+    t = 0.0
+    for i, x in enumerate(xs):
+        t += i * x
+    return t
+
+
+def _reciprocals(xs):
+    return sum([1.0 / x for x in xs])
+
+
+FLOATS = st.floats(allow_nan=True, allow_infinity=True)
+NUMBERS = st.one_of(st.floats(-2.0, 2.0), FLOATS, st.sampled_from([0.0, -0.0, 0, 1, True, False, 10 ** 30, -3]))
+# lists of floats only (gathered when long), of ints only, or of any mix (unrolled or run by Python)
+LISTS = st.one_of(st.lists(st.one_of(st.floats(-2.0, 2.0), FLOATS), max_size=3 * N // 2),
+                  st.lists(st.integers(-5, 5), max_size=3 * N // 2),
+                  st.lists(NUMBERS, max_size=3 * N // 2))
+
+
+@pytest.mark.parametrize("fn", [_scaled_sum, _signed_total, _weighted, _reciprocals])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(xs=LISTS)
+def test_one_list_of_any_mix_matches_cpython(fn, xs):
+    # gathered (long, one kind of number), unrolled (short or mixed), or run by Python: the
+    # result and the exception are CPython's, bit for bit with fusion off
+    got, want = outcome(trace(fn, fuse_fma=False), (xs,)), outcome(fn, (xs,))
+    assert same_outcome(got, want), (fn.__name__, xs, got, want)
+
+
+@pytest.mark.parametrize("fn", [_dot, _indexed_dot])
+@settings(max_examples=25, deadline=None)
+@given(xs=LISTS, ys=LISTS)
+def test_two_lists_of_any_mix_match_cpython(fn, xs, ys):
+    got, want = outcome(trace(fn, fuse_fma=False), (xs, ys)), outcome(fn, (xs, ys))
+    assert same_outcome(got, want), (fn.__name__, xs, ys, got, want)
