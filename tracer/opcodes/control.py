@@ -160,7 +160,8 @@ class ControlFlowOps:
             # list: unroll instead, if the bounds can be known (they depend only on int
             # arguments, which are pinned). A loop over a long Python list also unrolls when
             # it cannot be a loop op for another reason (as it did before lists were gathered).
-            if isinstance(exc, BigIntInput) or not isinstance(exc, (NeedsConcreteValue, ListChanged)) and not over_list:
+            retryable = isinstance(exc, (NeedsConcreteValue, ListChanged)) or over_list
+            if isinstance(exc, BigIntInput) or not retryable:
                 raise
             self.restore(state)
             keep = next((i + 1 for i in range(len(block.values) - 1, -1, -1) if block.values[i] is mark), 0)
