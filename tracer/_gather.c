@@ -140,7 +140,100 @@ same_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_TRUE;
 }
 
+/* Put number k of `in` into slot k of list `list`, where it was read from: the item is left
+ * alone when it already has that value (same type, same bits), and a float owned by the list
+ * alone (reference count 1, so no one else can see it) gets the new value in place; otherwise
+ * a new float or int replaces it. */
+static int
+put_number(PyObject *list, Py_ssize_t slot, int is_float, const char *in, Py_ssize_t k)
+{
+    PyObject *old = PyList_GET_ITEM(list, slot), *made;
+    if (is_float) {
+        double x = ((const double *)in)[k];
+        if (PyFloat_CheckExact(old)) {
+            double was = PyFloat_AS_DOUBLE(old);
+            if (memcmp(&was, &x, sizeof x) == 0)
+                return 0;
+            if (Py_REFCNT(old) == 1) {
+                ((PyFloatObject *)old)->ob_fval = x;
+                return 0;
+            }
+        }
+        made = PyFloat_FromDouble(x);
+    }
+    else {
+        long long x = ((const long long *)in)[k];
+        if (PyLong_CheckExact(old)) {
+            int overflow = 0;
+            long long was = PyLong_AsLongLongAndOverflow(old, &overflow);
+            if (!overflow && was == x)
+                return 0;
+            PyErr_Clear();
+        }
+        made = PyLong_FromLongLong(x);
+    }
+    if (made == NULL)
+        return -1;
+    PyList_SET_ITEM(list, slot, made);
+    Py_DECREF(old);
+    return 0;
+}
+
+/* scatter(array, items, attr, row_length): gather's inverse, after a call that wrote into
+ * the array: its numbers back into the list (or into the rows list `vars(item)[attr]` of each
+ * item). The lists must still have the shape gather read. */
+static PyObject *
+scatter(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "scatter(array, items, attr, row_length)");
+        return NULL;
+    }
+    PyObject *items = args[1], *attr = args[2];
+    Py_ssize_t m = PyLong_AsSsize_t(args[3]);
+    if (m == -1 && PyErr_Occurred())
+        return NULL;
+    if (!PyList_CheckExact(items) || (attr != Py_None && !PyUnicode_CheckExact(attr)) || m < 0
+            || (attr != Py_None && m == 0)) {
+        PyErr_SetString(PyExc_TypeError, "scatter: items must be a list, attr None or a str (rows only)");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    int is_float = view.format != NULL && strcmp(view.format, "d") == 0;
+    int is_int = view.format != NULL && view.itemsize == 8 && (strcmp(view.format, "q") == 0 || strcmp(view.format, "l") == 0);
+    int failed = 0;
+    if ((!is_float && !is_int) || view.len != n * (m ? m : 1) * 8) {
+        PyErr_SetString(PyExc_RuntimeError, "scatter: the list changed size during the call");
+        failed = 1;
+    }
+    for (Py_ssize_t i = 0; !failed && i < n; i++) {
+        if (m == 0) {
+            failed = put_number(items, i, is_float, view.buf, i) < 0;
+            continue;
+        }
+        PyObject *row = item_value(PyList_GET_ITEM(items, i), attr);
+        if (row == NULL || !PyList_CheckExact(row) || PyList_GET_SIZE(row) != m) {
+            PyErr_SetString(PyExc_RuntimeError, "scatter: a row changed during the call");
+            failed = 1;
+        }
+        for (Py_ssize_t j = 0; !failed && j < m; j++)
+            failed = put_number(row, j, is_float, view.buf, i * m + j) < 0;
+        Py_XDECREF(row);
+    }
+    PyBuffer_Release(&view);
+    if (failed)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef gather_methods[] = {
+    {"scatter", (PyCFunction)(void (*)(void))scatter, METH_FASTCALL,
+     "scatter(array, items, attr, row_length)\n--\n\n"
+     "Write the numbers of `array` back into list `items` (or into the rows list\n"
+     "attribute `attr` of each item), as gather read them: gather's inverse."},
     {"same_values", (PyCFunction)(void (*)(void))same_values, METH_FASTCALL,
      "same_values(items, attr, value)\n--\n\n"
      "Whether attribute `attr` of every item of list `items` is `value` (the same\n"

@@ -16,6 +16,7 @@ from .errors import BigIntInput
 from .interpreter import CO_VARARGS, bind_arguments, trace_frame
 from .arrays import is_ndarray
 from .ir import I64_MAX, I64_MIN
+from .loader import ALIASED
 from .specialize import NeedsPython, Specialization
 
 DEFAULT_MAX_SPECIALIZATIONS = 16
@@ -75,6 +76,8 @@ class CodeCompiler:
         for spec in self.specializations:
             if not spec.fast:
                 leaves = spec.load(args)
+                if leaves is ALIASED:           # lists it writes are shared: Python does it
+                    return spec.fallback(*args)
                 if leaves is not None:
                     try:
                         return spec.call_loaded(leaves)

@@ -166,7 +166,7 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
     sinks = sinks or {}
     active = set(wrt) | set(sinks)            # values that depend on `wrt` (and carry gradients)
     for v in values:
-        if v.op == "store" and v.args[1] in active:
+        if v.op == "store" and v.args[1] in active or v.regions and _stores_inside(v, active):
             raise UnsupportedError("cannot differentiate through a write into an array (x[i] = v) yet", v.loc)
         if v.op == "to_f32" and v.args[0] in active:
             raise UnsupportedError("cannot differentiate through float32 values yet (gradients are float64)", v.loc)
@@ -178,9 +178,15 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
         if x in active and ct is not None:
             adjoint[x] = _add(emitter, adjoint.get(x), ct)
 
+    # An array read element by element (x[i], or row by row) gets one gradient buffer, and each
+    # read adds its share into buffer[i] in place: not an array of zeros per read, summed whole
+    buffers: dict[Value, Value] = {}
+
     for v, ct in seeds.items():
         accumulate(v, ct)
     for v in reversed(values):
+        if v in buffers:                      # every read of v is behind: its buffer is complete
+            accumulate(v, buffers.pop(v))
         ct = adjoint.get(v)
         if ct is None or v in wrt:
             continue
@@ -208,6 +214,13 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
         if any(a in sinks for a in v.args):
             raise UnsupportedError("cannot differentiate an array used whole inside a loop yet (only its "
                                    "elements, x[i])", v.loc)
+        if v.op in ("load", "index") and v.args[0] in active:      # buffer[i] += ct
+            x, indices = v.args[0], v.args[1:]
+            if x not in buffers:
+                buffers[x] = _zeros_of(emitter, x)
+            part = emitter.emit(v.op, (buffers[x], *indices), **v.attrs)
+            emitter.emit("store", (buffers[x], emitter.emit("add", (part, _fit(emitter, ct, v.type))), *indices))
+            continue
         rules = OPS[v.op].vjp
         if rules is None:
             raise UnsupportedError(f"cannot differentiate through the op {v.op!r}", v.loc)
@@ -215,7 +228,19 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
         for x, rule in zip(v.args, rules):
             if rule is not None and x in active:
                 accumulate(x, _fit(emitter, rule(Sym(ct, emitter), out, *operands, **v.attrs).value, x.type))
+    for x, buffer in buffers.items():         # arrays defined before `values` (the wrt arrays)
+        accumulate(x, buffer)
     return [adjoint.get(w) for w in wrt]
+
+
+def _stores_inside(v: Value, active: set) -> bool:
+    """Whether a region of `v` (a loop or an if) writes memory while reading an active value:
+    a gradient would flow through that memory, which `backpropagate` does not follow (it
+    follows values), so it must refuse rather than answer zero."""
+    inside = ir.defined_in(v.regions)
+    if not any(x.op == "store" for x in inside):
+        return False
+    return any(a in active for a in (*v.args, *ir.free_values(v)))
 
 
 def _backpropagate_if(emitter, v: Value, ct: tuple, outer: list[Value], sinks: dict) -> list[tuple[Value, Value]]:

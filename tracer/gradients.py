@@ -28,16 +28,26 @@ from .autodiff import BlockEmitter, NotDifferentiable, backpropagate, grad_funct
 from .errors import TracerError
 from .interpreter import Trace
 from .ir import F64, TupleType, Value
+from . import gathered
 from .library import implements
 from .loader import PY_TYPE
 from .arrays import is_ndarray, wrap
-from .objects import SymbolicFunction, TracedArray, TransformedFunction
+from .objects import ExternalList, SymbolicFunction, TracedArray, TransformedFunction
 from .sources import ArgSource
 from .specialize import compile_ir
 
 
 def _float_array(x) -> bool:
     return is_ndarray(x) and x.dtype.name == "float64"
+
+
+def _float_list_view(tracer, x):
+    """A list of floats or of equal rows of floats (an input list, or one built in the trace)
+    as a ListView, else None."""
+    if not isinstance(x, (ExternalList, list)) or (isinstance(x, ExternalList) and type(x.obj) is not list):
+        return None
+    view = gathered.view_of(tracer, x, always=True)
+    return view if view is not None and view.array.type.dtype == F64 else None
 
 
 class NoFloatResult(TracerError, ArithmeticError):
@@ -139,6 +149,7 @@ class Grad(Transform):
         b = tracer.builder
         what = self.describe(self.name)
         wrt: dict[int, Value] = {}          # argnum -> the value differentiated (argnums may repeat)
+        as_list = {}                        # argnum -> makes a list held in an array (a list argument)
         for a in dict.fromkeys(self.argnums):
             if a >= len(args):
                 raise tracer.error(f"{what}: pass the differentiated arguments positionally in traced code")
@@ -149,6 +160,15 @@ class Grad(Transform):
                 x = b.emit("add", (x, b.const(-0.0)))   # x itself, as a value of its own: this argument's uses only
             elif isinstance(x, TracedArray) and x.type.dtype == F64:
                 x = b.emit("transpose", (x.value,), perm=tuple(range(x.rank)))   # the same, for an array
+            elif (view := _float_list_view(tracer, x)) is not None:
+                # a list of floats (or of rows of floats) is differentiated as the array holding
+                # it; the function reads a list held in that array, and its gradient is such a list
+                x = b.emit("transpose", (view.array.value,), perm=tuple(range(view.array.rank)))
+                as_list[a] = lambda g, view=view: gathered.ListView(tracer, TracedArray(tracer, g), len(view),
+                                                                    row_length=view.row_length)
+                wrt[a] = x
+                args[a] = as_list[a](x)
+                continue
             else:
                 kind = PY_TYPE.get(x.type, str(x.type)) if isinstance(x, Value) else type(x).__name__
                 raise self.not_float(a, kind, "or leave it out of argnums")
@@ -170,8 +190,8 @@ class Grad(Transform):
         grads = dict(zip(wrt, backpropagate(b, b.block.values[start:], {result: b.const(1.0)}, list(wrt.values()),
                                              home=b.block)))
         b.loc = caller_loc
-        grads = [wrap(tracer, g) for g in zero_if_none(b, [grads[a] for a in self.argnums],
-                                                         [wrt[a] for a in self.argnums])]
+        grads = zero_if_none(b, [grads[a] for a in self.argnums], [wrt[a] for a in self.argnums])
+        grads = [as_list[a](g) if a in as_list else wrap(tracer, g) for a, g in zip(self.argnums, grads)]
         g = tuple(grads) if self.as_tuple else grads[0]
         return (result, g) if self.with_value else g
 

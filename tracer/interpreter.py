@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bytecode import Bytecode, Instr, Label, TryBegin
 
@@ -66,6 +66,7 @@ class Trace:
     binding_guards: list[BindingGuard]
     nargs: int
     each_guards: list[EachGuard]            # about every item of a list gathered into an array
+    scattered: list = field(default_factory=list)   # GatherSources written: the loader scatters them back
 
     def guards(self) -> list:
         return [*self.structure_guards, *self.each_guards, *self.missing_attr_guards, *self.pins,
@@ -93,6 +94,8 @@ class Tracer:
         self.returns_none = False
         self.gather_lists = True       # loops over long lists may compile to loops (tracer.gathered)
         self.gathered_lists = False    # ... and one did
+        self.gathered_sources: dict[Value, tuple] = {}   # a gathered array's param -> (GatherSource, length)
+        self.written_gathers: dict[tuple, object] = {}   # GatherSource.key -> the GatherSource: written into
 
     @property
     def loc(self) -> SourceLoc | None:
@@ -621,4 +624,4 @@ def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_lo
     pins = [ValueGuard(param_sources[p], value) for p, value in tracer.builder.pinned.items()]
     return Trace(fn, leaves, pins, list(tracer.identity_guards.values()), list(tracer.structure_guards.values()),
                  list(tracer.missing_attr_guards.values()), list(tracer.binding_guards.values()), len(args),
-                 list(tracer.each_guards.values()))
+                 list(tracer.each_guards.values()), list(tracer.written_gathers.values()))

@@ -25,8 +25,18 @@ def type_label(t) -> str:
     return PY_TYPE[t]
 
 
+class _Aliased:
+    def __repr__(self):
+        return "ALIASED"
+
+
+ALIASED = _Aliased()
+
+
 def make_loader(trace: Trace):
-    """A function `load(args) -> list | None` (None: some guard failed)."""
+    """A function `load(args) -> list | ALIASED | None` (None: some guard failed). The list
+    has one value per IR parameter, then the list written back into for each of
+    `trace.scattered` (tracer.gathered.store)."""
     lines: list[str] = []
     names: dict[int, str] = {}           # id(source) -> local variable
     constants: dict[str, object] = {"ABSENT": ABSENT}
@@ -116,6 +126,7 @@ def make_loader(trace: Trace):
             check += f" or not {I64_MIN} <= {v} <= {I64_MAX}"
         lines.append(f"if {check}: return None")
         leaves.append(v)
+    leaves += scatter_targets(trace, var, lines)
     lines.append(f"return [{', '.join(leaves)}]")
     if trace.each_guards or any(isinstance(source, GatherSource) for source, _ in trace.leaves):
         import numpy
@@ -124,8 +135,47 @@ def make_loader(trace: Trace):
     body = "\n".join("        " + line for line in lines)
     source_text = (f"def load(args):\n    try:\n{body}\n"
                    f"    except (AttributeError, IndexError, KeyError, TypeError, ValueError):\n        return None\n")
-    namespace = dict(constants)
+    namespace = dict(constants, ALIASED=ALIASED)
     exec(compile(source_text, f"<loader of {trace.function.name}>", "exec"), namespace)
     load = namespace["load"]
     load.source_text = source_text
     return load
+
+
+def scatter_targets(trace: Trace, var, lines: list) -> list[str]:
+    """The lists to scatter written arrays back into, after lines that return ALIASED (the call
+    runs the Python function) unless every list written is reached by one path only.
+
+    The compiled code holds each gathered list in its own array, so a list it writes must not
+    also be gathered by another path, be a row of itself twice (`[[0.0] * 3] * 2`), or have
+    its items read as parameters by another path: those would read stale numbers."""
+    if not trace.scattered:
+        return []
+    written_keys = {s.key for s in trace.scattered}
+
+    def containers(source: GatherSource) -> str:
+        base = var(source.base)
+        if source.kind[0] != "rows":
+            return f"[{base}]"
+        return f"[o.__dict__[{source.attr!r}] for o in {base}]" if source.attr else base
+
+    def same_path(source: Source) -> bool:
+        """Whether `source` is a list the trace reads through a written array (same path)."""
+        if (source.key, "gather", None) in written_keys:            # the list itself
+            return True
+        if isinstance(source, AttrSource) and isinstance(source.base, ItemSource):  # objs[i].attr
+            return (source.base.base.key, "gather", source.attr) in written_keys
+        return isinstance(source, ItemSource) and (source.base.key, "gather", None) in written_keys  # rows[i]
+
+    written = [containers(s) for s in trace.scattered]
+    others = [containers(s) for s, _ in trace.leaves if isinstance(s, GatherSource) and s.key not in written_keys]
+    others += [f"[{var(s.base)}]" for s, _ in trace.leaves
+               if isinstance(s, ItemSource) and not same_path(s.base)]
+    lines.append(f"w = [id(x) for part in ({', '.join(written)},) for x in part]")
+    lines.append("ids = set(w)")
+    check = "len(ids) != len(w)"
+    if others:
+        lines.append(f"o = [id(x) for part in ({', '.join(others)},) for x in part]")
+        check += " or not ids.isdisjoint(o)"
+    lines.append(f"if {check}: return ALIASED")
+    return [var(s.base) for s in trace.scattered]

@@ -39,6 +39,11 @@ class ExternalList:
         return len(self.obj)
 
     def item(self, index: int):
+        if self.tracer.written_gathers:      # written into in the trace: its items are in an array now
+            from .gathered import held_in_array
+            held = held_in_array(self.tracer, self)
+            if held is not None:
+                return held.item(index)
         if index not in self._items:
             from .sources import ItemSource
             self._items[index] = self.tracer.wrap(self.obj[index], ItemSource(self.source, index))

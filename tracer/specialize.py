@@ -10,6 +10,7 @@ Two ways in:
 """
 from __future__ import annotations
 
+import functools
 import types
 from dataclasses import dataclass, field
 
@@ -69,7 +70,20 @@ class Specialization:
         return self.loader(args)
 
     def call_loaded(self, leaves: list):
-        return self.leaf_call(*leaves)
+        if not self.trace.scattered:
+            return self.leaf_call(*leaves)
+        n = len(self.trace.leaves)
+        result = self.leaf_call(*leaves[:n])
+        # the lists the compiled code wrote into (held in arrays) get their new numbers
+        for (k, attr, m), items in zip(self.scatters, leaves[n:]):
+            _frame.scatter(leaves[k], items, attr, m)
+        return result
+
+    @functools.cached_property
+    def scatters(self) -> list[tuple]:
+        """(leaf index, attr, row length) of each list written back, as trace.scattered."""
+        positions = {id(source): k for k, (source, _) in enumerate(self.trace.leaves)}
+        return [(positions[id(s)], s.attr, s.kind[1] if s.kind[0] == "rows" else 0) for s in self.trace.scattered]
 
     # ------------------------------------------------------------------ display
     def signature(self) -> str:

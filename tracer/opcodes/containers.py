@@ -233,6 +233,9 @@ class ContainerOps:
                 and len(container) > gathered.unroll_limit(self.tracer) \
                 and (view := gathered.view_of(self.tracer, container)) is not None:
             return self._view_item(view, index)            # a long list indexed by a loop counter
+        if type(container) is list and is_traced(index) and index.type == I64 \
+                and (view := gathered.view_of(self.tracer, container)) is not None:
+            return self._view_item(view, index)            # numbers built in the trace, packed: not pinned
         if isinstance(index, slice):
             index = self.concrete_slice(index)
             if isinstance(container, ExternalList):
@@ -292,6 +295,11 @@ class ContainerOps:
     def store_subscript(self, container, index, value):
         if isinstance(container, TracedArray):
             arrays.store_item(self.tracer, container, index, value)
+            return
+        if isinstance(container, ExternalList) and type(container.obj) is tuple:
+            raise TypeError("'tuple' object does not support item assignment")
+        if isinstance(container, ExternalList):          # an input list, or a list held in an array
+            gathered.store(self.tracer, gathered.writable_view(self.tracer, container), index, value)
             return
         if not isinstance(container, list):
             raise self.tracer.error("item assignment is supported only on lists and NumPy arrays")
