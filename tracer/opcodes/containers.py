@@ -233,7 +233,7 @@ class ContainerOps:
                 and len(container) > gathered.unroll_limit(self.tracer) \
                 and (view := gathered.view_of(self.tracer, container)) is not None:
             return self._view_item(view, index)            # a long list indexed by a loop counter
-        if type(container) is list and is_traced(index) and index.type == I64 \
+        if type(container) is list and is_traced(index) and index.type == I64 and not self.tracer.unroll_loops \
                 and (view := gathered.view_of(self.tracer, container)) is not None:
             return self._view_item(view, index)            # numbers built in the trace, packed: not pinned
         if isinstance(index, slice):
