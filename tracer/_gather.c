@@ -13,6 +13,11 @@
  * row_length m > 0 it must be exactly a list of m floats, stored in row i. Returns False at
  * the first value that is not so (the loader then rejects the call: a new trace follows),
  * True when `out` is filled. `same_values` checks an attribute that is one constant on every item.
+ *
+ *     scatter(array, items, attr, row_length)
+ *
+ * is gather's inverse, after a call that wrote into the array (an item assignment into the
+ * list in traced code): the numbers go back where gather read them.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -62,32 +67,49 @@ store_number(PyObject *v, int is_float, char *out, Py_ssize_t k)
     return 1;
 }
 
+/* The arguments of gather and scatter, (array, items, attr, row_length), checked: `view` gets
+ * the array's buffer (released by the caller), `m` the row length and `is_float` its kind.
+ * 0, or -1 with an exception set. */
+static int
+parse_arguments(const char *name, PyObject *const *args, Py_ssize_t nargs, int flags,
+                Py_buffer *view, Py_ssize_t *m, int *is_float)
+{
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "%s(array, items, attr, row_length)", name);
+        return -1;
+    }
+    PyObject *items = args[1], *attr = args[2];
+    *m = PyLong_AsSsize_t(args[3]);
+    if (*m == -1 && PyErr_Occurred())
+        return -1;
+    if (!PyList_CheckExact(items) || (attr != Py_None && !PyUnicode_CheckExact(attr)) || *m < 0) {
+        PyErr_Format(PyExc_TypeError, "%s: items must be a list, attr None or a str", name);
+        return -1;
+    }
+    if (PyObject_GetBuffer(args[0], view, flags | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    const char *format = view->format;
+    *is_float = format != NULL && strcmp(format, "d") == 0;
+    int is_int = format != NULL && view->itemsize == 8 && (strcmp(format, "q") == 0 || strcmp(format, "l") == 0);
+    if ((!*is_float && !is_int) || view->len != PyList_GET_SIZE(items) * (*m ? *m : 1) * 8) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "%s: the array must be float64 or int64, one element per number of the list",
+                     name);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *
 gather(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "gather(out, items, attr, row_length)");
-        return NULL;
-    }
-    PyObject *items = args[1], *attr = args[2];
-    Py_ssize_t m = PyLong_AsSsize_t(args[3]);
-    if (m == -1 && PyErr_Occurred())
-        return NULL;
-    if (!PyList_CheckExact(items) || (attr != Py_None && !PyUnicode_CheckExact(attr)) || m < 0) {
-        PyErr_SetString(PyExc_TypeError, "gather: items must be a list, attr None or a str");
-        return NULL;
-    }
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+    Py_ssize_t m;
+    int is_float;
+    if (parse_arguments("gather", args, nargs, PyBUF_WRITABLE, &view, &m, &is_float) < 0)
         return NULL;
+    PyObject *items = args[1], *attr = args[2];
     Py_ssize_t n = PyList_GET_SIZE(items);
-    int is_float = view.format != NULL && strcmp(view.format, "d") == 0;
-    int is_int = view.format != NULL && view.itemsize == 8 && (strcmp(view.format, "q") == 0 || strcmp(view.format, "l") == 0);
-    if ((!is_float && !is_int) || view.len != n * (m ? m : 1) * 8) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "gather: out must be float64 or int64 with one element per number");
-        return NULL;
-    }
     char *out = view.buf;
     int ok = 1;
     for (Py_ssize_t i = 0; ok && i < n; i++) {
@@ -185,28 +207,16 @@ put_number(PyObject *list, Py_ssize_t slot, int is_float, const char *in, Py_ssi
 static PyObject *
 scatter(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "scatter(array, items, attr, row_length)");
-        return NULL;
-    }
-    PyObject *items = args[1], *attr = args[2];
-    Py_ssize_t m = PyLong_AsSsize_t(args[3]);
-    if (m == -1 && PyErr_Occurred())
-        return NULL;
-    if (!PyList_CheckExact(items) || (attr != Py_None && !PyUnicode_CheckExact(attr)) || m < 0
-            || (attr != Py_None && m == 0)) {
-        PyErr_SetString(PyExc_TypeError, "scatter: items must be a list, attr None or a str (rows only)");
-        return NULL;
-    }
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+    Py_ssize_t m;
+    int is_float;
+    if (parse_arguments("scatter", args, nargs, 0, &view, &m, &is_float) < 0)
         return NULL;
+    PyObject *items = args[1], *attr = args[2];
     Py_ssize_t n = PyList_GET_SIZE(items);
-    int is_float = view.format != NULL && strcmp(view.format, "d") == 0;
-    int is_int = view.format != NULL && view.itemsize == 8 && (strcmp(view.format, "q") == 0 || strcmp(view.format, "l") == 0);
     int failed = 0;
-    if ((!is_float && !is_int) || view.len != n * (m ? m : 1) * 8) {
-        PyErr_SetString(PyExc_RuntimeError, "scatter: the list changed size during the call");
+    if (attr != Py_None && m == 0) {
+        PyErr_SetString(PyExc_TypeError, "scatter: an attribute is scattered as rows only");
         failed = 1;
     }
     for (Py_ssize_t i = 0; !failed && i < n; i++) {

@@ -17,6 +17,10 @@ float64/int64 array per call, and the loop indexes that array with a traced coun
 
 What the loop needs at trace time (an attribute that differs in kind between items, a list
 that changes) raises `NotGatherable`, and the loop unrolls as before.
+
+Writes: `xs[i] = v` into an input list (of floats, ints, or rows of floats) writes its array
+instead (`store`), every later read of that list in the trace reads the array
+(`held_in_array`), and after the call the loader scatters the array back into the list.
 """
 from __future__ import annotations
 
@@ -133,8 +137,9 @@ class Buffer:
 class ListView(ExternalList):
     """A list held in `array` (1-d: numbers; 2-d: rows, each again a ListView), `length` long.
     While a compiled comprehension fills it, `buffer` is its Buffer and `count` the next index.
-    Like an input list (an ExternalList, whose read-only paths it shares) it cannot be changed
-    in traced code: `list(view)` makes a Python list of its items that can."""
+    It reads like an input list (an ExternalList, whose paths it shares); an item assignment
+    writes its array (`store`), and one held from an input list is scattered back after the
+    call."""
     carried = True
 
     def __init__(self, tracer, array, length: int, buffer: Buffer | None = None, count=None, row_length=None):
@@ -255,7 +260,7 @@ def store(tracer, view: ListView, index, value) -> None:
 def writable_view(tracer, ext: ExternalList) -> ListView:
     """The ListView an item assignment into `ext` writes: `ext` itself (a ListView), the array
     already holding it, or a new gather."""
-    view = view_of(tracer, ext, always=True) if isinstance(ext, ListView) or type(ext.obj) is list else None
+    view = view_of(tracer, ext, always=True)
     if view is None:
         raise tracer.error(f"item assignment into {ext!r}: traced code writes into input lists of floats, of "
                            f"ints, or of equal-length rows of floats (held in an array), not into this one")
@@ -406,14 +411,15 @@ class Zipped:
 # A loop over a list of more items than this is gathered. Measured with the micrograd MLP
 # (2 -> w -> w -> 1): at w = 8 the gathered and the unrolled call cost the same, at w = 16 the
 # gathered one is 2x faster to call and 4x faster to compile (unrolled, every weight is an input).
-# Differentiated too (a loop with a tape, not AUTODIFF_UNROLL_LIMIT copies of its body): the
-# list MLP of examples/train_lists.py (2 -> 32 -> 32 -> 1) compiled its train step in 1.3 s
-# instead of 12.8 s, and steps in 43 us instead of 66 us.
 LIST_UNROLL_LIMIT = 8
 
 
 def unroll_limit(tracer) -> int:
-    return LIST_UNROLL_LIMIT
+    """Differentiated, lists up to AUTODIFF_UNROLL_LIMIT unroll: a loop needs a tape there, and
+    the list MLP of examples/train_lists.py (2 -> 16 -> 16 -> 1) compiled its train step in 4.5 s
+    and stepped in 42 us so, against 7.4 s and 47 us with its 16-item sums as loops."""
+    from .branches import AUTODIFF_UNROLL_LIMIT
+    return AUTODIFF_UNROLL_LIMIT if tracer.unroll_loops else LIST_UNROLL_LIMIT
 
 
 def loop_over(tracer, view):

@@ -32,7 +32,7 @@ from . import gathered
 from .library import implements
 from .loader import PY_TYPE
 from .arrays import is_ndarray, wrap
-from .objects import ExternalList, SymbolicFunction, TracedArray, TransformedFunction
+from .objects import SymbolicFunction, TracedArray, TransformedFunction
 from .sources import ArgSource
 from .specialize import compile_ir
 
@@ -44,8 +44,6 @@ def _float_array(x) -> bool:
 def _float_list_view(tracer, x):
     """A list of floats or of equal rows of floats (an input list, or one built in the trace)
     as a ListView, else None."""
-    if not isinstance(x, (ExternalList, list)) or (isinstance(x, ExternalList) and type(x.obj) is not list):
-        return None
     view = gathered.view_of(tracer, x, always=True)
     return view if view is not None and view.array.type.dtype == F64 else None
 

@@ -235,7 +235,9 @@ class ContainerOps:
             return self._view_item(view, index)            # a long list indexed by a loop counter
         if type(container) is list and is_traced(index) and index.type == I64 and not self.tracer.unroll_loops \
                 and (view := gathered.view_of(self.tracer, container)) is not None:
-            return self._view_item(view, index)            # numbers built in the trace, packed: not pinned
+            # numbers built in the trace, packed and loaded, not pinned (not under grad: a load's
+            # gradient is a store, which a second derivative cannot go through)
+            return self._view_item(view, index)
         if isinstance(index, slice):
             index = self.concrete_slice(index)
             if isinstance(container, ExternalList):
