@@ -386,3 +386,24 @@ def test_results_outlive_the_code_that_made_them():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": root})
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_numpy_functions_keep_the_native_entry():
+    """np.sum, np.exp, np.maximum are read from the numpy module (treated as immutable, like math);
+    only the global `np` is guarded, so the C dispatcher checks it and no Python runs per call.
+    Rebinding the global still recompiles."""
+    namespace = {"np": np}
+    exec("def f(a):\n    return np.sum(np.exp(np.maximum(a, 0.0)))", namespace)
+    f = trace(namespace["f"])
+    a = np.array([-1.0, 0.5, 2.0])
+    assert f(a) == np.sum(np.exp(np.maximum(a, 0.0)))
+    (spec,) = f.specializations
+    assert spec.fast, spec
+    assert [str(g) for g in spec.trace.guards()] == ["globals()['np'] is <module>"]
+
+    class FakeNumpy:
+        maximum, exp = staticmethod(np.maximum), staticmethod(np.exp)
+        sum = staticmethod(lambda x: -1.0)
+    namespace["np"] = FakeNumpy
+    assert f(a) == -1.0                          # what Python gives: not the stale compiled code
+    assert len(f.specializations) == 2

@@ -733,3 +733,11 @@ def test_grad_function_on_hand_built_ir():
             assert result[0] == math.sin(0.5) * 3.0
     single = ir.verify(grad_function(fn, [1]))
     assert single.result_type == F64 and ops.run(single, [0.5, 3.0]) == math.sin(0.5)
+
+
+def test_a_quotient_costs_one_division_in_the_backward():
+    """d(a/b)/db is written -(ct/b) * (a/b), so CSE shares ct/b with d(a/b)/da: seed 004's `d`
+    (three quotients) has its three forward divisions and three more, not six."""
+    dump = value_and_grad(seed, (0, 1, 2)).dump(1.5, 2.0, 3.0, stage="opt")
+    divisions = [op for op in ops_in_dump(dump) if op in ("div", "fdiv")]
+    assert divisions.count("div") == 3 and divisions.count("fdiv") == 3

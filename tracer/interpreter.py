@@ -126,11 +126,11 @@ class Tracer:
         if isinstance(obj, (int, float, complex, str)):
             raise self.error(f"{source} is a {type(obj).__name__}, which traced code does not support "
                              f"(numbers must be exactly float, int or bool)")
-        if isinstance(obj, IMMUTABLE_CONSTANTS) or obj is None:
-            self.identity_guards.setdefault(key, ValueGuard(source, obj))
-            return obj
-        if _numpy_constant(obj):               # np.exp, np.float64, a dtype: used by identity
-            self.identity_guards.setdefault(key, ValueGuard(source, obj))
+        if isinstance(obj, IMMUTABLE_CONSTANTS) or obj is None or _numpy_constant(obj):
+            # used by identity (np.exp, np.float64, a dtype, None): guarded where it was read from an
+            # input; a root (a global's or a module's value) is guarded by its binding already
+            if not isinstance(source, RootSource):
+                self.identity_guards.setdefault(key, ValueGuard(source, obj))
             return obj
         if hasattr(obj, "__dict__") and type(obj).__module__ not in ("builtins", "numpy"):
             self.structure_guards.setdefault(key, StructureGuard(source, type(obj)))

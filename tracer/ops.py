@@ -90,7 +90,8 @@ def _pow_exponent(ct, out, a, b):       # d(a ** b)/db = a ** b * log(a), and 0 
 
 
 POW_RULES = (_pow_base, _pow_exponent)
-DIV_RULES = (lambda ct, out, a, b: ct / b, lambda ct, out, a, b: -ct * out / b)
+# d(a/b)/db = -out/b: written as -(ct/b)*out so that CSE shares the one division with d/da
+DIV_RULES = (lambda ct, out, a, b: ct / b, lambda ct, out, a, b: -(ct / b) * out)
 
 
 # ----------------------------------------------------------------------------- type rules
