@@ -91,7 +91,7 @@ def free_arena(k: KernelBuilder) -> None:
     b.cbranch(b.icmp_unsigned("==", block, NULL), done, body)
     b.position_at_end(body)
     following = b.load(block, typ=PTR)
-    k.call_c("free", ll.VoidType(), [PTR], block)
+    k.free_bytes(block)
     block.add_incoming(following, body)
     b.branch(loop)
     b.position_at_end(done)
@@ -107,7 +107,7 @@ def byte_size(k: KernelBuilder, dtype: ir.ScalarType, sizes) -> ll.Value:
 def allocate(k: KernelBuilder, dtype: ir.ScalarType, sizes) -> ArrayValue:
     """A new C-contiguous array in the arena (MemoryError if malloc fails)."""
     b = k.builder
-    block = k.call_c("malloc", PTR, [I64], b.add(byte_size(k, dtype, sizes), k.i64(ARENA_HEADER)))
+    block = k.allocate_bytes(b.add(byte_size(k, dtype, sizes), k.i64(ARENA_HEADER)))
     k.fail_if(b.icmp_unsigned("==", block, NULL), Status.NO_MEMORY)
     b.store(b.load(k.arena, typ=PTR), block)
     b.store(block, k.arena)
@@ -629,7 +629,7 @@ def export_result(k: KernelBuilder, a: ArrayValue, t: ir.ArrayType, out) -> None
         with _:
             kept = b.block
         with copy_it:
-            fresh = k.call_c("malloc", PTR, [I64], b.add(byte_size(k, t.dtype, a.sizes), k.i64(1)))
+            fresh = k.allocate_bytes(b.add(byte_size(k, t.dtype, a.sizes), k.i64(1)))
             k.fail_if(b.icmp_unsigned("==", fresh, NULL), Status.NO_MEMORY)
             copy_elements(k, a, ArrayValue(fresh, a.sizes, contiguous_strides(k, t.dtype, a.sizes)), t.dtype)
             copied = b.block

@@ -14,6 +14,7 @@ from tracer import ir
 
 from .entry import object_symbols
 from .module import entry_symbol, kernel_symbol, lower_module
+from .runtime import JIT_MEMORY, RUNTIME, RUNTIME_FUNCTIONS
 from .target import assembly, host_target_machine, optimize
 
 _lock = threading.Lock()          # LLVM's global context is not thread safe
@@ -25,18 +26,7 @@ def _lljit() -> llvm.LLJIT:
     return llvm.create_lljit_compiler(host_target_machine())
 
 
-# Functions compiled code calls that must outlive any one compiled function: the destructor of
-# the capsules that own array results (an array can outlive the code that made it)
-RUNTIME = """
-declare ptr @PyCapsule_GetPointer(ptr, ptr)
-declare void @free(ptr)
-define void @__tracer_free_capsule(ptr %capsule) {
-  %data = call ptr @PyCapsule_GetPointer(ptr %capsule, ptr null)
-  call void @free(ptr %data)
-  ret void
-}
-"""
-_runtime_library = None           # loaded once, never unloaded
+_runtime_library = None           # codegen.runtime's functions: loaded once, never unloaded
 
 
 def runtime_symbols() -> dict[str, int]:
@@ -45,9 +35,10 @@ def runtime_symbols() -> dict[str, int]:
     if _runtime_library is None:
         obj = host_target_machine().emit_object(optimize(RUNTIME))
         library = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
-        library.export_symbol("__tracer_free_capsule")
+        for name in RUNTIME_FUNCTIONS:
+            library.export_symbol(name)
         _runtime_library = library.link(_lljit(), "tracer_runtime")
-    return {"__tracer_free_capsule": _runtime_library["__tracer_free_capsule"]}
+    return {name: _runtime_library[name] for name in RUNTIME_FUNCTIONS}
 
 
 @dataclass(eq=False)
@@ -87,7 +78,7 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
         t0 = time.perf_counter()
         n = next(_serial)
         symbol = f"{kernel_symbol(name)}_{n}"        # unique: one process, many specializations
-        module = lower_module(fn, entry_args, symbol)
+        module = lower_module(fn, entry_args, symbol, memory=JIT_MEMORY)
         if not export_kernel:
             module.get_global(symbol).linkage = "internal"
         llvm_ir = str(module)
@@ -117,10 +108,10 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
 def llvm_ir_for(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None = None) -> str:
     """The optimized LLVM IR `compile_function` would load (for `dump`; nothing is loaded)."""
     with _lock:
-        return str(optimize(lower_module(fn, entry_args, kernel_symbol(name or fn.name))))
+        return str(optimize(lower_module(fn, entry_args, kernel_symbol(name or fn.name), memory=JIT_MEMORY)))
 
 
 def assembly_for(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None = None) -> str:
     """The host assembly of that optimized module (for `dump`; nothing is loaded)."""
     with _lock:
-        return assembly(optimize(lower_module(fn, entry_args, kernel_symbol(name or fn.name))))
+        return assembly(optimize(lower_module(fn, entry_args, kernel_symbol(name or fn.name), memory=JIT_MEMORY)))

@@ -14,6 +14,10 @@ I32 = ll.IntType(32)
 I64 = ll.IntType(64)
 PTR = ll.PointerType()
 
+# The (alloc, free) pair kernels get their arrays' memory from: C's own, unless the caller
+# provides another with the same signatures (the JIT's caching pair, codegen.runtime)
+C_MEMORY = ("malloc", "free")
+
 LLVM_TYPES = {ir.F64: DOUBLE, ir.F32: FLOAT, ir.I64: I64, ir.BOOL: I1}
 
 INF = float("inf")
@@ -45,8 +49,10 @@ def kernel_type(fn: ir.Function) -> ll.FunctionType:
 class KernelBuilder:
     """Emits one kernel: the LLVM values of the IR values, and the early exits for failures."""
 
-    def __init__(self, module: ll.Module, function: ll.Function, fn: ir.Function):
+    def __init__(self, module: ll.Module, function: ll.Function, fn: ir.Function,
+                 memory: tuple[str, str] = C_MEMORY):
         self.module = module
+        self.memory = memory
         self.function = function
         args = list(function.args)
         self.params = []             # one per IR parameter (an array: a codegen.arrays.ArrayValue)
@@ -108,6 +114,17 @@ class KernelBuilder:
             args = [self.builder.trunc(a, size_t) if t == I64 else a for a, t in zip(args, params)]
             params = [size_t if t == I64 else t for t in params]
         return self.builder.call(self._declare(name, ll.FunctionType(result, params), ("nounwind",)), args)
+
+    def allocate_bytes(self, size: ll.Value) -> ll.Value:
+        """A new block of `size` bytes from the kernel's allocator (NULL if there is no memory).
+        Its result is `noalias`, as malloc's is to LLVM: loops writing into a new array need no
+        run-time overlap checks."""
+        block = self.call_c(self.memory[0], PTR, [I64], size)
+        block.callee.return_value.add_attribute("noalias")
+        return block
+
+    def free_bytes(self, block: ll.Value) -> None:
+        self.call_c(self.memory[1], ll.VoidType(), [PTR], block)
 
     def _declare(self, name: str, fnty: ll.FunctionType, attrs=()) -> ll.Function:
         fn = self.module.globals.get(name)

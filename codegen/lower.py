@@ -22,7 +22,7 @@ from tracer.array_ops import ELEMENTWISE
 from tracer.ops import MATH_CAN_OVERFLOW, MATH_UNARY, OPS
 
 from .cpython_float import float_floordiv, float_mod, float_pow, math_hypot
-from .kernel import DOUBLE, FLOAT, I1, I64, KernelBuilder, kernel_type, llvm_type
+from .kernel import C_MEMORY, DOUBLE, FLOAT, I1, I64, KernelBuilder, kernel_type, llvm_type
 from . import arrays
 from .arrays import LOWERINGS as ARRAY_LOWERINGS
 from .arrays import ArrayValue
@@ -454,11 +454,12 @@ def raise_sites(fn: ir.Function) -> list[ir.Value]:
     return [v for v in fn.walk() if v.op == "raise"]
 
 
-def lower_function(fn: ir.Function, module: ll.Module, symbol: str) -> ll.Function:
-    """Emit `fn` into `module` as the kernel `symbol` (see the module docstring for the ABI)."""
+def lower_function(fn: ir.Function, module: ll.Module, symbol: str, memory: tuple[str, str] = C_MEMORY) -> ll.Function:
+    """Emit `fn` into `module` as the kernel `symbol` (see the module docstring for the ABI);
+    its arrays are allocated and freed by the `memory` functions (see KernelBuilder)."""
     function = ll.Function(module, kernel_type(fn), symbol)
     function.attributes.add("nounwind")
-    k = KernelBuilder(module, function, fn)
+    k = KernelBuilder(module, function, fn, memory)
     for p, arg in zip(fn.params, k.params):
         name = p.name or f"arg{p.attrs['index']}"
         if isinstance(arg, ArrayValue):

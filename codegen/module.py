@@ -8,6 +8,7 @@ from llvmlite import ir as ll
 from tracer import ir
 
 from .entry import lower_entry
+from .kernel import C_MEMORY
 from .lower import lower_function
 from .target import host_target_machine
 
@@ -24,15 +25,16 @@ def entry_symbol(kernel: str) -> str:
 
 
 def lower_module(fn: ir.Function, entry_args: list[ir.EntryArg] | None = None,
-                 symbol: str | None = None, tm=None) -> ll.Module:
+                 symbol: str | None = None, tm=None, memory: tuple[str, str] = C_MEMORY) -> ll.Module:
     """An llvmlite module with the kernel `symbol` (default `kernel_symbol(fn.name)`) and, when
-    `entry_args` is given, its CPython entry `entry_symbol(symbol)`; for the host unless `tm`."""
+    `entry_args` is given, its CPython entry `entry_symbol(symbol)`; for the host unless `tm`.
+    `memory` names the kernel's (alloc, free) functions (see KernelBuilder)."""
     symbol = symbol or kernel_symbol(fn.name)
     tm = tm or host_target_machine()
     module = ll.Module(name=fn.name)
     module.triple = tm.triple
     module.data_layout = str(tm.target_data)
-    kernel = lower_function(fn, module, symbol)
+    kernel = lower_function(fn, module, symbol, memory)
     if entry_args is not None:
         lower_entry(fn, entry_args, module, kernel, entry_symbol(symbol))
     return module

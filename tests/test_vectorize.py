@@ -202,3 +202,35 @@ def test_out_buffers():
         g(np.ones(3), 1.0, 1.0, out=np.empty(3, dtype=np.float32))
     with pytest.raises(ValueError, match="out= has 1 array"):
         f(a, b, 1.5, out=np.empty(7))
+
+
+def test_arguments_are_checked_after_the_first_compile_too():
+    """Later calls take a shortcut to the compiled loop; what it skips is still checked."""
+    f = vectorize(d)
+    np.testing.assert_array_equal(f(np.ones(3), np.ones(3), 1.0), d(1.0, 1.0, 1.0))
+    with pytest.raises(ValueError, match="could not be broadcast|mismatch"):
+        f(np.ones(3), np.ones(4), 1.0)
+    with pytest.raises(TypeError, match="float64 arrays and floats"):
+        f(np.ones(3, dtype=np.float32), np.ones(3), 1.0)
+    assert f(np.ones(3), np.float64(2.0), 1.0).tolist() == [d(1.0, 2.0, 1.0)] * 3     # converted to a float
+
+
+def test_big_results_reuse_freed_blocks():
+    """A freed result of at least codegen.runtime.BIG_BLOCK bytes is kept for the next result
+    it fits (so a loop over big arrays does not page-fault fresh memory on every call); a much
+    smaller result does not take it."""
+    f = vectorize(d, fuse_fma=False)
+    a = np.linspace(1.0, 2.0, 200_000)               # 1.6 MB results
+    first = f(a, a, 2.0)
+    address, expected = first.ctypes.data, first.copy()
+    del first
+    second = f(a, a, 2.0)
+    assert second.ctypes.data == address             # the same memory, every element written again
+    np.testing.assert_array_equal(second, expected)
+    third = f(a, a, 2.0)                             # `second` still lives: a block of its own
+    assert third.ctypes.data != address
+    np.testing.assert_array_equal(third, expected)
+    del second
+    small = f(a[:40_000], a[:40_000], 2.0)           # 320 KB: not given the 1.6 MB block
+    assert small.ctypes.data != address
+    np.testing.assert_array_equal(small, expected[:40_000])

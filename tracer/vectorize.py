@@ -36,12 +36,18 @@ class Vectorized:
         self.name = (self.transform.describe(self.py_func.__qualname__) if self.transform is not None
                      else self.py_func.__qualname__)
         self.compiled: dict[tuple, _Kernel] = {}     # argument layout -> compiled loop
+        self.unguarded: dict[tuple, _Kernel] = {}    # float64 arrays and floats -> a loop that reads no globals
+        self.array_type = None                       # (numpy.ndarray, float64 dtype), once NumPy is imported
         self.scalar = None                           # the compiled scalar function, for numbers only
 
     def __repr__(self):
         return f"<vectorize {self.name}>"
 
     def __call__(self, *args, out=None):
+        if out is None and self.unguarded:     # the common call: a compiled loop, nothing to check first
+            kernel = self.unguarded.get(_fast_key(args, *self.array_type))
+            if kernel is not None:
+                return kernel.call(*args)
         import numpy
         args = tuple(_argument(a, i, self.name) for i, a in enumerate(args))
         arrays = [a for a in args if isinstance(a, numpy.ndarray)]
@@ -60,6 +66,9 @@ class Vectorized:
         examples = tuple(_example(a) for a in args)
         if kernel is None or kernel.loader(examples) is None:
             kernel = self.compiled[key] = _Kernel(self, args, examples, outs)
+            if outs is None and not kernel.guarded:
+                self.array_type = numpy.ndarray, numpy.dtype(numpy.float64)
+                self.unguarded[_fast_key(args, *self.array_type)] = kernel
         if outs is None:
             return kernel.call(*args)
         kernel.call(*args, *outs)
@@ -109,9 +118,31 @@ def _overlaps(a, b) -> bool:
     return numpy.may_share_memory(a, b) and numpy.shares_memory(a, b)   # the cheap bounds test first
 
 
+def _fast_key(args: tuple, ndarray: type, float64) -> tuple | None:
+    """The layout key of arguments that need no conversion (floats, float64 arrays of rank >= 1),
+    None for any other: it is computed on every call, so it does only what the key needs. The
+    shapes are not compared: the loop checks that they broadcast (else the fallback raises
+    NumPy's ValueError)."""
+    key = []
+    for a in args:
+        if type(a) is float:
+            key.append(_FLOAT)
+        elif type(a) is ndarray and a.dtype is float64 and a.ndim:
+            key.append(_layout(a))
+        else:
+            return None
+    return tuple(key), None
+
+
 def _layout(a) -> tuple:
-    """What the compiled loop depends on: a float, or an array's rank and which sizes are 1."""
-    return ("float",) if type(a) is float else ("array", tuple(n == 1 for n in a.shape))
+    """What the compiled loop depends on: a float, or an array's rank and which axes have size 1."""
+    if type(a) is float:
+        return _FLOAT
+    shape = a.shape
+    return "array", len(shape), tuple(i for i, n in enumerate(shape) if n == 1) if 1 in shape else ()
+
+
+_FLOAT = ("float",)
 
 
 def _example(a) -> float:
@@ -129,6 +160,7 @@ class _Kernel:
         from .specialize import compile_ir
         trace = _scalar_trace(owner, examples)
         self.loader = make_loader(trace)       # globals and closures the scalar code read
+        self.guarded = bool(trace.guards())
         fn = _array_function(trace, args, owner.name, outs)
         self.call = compile_ir(fn, owner.fuse_fma, fallback=_python_fallback(owner))
         self.function = fn
@@ -256,8 +288,9 @@ def _python_fallback(owner: Vectorized):
     """What runs when the compiled loop cannot answer exactly: numpy.vectorize of the Python
     function (a gradient has no Python version: it says why)."""
     def fallback(*args):
+        import numpy
+        numpy.broadcast_shapes(*(numpy.shape(a) for a in args))     # NumPy's ValueError if they do not
         if owner.transform is not None:
             return owner.transform.fallback(*args)
-        import numpy
         return numpy.vectorize(owner.py_func, otypes=None)(*args)
     return fallback

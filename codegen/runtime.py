@@ -1,0 +1,140 @@
+"""The JIT's runtime: functions compiled code calls that must outlive any one compiled function,
+loaded once per process and never unloaded.
+
+- `__tracer_free_capsule`: the destructor of the capsules that own array results (an array can
+  outlive the code that made it).
+- `__tracer_alloc_block` / `__tracer_free_block`: the kernels' malloc and free. Blocks of at
+  least BIG_BLOCK bytes are where the time goes when a loop over a million elements writes fresh
+  arrays: every call would page-fault its results into existence (on this project's VMs, about
+  2 us per 4 KB page, more than the loop itself). So a freed big block is kept in a small cache
+  (CACHE_SLOTS blocks, CACHE_BYTES in all) and handed to the next request it fits snugly (at
+  most a quarter larger), and a fresh big block is marked MADV_HUGEPAGE (2 MB pages: 512 times
+  fewer faults) where the kernel allows it. The cache is lock-free (atomic exchange of its
+  slots), so kernels that run without the GIL may use it too.
+
+An exported library (codegen.export) calls plain malloc and free instead: it has no runtime.
+"""
+from __future__ import annotations
+
+import sys
+
+BIG_BLOCK = 256 * 1024            # bytes: glibc's malloc maps blocks this large afresh each time
+CACHE_SLOTS = 16
+CACHE_BYTES = 256 * 1024 * 1024   # the most memory freed blocks keep
+SNUG = 4                          # a cached block serves requests down to (1 - 1/SNUG) of its size
+MADV_HUGEPAGE = 14                # Linux's value on every architecture
+
+JIT_MEMORY = ("__tracer_alloc_block", "__tracer_free_block")     # (alloc, free) the JIT's kernels call
+RUNTIME_FUNCTIONS = ("__tracer_free_capsule", *JIT_MEMORY)
+
+
+def _huge_pages(block: str) -> str:
+    """IR that marks the whole pages inside `block` (of %n bytes) MADV_HUGEPAGE (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return ""
+    return f"""
+  %address = ptrtoint ptr {block} to i64
+  %to_page = sub i64 0, %address
+  %skip = and i64 %to_page, 4095
+  %start = getelementptr i8, ptr {block}, i64 %skip
+  %rest = sub i64 %n, %skip
+  %pages = and i64 %rest, -4096
+  %ignored = call i32 @madvise(ptr %start, i64 %pages, i32 {MADV_HUGEPAGE})"""
+
+
+RUNTIME = f"""
+declare ptr @PyCapsule_GetPointer(ptr, ptr)
+declare ptr @malloc(i64)
+declare void @free(ptr)
+declare i64 @malloc_usable_size(ptr)
+declare i32 @madvise(ptr, i64, i32)
+
+@cache = internal global [{CACHE_SLOTS} x ptr] zeroinitializer
+@cached_bytes = internal global i64 0
+
+define void @__tracer_free_capsule(ptr %capsule) {{
+  %data = call ptr @PyCapsule_GetPointer(ptr %capsule, ptr null)
+  call void @__tracer_free_block(ptr %data)
+  ret void
+}}
+
+; malloc(n), or a cached block that holds n bytes and is at most a quarter larger
+define ptr @__tracer_alloc_block(i64 %n) {{
+entry:
+  %big = icmp uge i64 %n, {BIG_BLOCK}
+  br i1 %big, label %search, label %fresh
+search:
+  %i = phi i64 [0, %entry], [%next, %continue]
+  %slot = getelementptr [{CACHE_SLOTS} x ptr], ptr @cache, i64 0, i64 %i
+  %block = atomicrmw xchg ptr %slot, ptr null acq_rel
+  %empty = icmp eq ptr %block, null
+  br i1 %empty, label %continue, label %check
+check:
+  %size = call i64 @malloc_usable_size(ptr %block)
+  %slack = sub i64 %size, %n
+  %most = udiv i64 %size, {SNUG}
+  %holds = icmp uge i64 %size, %n
+  %snug = icmp ule i64 %slack, %most
+  %fits = and i1 %holds, %snug
+  br i1 %fits, label %take, label %put_back
+take:
+  %taken = atomicrmw sub ptr @cached_bytes, i64 %size acq_rel
+  ret ptr %block
+put_back:
+  %swap = cmpxchg ptr %slot, ptr null, ptr %block acq_rel monotonic
+  %returned = extractvalue {{ptr, i1}} %swap, 1
+  br i1 %returned, label %continue, label %drop
+drop:
+  %dropped = atomicrmw sub ptr @cached_bytes, i64 %size acq_rel
+  call void @free(ptr %block)
+  br label %continue
+continue:
+  %next = add i64 %i, 1
+  %more = icmp ult i64 %next, {CACHE_SLOTS}
+  br i1 %more, label %search, label %fresh
+fresh:
+  %new = call ptr @malloc(i64 %n)
+  %failed = icmp eq ptr %new, null
+  %small = xor i1 %big, true
+  %plain = or i1 %failed, %small
+  br i1 %plain, label %done, label %advise
+advise:{_huge_pages("%new")}
+  br label %done
+done:
+  ret ptr %new
+}}
+
+; free(p), or keep p in the cache (a big block, while the cache has a slot and room)
+define void @__tracer_free_block(ptr %p) {{
+entry:
+  %null = icmp eq ptr %p, null
+  br i1 %null, label %done, label %sized
+sized:
+  %size = call i64 @malloc_usable_size(ptr %p)
+  %big = icmp uge i64 %size, {BIG_BLOCK}
+  br i1 %big, label %reserve, label %release
+reserve:
+  %before = atomicrmw add ptr @cached_bytes, i64 %size acq_rel
+  %after = add i64 %before, %size
+  %room = icmp ule i64 %after, {CACHE_BYTES}
+  br i1 %room, label %insert, label %unreserve
+insert:
+  %i = phi i64 [0, %reserve], [%next, %occupied]
+  %slot = getelementptr [{CACHE_SLOTS} x ptr], ptr @cache, i64 0, i64 %i
+  %swap = cmpxchg ptr %slot, ptr null, ptr %p acq_rel monotonic
+  %kept = extractvalue {{ptr, i1}} %swap, 1
+  br i1 %kept, label %done, label %occupied
+occupied:
+  %next = add i64 %i, 1
+  %more = icmp ult i64 %next, {CACHE_SLOTS}
+  br i1 %more, label %insert, label %unreserve
+unreserve:
+  %undone = atomicrmw sub ptr @cached_bytes, i64 %size acq_rel
+  br label %release
+release:
+  call void @free(ptr %p)
+  br label %done
+done:
+  ret void
+}}
+"""
