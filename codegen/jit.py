@@ -91,9 +91,11 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
         library = (llvm.JITLibraryBuilder()
                    .add_object_img(obj)
                    .add_current_process())         # the C API and libm, resolved in process
+        for name, address in runtime_symbols().items():   # the kernel's allocator, the entry's capsules
+            library.import_symbol(name, address)
         if entry_args is not None:
             library.export_symbol(entry_symbol(symbol))
-            for name, address in {**object_symbols(fn, entry_args), **runtime_symbols()}.items():
+            for name, address in object_symbols(fn, entry_args).items():
                 library.import_symbol(name, address)
         if export_kernel:
             library.export_symbol(symbol)
