@@ -28,14 +28,18 @@ def d(a, b, c):
     return -a*b + (c - a/b)*(a + b)*c - (b*c - a)/(a + c) + b*b*c/a
 
 
-def best_time(fn, repeat):
-    fn()                                              # warm (compiles on first call)
-    times = []
+def best_times(runners, repeat):
+    """The best time of each callable over `repeat` rounds. The rounds interleave the methods
+    (each runs once per round), so a slow spell of the machine hits all of them alike."""
+    for run in runners:
+        run()                                         # warm (compiles on first call)
+    times = [[] for _ in runners]
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+        for run, spent in zip(runners, times):
+            t0 = time.perf_counter()
+            run()
+            spent.append(time.perf_counter() - t0)
+    return [min(spent) for spent in times]
 
 
 def peers(a, b, c, reference):
@@ -95,17 +99,17 @@ def main():
         a, b, c = (rng.uniform(0.5, 2.0, n) for _ in range(3))
         reference = vg(a, b, c)
         np.testing.assert_allclose(reference[0], d(a, b, c), rtol=1e-12, atol=1e-12)   # fma: last bits
-        ours = best_time(lambda: vg(a, b, c), options.repeat)
+        out = (np.empty(n), (np.empty(n), np.empty(n), np.empty(n)))
+        others = peers(a, b, c, reference)
+        ours, t_out, f, *theirs = best_times([lambda: vg(a, b, c), lambda: vg(a, b, c, out=out),
+                                              lambda: fwd(a, b, c)] + [run for _, run, _ in others],
+                                             options.repeat)
         print(f"N = {n:,}")
         print(f"  {'tracer vectorize(value_and_grad)':38s} {ours * 1e3:9.3f} ms  "
               f"({ours / n * 1e9:.2f} ns/sample = {ours / n * 1e9:.2f} ms per 1M samples)")
-        out = (np.empty(n), (np.empty(n), np.empty(n), np.empty(n)))
-        t_out = best_time(lambda: vg(a, b, c, out=out), options.repeat)
         print(f"  {'tracer, into out= buffers':38s} {t_out * 1e3:9.3f} ms  ({t_out / n * 1e9:.2f} ms per 1M samples)")
-        f = best_time(lambda: fwd(a, b, c), options.repeat)
         print(f"  {'tracer vectorize(d), forward only':38s} {f * 1e3:9.3f} ms")
-        for name, run, grads in peers(a, b, c, reference):
-            t = best_time(run, options.repeat)
+        for (name, _, grads), t in zip(others, theirs):
             print(f"  {name:38s} {t * 1e3:9.3f} ms   tracer is {t / ours:6.2f}x faster"
                   f"{'' if grads else ' (peer does forward only)'}")
 
