@@ -190,6 +190,31 @@ def test_matmul_shapes_match_numpy(m, k, n, data):
         same_as_numpy(f, a_view, b, v)
 
 
+def plain_matmul(a, b):
+    """The triple loop, each sum over p in order: what the compiled matmul computes."""
+    out = np.zeros((a.shape[0], b.shape[1]))
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            total = -0.0 if a.shape[1] else 0.0
+            for p in range(a.shape[1]):
+                total += a[i, p] * b[p, j]
+            out[i, j] = total
+    return out
+
+
+@SETTINGS
+@given(m=st.integers(0, 11), k=st.integers(0, 9), n=st.integers(1, 9), data=st.data())
+def test_matmul_is_the_plain_loop_bit_for_bit(m, k, n, data):
+    """Rows are done four at a time (sharing the loads of b) and terms four per pass: every
+    output element is still its sum over p in order, whatever m and k leave over."""
+    a = data.draw(float_arrays((m, k)))
+    b = data.draw(float_arrays((k, n)))
+    matmul = trace(fuse_fma=False)(lambda a, b: a @ b)
+    for a_view in views(a):
+        for b_view in views(b):
+            np.testing.assert_array_equal(matmul(a_view, b_view), plain_matmul(a_view, b_view))
+
+
 def test_matmul_size_mismatch_is_numpys_error():
     def f(a, b):
         return a @ b

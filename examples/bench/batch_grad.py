@@ -19,6 +19,7 @@ import argparse
 import platform
 import time
 
+import one_thread  # noqa: F401  (before NumPy: every peer on one thread)
 import numpy as np
 
 from tracer import value_and_grad, vectorize

@@ -18,6 +18,7 @@ import argparse
 import platform
 import time
 
+import one_thread  # noqa: F401  (before NumPy: every peer on one thread)
 import numpy as np
 
 from tracer import grad, trace
