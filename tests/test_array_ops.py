@@ -333,8 +333,14 @@ def test_ir_interpreter_agrees_with_compiled_code():
     x, W = np.random.default_rng(1).normal(size=(3, 4)), np.random.default_rng(2).normal(size=(4, 2))
     t = trace_frame(f.__code__, (x, W), f.__globals__, __builtins__, None, "f")
     interpreted = run(t.function, [x, W])
-    compiled = trace(f)(x, W)
+    compiled = trace(f, fuse_fma=False)(x, W)
     for a, b in zip(interpreted, compiled):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    fused = trace(f)                       # FMA fusion on: the matmul adds each term with an fma
+    got = fused(x, W)
+    (spec,) = fused.specializations
+    assert any(v.op == "matmul" and v.attrs.get("fused") for v in spec.optimized.walk())
+    for a, b in zip(run(spec.optimized, [x, W]), got):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 

@@ -396,7 +396,7 @@ def _matmul_type(t, a):
     return ArrayType(F64, shape) if shape else F64
 
 
-def _matmul(x, y):
+def _matmul(x, y, fused=False):
     np = _numpy()
     if x.shape[-1] != y.shape[0]:
         raise OpFailure(Status.SHAPE_MISMATCH)
@@ -404,6 +404,14 @@ def _matmul(x, y):
     b = y if y.ndim == 2 else y[:, None]
     if a.shape[1] == 0:
         out = np.zeros((a.shape[0], b.shape[1]))
+    elif fused:   # each term added with one rounding (the FMA pass's matmul), in order
+        from .ops import _fma
+        out = np.zeros((a.shape[0], b.shape[1]))
+        for i, j in np.ndindex(out.shape):
+            total = -0.0
+            for k in range(a.shape[1]):
+                total = _fma(float(a[i, k]), float(b[k, j]), total)
+            out[i, j] = total
     else:   # in the compiled order: each sum over k, one product after another
         out = np.add.accumulate(a[:, :, None] * b[None, :, :], axis=1)[:, -1, :]
     out = out.reshape(matmul_shape(x.shape, y.shape))
@@ -430,7 +438,8 @@ def _matmul_rule_b(ct, out, a, b):
     return a.apply_attrs("transpose", perm=(1, 0)).apply_attrs("matmul", ct)  # a.T @ ct
 
 
-_define("matmul", "a @ b for f64 arrays of rank 1 or 2 (NumPy's matmul; the sum over k runs in order)",
+_define("matmul", "a @ b for f64 arrays of rank 1 or 2 (NumPy's matmul; the sum over k runs in order; "
+        "attrs fused=True, set by FMA fusion: each term is added with one fma)",
         _matmul_type, _matmul, [Status.FALLBACK, Status.SHAPE_MISMATCH], vjp=(_matmul_rule_a, _matmul_rule_b))
 
 
