@@ -425,75 +425,6 @@ def _merge(first, kept, idx):
     return out
 
 
-MATMUL_BLOCK = 4      # terms of the sum over p added per pass over an output row
-MATMUL_ROWS = 4       # output rows that share each pass's loads of y
-
-
-def matmul(k: KernelBuilder, v: ir.Value, x: ArrayValue, y: ArrayValue):
-    """Row by row: out[i, :] += x[i, p] * y[p, :] for p in order (each sum over p runs in
-    order, so the result is the one of the plain triple loop, and the inner loop vectorizes;
-    `fused`, from FMA fusion: each term added with one fma, half the instructions).
-    MATMUL_ROWS rows at a time where there are that many: each element of y read serves them
-    all, so a pass over y (from L2 when it is a layer's weights) serves four rows."""
-    b = k.builder
-    zero = k.i64(0)
-    fused = v.attrs.get("fused", False)
-    m, m_stride = (x.sizes[0], x.strides[0]) if len(x.sizes) == 2 else (k.i64(1), zero)
-    n, n_stride = (y.sizes[1], y.strides[1]) if len(y.sizes) == 2 else (k.i64(1), zero)
-    depth = x.sizes[-1]
-    check_same_sizes(k, (depth,), (y.sizes[0],))
-    a = ArrayValue(x.data, (m, depth), (m_stride, x.strides[-1]))
-    c = ArrayValue(y.data, (depth, n), (y.strides[0], n_stride))
-    out = allocate(k, ir.F64, (m, n))
-    start = _identity(k, "sum", ir.F64, depth)
-    for_each_index(k, (m, n), lambda idx: store_element(k, out, idx, ir.F64, start))
-
-    def rows(c, blocked):
-        def row_block(first, count_rows):
-            rows_ = [b.add(first, k.i64(r)) for r in range(count_rows)]
-
-            def terms(p, count):
-                # out[i, j] += a[i, p] * c[p, j], then for p + 1, ...: `count` terms per pass
-                # over the row (the same additions in the same order, a quarter of the loads
-                # and stores of out[i, :]), for each row i of the block
-                ps = [b.add(p, k.i64(q)) for q in range(count)]
-                coefficients = [[load_element(k, a, (i, pq), ir.F64) for pq in ps] for i in rows_]
-
-                def column(j):
-                    terms_c = [load_element(k, c, (pq, j), ir.F64) for pq in ps]
-                    for i, row_coefficients in zip(rows_, coefficients):
-                        total = load_element(k, out, (i, j), ir.F64)
-                        for coefficient, term in zip(row_coefficients, terms_c):
-                            total = (k.intrinsic("fma", coefficient, term, total) if fused
-                                     else b.fadd(total, b.fmul(coefficient, term)))
-                        store_element(k, out, (i, j), ir.F64, total)
-                for_range(k, n, column)
-            blocks = b.sdiv(depth, k.i64(MATMUL_BLOCK))
-            for_range(k, blocks, lambda block: terms(b.mul(block, k.i64(MATMUL_BLOCK)), MATMUL_BLOCK))
-            done = b.mul(blocks, k.i64(MATMUL_BLOCK))
-            for_range(k, b.sub(depth, done), lambda p: terms(b.add(done, p), 1))
-        if not blocked:
-            for_range(k, m, lambda i: row_block(i, 1))
-            return
-        row_blocks = b.sdiv(m, k.i64(MATMUL_ROWS))
-        for_range(k, row_blocks, lambda block: row_block(b.mul(block, k.i64(MATMUL_ROWS)), MATMUL_ROWS))
-        rows_done = b.mul(row_blocks, k.i64(MATMUL_ROWS))
-        for_range(k, b.sub(m, rows_done), lambda i: row_block(b.add(rows_done, i), 1))
-    # y's rows contiguous (the common case) get their own copy of the loops with that stride a
-    # constant, so the inner loop vectorizes with plain vector loads; only that copy does rows
-    # in blocks, and only where x can have that many rows (less code for LLVM to compile)
-    blocked = not (isinstance(m, ll.Constant) and m.constant < MATMUL_ROWS)
-    with b.if_else(b.icmp_signed("==", c.strides[1], k.i64(ITEM_SIZE[ir.F64]))) as (contiguous, strided):
-        with contiguous:
-            rows(ArrayValue(c.data, c.sizes, (c.strides[0], k.i64(ITEM_SIZE[ir.F64]))), blocked)
-        with strided:
-            rows(c, False)
-    if not isinstance(v.type, ir.ArrayType):
-        return load_element(k, out, (zero, zero), ir.F64)
-    sizes = tuple(s for s, kept in ((m, len(x.sizes) == 2), (n, len(y.sizes) == 2)) if kept)
-    return ArrayValue(out.data, sizes, contiguous_strides(k, ir.F64, sizes))
-
-
 def full(k: KernelBuilder, v: ir.Value, fill, *sizes):
     for s in sizes:
         k.fail_if(k.builder.icmp_signed("<", s, k.i64(0)), Status.SHAPE_MISMATCH)   # NumPy's ValueError
@@ -668,6 +599,6 @@ def export_result(k: KernelBuilder, a: ArrayValue, t: ir.ArrayType, out) -> None
 
 
 LOWERINGS = {"dim": dim, "load": load, "index": index, "broadcast_in_dim": broadcast_in_dim,
-             "transpose": transpose, "slice": slice_view, "reduce": reduce, "argreduce": argreduce, "matmul": matmul,
+             "transpose": transpose, "slice": slice_view, "reduce": reduce, "argreduce": argreduce,
              "full": full, "iota": iota, "pack": pack, "copy": copy, "reshape": reshape, "store": store,
              "writeback": writeback, "in_place_check": in_place_check}

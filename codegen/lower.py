@@ -25,6 +25,7 @@ from .cpython_float import float_floordiv, float_mod, float_pow, math_hypot
 from .kernel import C_MEMORY, DOUBLE, FLOAT, I1, I64, KernelBuilder, kernel_type, llvm_type
 from . import arrays
 from .arrays import LOWERINGS as ARRAY_LOWERINGS
+from .matmul import matmul
 from .arrays import ArrayValue
 from .tape import LOWERINGS as TAPE_LOWERINGS
 from .tape import allocate_headers
@@ -284,6 +285,7 @@ LOWERINGS = {
     "getitem": lambda k, v, t: t[v.attrs["index"]],
     **TAPE_LOWERINGS,
     **ARRAY_LOWERINGS,
+    "matmul": matmul,
 }
 
 

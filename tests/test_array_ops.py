@@ -215,6 +215,18 @@ def test_matmul_is_the_plain_loop_bit_for_bit(m, k, n, data):
             np.testing.assert_array_equal(matmul(a_view, b_view), plain_matmul(a_view, b_view))
 
 
+@pytest.mark.parametrize("m, k, n", [(1, 784, 50), (13, 21, 19), (8, 5, 16), (4, 1, 3), (5, 0, 9)])
+def test_matmul_tiles_and_rows_left_over(m, k, n):
+    """Blocks of four rows in register tiles of 8 columns (the last one masked), the rows left
+    over by the row loop: unfused, the plain loop's bits; fused (the default), the bits of the
+    IR evaluator's in-order fmas."""
+    from tracer.array_ops import _matmul
+    rng = np.random.default_rng(m * 1000 + k * 10 + n)
+    a, b = rng.normal(size=(m, k)), rng.normal(size=(k, n))
+    np.testing.assert_array_equal(trace(fuse_fma=False)(lambda a, b: a @ b)(a, b), plain_matmul(a, b))
+    np.testing.assert_array_equal(trace(lambda a, b: a @ b)(a, b), _matmul(a, b, fused=True))
+
+
 def test_matmul_size_mismatch_is_numpys_error():
     def f(a, b):
         return a @ b

@@ -1,0 +1,205 @@
+"""Lowering of `matmul`: out[i, j] = the sum over p of x[i, p] * y[p, j], each sum in the order
+of p, so the result is the plain triple loop's, bit for bit (with attrs `fused`, set by FMA
+fusion, every term is added by one fma, still in that order).
+
+Rows of x in blocks of TILE_ROWS, when y's rows are contiguous (the common case: a layer's
+weights), make the output in tiles that stay in vector registers for the whole sum: TILE_ROWS
+rows by 8 columns (2 vectors of 4 doubles per row). Each step of p loads the tile's part of y[p]
+once and broadcasts each row's x[i, p] once, and the tile's 8 independent accumulators keep the
+FMA units busy. The last tile of a block masks the columns past the end. Rows left over (all of
+them for a batch of one) go row by row, four terms of the sum per pass over the output row,
+which LLVM vectorizes along the row: that reads y front to back, which a lone row needs (a tile
+of one row would walk y's columns, and measured slower).
+"""
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from tracer import ir
+
+from .arrays import ArrayValue, _identity, allocate, check_same_sizes, contiguous_strides, for_range, \
+    load_element, store_element
+from .kernel import DOUBLE, I1, I32, I64, PTR, KernelBuilder
+
+LANES = 4                       # doubles per vector (AVX2; other targets split or scalarize it)
+VECTOR = ll.VectorType(DOUBLE, LANES)
+TILE_ROWS = 4                   # rows of a tile; each has TILE_VECTORS vectors of columns
+TILE_VECTORS = 2
+TERMS = 4                       # terms of the sum per pass over an output row (rows left over)
+
+
+def matmul(k: KernelBuilder, v: ir.Value, x: ArrayValue, y: ArrayValue):
+    b = k.builder
+    zero = k.i64(0)
+    fused = v.attrs.get("fused", False)
+    m, m_stride = (x.sizes[0], x.strides[0]) if len(x.sizes) == 2 else (k.i64(1), zero)
+    n, n_stride = (y.sizes[1], y.strides[1]) if len(y.sizes) == 2 else (k.i64(1), zero)
+    depth = x.sizes[-1]
+    check_same_sizes(k, (depth,), (y.sizes[0],))
+    a = ArrayValue(x.data, (m, depth), (m_stride, x.strides[-1]))
+    c = ArrayValue(y.data, (depth, n), (y.strides[0], n_stride))
+    out = allocate(k, ir.F64, (m, n))
+    start = _identity(k, "sum", ir.F64, depth)
+    with b.if_else(b.icmp_signed("==", c.strides[1], k.i64(8))) as (contiguous, strided):
+        with contiguous:        # that stride a constant: the row loop vectorizes with plain loads
+            unit = ArrayValue(c.data, c.sizes, (c.strides[0], k.i64(8)))
+            tiled_rows = k.i64(0)
+            if not (isinstance(m, ll.Constant) and m.constant < TILE_ROWS):   # (a batch of one: none)
+                tiled_rows = _tiles(k, a, unit, out, start, fused)
+            _by_rows(k, a, unit, out, start, fused, tiled_rows)
+        with strided:
+            _by_rows(k, a, c, out, start, fused, k.i64(0))
+    if not isinstance(v.type, ir.ArrayType):
+        return load_element(k, out, (zero, zero), ir.F64)
+    sizes = tuple(s for s, kept in ((m, len(x.sizes) == 2), (n, len(y.sizes) == 2)) if kept)
+    return ArrayValue(out.data, sizes, contiguous_strides(k, ir.F64, sizes))
+
+
+def _multiply_add(k: KernelBuilder, fused: bool, coefficient, term, total):
+    """total + coefficient * term: one fma when fused, else a multiply then an add."""
+    b = k.builder
+    if not fused:
+        return b.fadd(total, b.fmul(coefficient, term))
+    if isinstance(total.type, ll.VectorType):
+        fnty = ll.FunctionType(VECTOR, [VECTOR] * 3)
+        return b.call(k._declare(f"llvm.fma.v{LANES}f64", fnty), [coefficient, term, total])
+    return k.intrinsic("fma", coefficient, term, total)
+
+
+# ------------------------------------------------------------------ y's rows contiguous: tiles
+def _tiles(k: KernelBuilder, a: ArrayValue, c: ArrayValue, out: ArrayValue, start, fused: bool):
+    """The rows of out in whole blocks of TILE_ROWS, tile by tile; returns how many rows that is."""
+    b = k.builder
+    blocks = b.sdiv(a.sizes[0], k.i64(TILE_ROWS))
+    for_range(k, blocks, lambda block: _row_of_tiles(
+        k, a, c, out, start, fused, b.mul(block, k.i64(TILE_ROWS)), TILE_ROWS, TILE_VECTORS))
+    return b.mul(blocks, k.i64(TILE_ROWS))
+
+
+def _row_of_tiles(k: KernelBuilder, a, c, out, start, fused: bool, first_row, rows: int, vectors: int) -> None:
+    """The tiles of `rows` rows from `first_row`, left to right; the last one masked."""
+    b = k.builder
+    n = c.sizes[1]
+    width = k.i64(LANES * vectors)
+    whole = b.sdiv(n, width)
+    for_range(k, whole, lambda t: _tile(k, a, c, out, start, fused, first_row, rows, b.mul(t, width), vectors, n))
+    left = b.mul(whole, width)
+    with b.if_then(b.icmp_signed("<", left, n)):
+        _tile(k, a, c, out, start, fused, first_row, rows, left, vectors, n, masked=True)
+
+
+def _tile(k: KernelBuilder, a, c, out, start, fused: bool, first_row, rows: int, first_column, vectors: int,
+          n, masked: bool = False) -> None:
+    """out[first_row:+rows, first_column:+LANES*vectors] as rows*vectors vector accumulators
+    summed over p in order; with `masked`, the columns from n on are neither read nor written."""
+    b = k.builder
+    columns = [b.add(first_column, k.i64(LANES * j)) for j in range(vectors)]
+    masks = [_lanes_below(k, column, n) for column in columns] if masked else [None] * vectors
+    row_index = [b.add(first_row, k.i64(r)) for r in range(rows)]
+
+    def step(p, totals):
+        terms = [_load(k, _address(k, c, p, column), mask) for column, mask in zip(columns, masks)]
+        new = []
+        for r, i in enumerate(row_index):
+            coefficient = _splat(k, load_element(k, a, (i, p), ir.F64))
+            for j, term in enumerate(terms):
+                new.append(_multiply_add(k, fused, coefficient, term, totals[r * vectors + j]))
+        return new
+    totals = _sum_loop(k, a.sizes[1], [_splat(k, start)] * (rows * vectors), step)
+    for r, i in enumerate(row_index):
+        for j, (column, mask) in enumerate(zip(columns, masks)):
+            _store(k, totals[r * vectors + j], _address(k, out, i, column), mask)
+
+
+def _sum_loop(k: KernelBuilder, count, initial: list, step) -> list:
+    """for p in range(count): values = step(p, values); the values are loop-carried (phis)."""
+    b = k.builder
+    entry = b.block
+    head, body, done = (k.function.append_basic_block(name) for name in ("sum", "sum_body", "sum_end"))
+    b.branch(head)
+    b.position_at_end(head)
+    p = b.phi(I64)
+    p.add_incoming(k.i64(0), entry)
+    values = [b.phi(x.type) for x in initial]
+    for phi, x in zip(values, initial):
+        phi.add_incoming(x, entry)
+    b.cbranch(b.icmp_signed("<", p, count), body, done)
+    b.position_at_end(body)
+    new = step(p, values)
+    end = b.block
+    p.add_incoming(b.add(p, k.i64(1)), end)
+    for phi, x in zip(values, new):
+        phi.add_incoming(x, end)
+    b.branch(head)
+    b.position_at_end(done)
+    return values
+
+
+def _address(k: KernelBuilder, a: ArrayValue, i, j):
+    """&a[i, j] for an array whose rows are contiguous doubles."""
+    b = k.builder
+    return b.gep(a.data, [b.add(b.mul(i, a.strides[0]), b.mul(j, k.i64(8)))], source_etype=ll.IntType(8))
+
+
+def _splat(k: KernelBuilder, x):
+    b = k.builder
+    one = b.insert_element(ll.Constant(VECTOR, ll.Undefined), x, ll.Constant(I32, 0))
+    return b.shuffle_vector(one, ll.Constant(VECTOR, ll.Undefined), ll.Constant(ll.VectorType(I32, LANES), [0] * LANES))
+
+
+def _lanes_below(k: KernelBuilder, column, n):
+    """<column + l < n for each lane l>: the mask of a partial vector."""
+    b = k.builder
+    lanes = ll.Constant(ll.VectorType(I64, LANES), list(range(LANES)))
+    first = b.insert_element(ll.Constant(ll.VectorType(I64, LANES), ll.Undefined), column, ll.Constant(I32, 0))
+    first = b.shuffle_vector(first, ll.Constant(ll.VectorType(I64, LANES), ll.Undefined),
+                             ll.Constant(ll.VectorType(I32, LANES), [0] * LANES))
+    limit = b.insert_element(ll.Constant(ll.VectorType(I64, LANES), ll.Undefined), n, ll.Constant(I32, 0))
+    limit = b.shuffle_vector(limit, ll.Constant(ll.VectorType(I64, LANES), ll.Undefined),
+                             ll.Constant(ll.VectorType(I32, LANES), [0] * LANES))
+    return b.icmp_signed("<", b.add(first, lanes), limit)
+
+
+def _load(k: KernelBuilder, address, mask):
+    if mask is None:
+        return k.builder.load(address, typ=VECTOR, align=8)
+    fnty = ll.FunctionType(VECTOR, [PTR, I32, ll.VectorType(I1, LANES), VECTOR])
+    return k.builder.call(k._declare(f"llvm.masked.load.v{LANES}f64.p0", fnty),
+                          [address, ll.Constant(I32, 8), mask, ll.Constant(VECTOR, [0.0] * LANES)])
+
+
+def _store(k: KernelBuilder, value, address, mask) -> None:
+    if mask is None:
+        k.builder.store(value, address, align=8)
+        return
+    fnty = ll.FunctionType(ll.VoidType(), [VECTOR, PTR, I32, ll.VectorType(I1, LANES)])
+    k.builder.call(k._declare(f"llvm.masked.store.v{LANES}f64.p0", fnty), [value, address, ll.Constant(I32, 8), mask])
+
+
+# ------------------------------------------------------------------ y strided: row by row
+def _by_rows(k: KernelBuilder, a: ArrayValue, c: ArrayValue, out: ArrayValue, start, fused: bool, first) -> None:
+    """For the rows i of out from `first` on: out[i, :] = start, then out[i, j] += a[i, p] * c[p, j]
+    for p in order, TERMS terms per pass over the row (the same additions in the same order, a
+    quarter of the loads and stores of out[i, :])."""
+    b = k.builder
+    m, depth, n = a.sizes[0], a.sizes[1], c.sizes[1]
+
+    def row(i):
+        i = b.add(first, i)
+        for_range(k, n, lambda j: store_element(k, out, (i, j), ir.F64, start))
+
+        def terms(p, count):
+            ps = [b.add(p, k.i64(q)) for q in range(count)]
+            coefficients = [load_element(k, a, (i, pq), ir.F64) for pq in ps]
+
+            def column(j):
+                total = load_element(k, out, (i, j), ir.F64)
+                for coefficient, pq in zip(coefficients, ps):
+                    total = _multiply_add(k, fused, coefficient, load_element(k, c, (pq, j), ir.F64), total)
+                store_element(k, out, (i, j), ir.F64, total)
+            for_range(k, n, column)
+        blocks = b.sdiv(depth, k.i64(TERMS))
+        for_range(k, blocks, lambda block: terms(b.mul(block, k.i64(TERMS)), TERMS))
+        done = b.mul(blocks, k.i64(TERMS))
+        for_range(k, b.sub(depth, done), lambda p: terms(b.add(done, p), 1))
+    for_range(k, b.sub(m, first), row)
