@@ -124,8 +124,10 @@ def contiguous_strides(k: KernelBuilder, dtype: ir.ScalarType, sizes) -> tuple:
 
 
 # ------------------------------------------------------------------------------- elements
-def for_range(k: KernelBuilder, n, body) -> None:
-    """for i in range(n): body(i), emitted at the builder's position."""
+def for_range(k: KernelBuilder, n, body, carried=()) -> list:
+    """for i in range(n): body(i), emitted at the builder's position. With `carried` (initial
+    values), body(i, *values) returns the next values (loop-carried, as phis), and the values
+    after the loop are returned."""
     b = k.builder
     start = b.block
     head, loop, done = (k.function.append_basic_block(x) for x in ("for", "for_body", "for_end"))
@@ -133,12 +135,19 @@ def for_range(k: KernelBuilder, n, body) -> None:
     b.position_at_end(head)
     i = b.phi(I64)
     i.add_incoming(k.i64(0), start)
+    values = [b.phi(x.type) for x in carried]
+    for phi, x in zip(values, carried):
+        phi.add_incoming(x, start)
     b.cbranch(b.icmp_signed("<", i, n), loop, done)
     b.position_at_end(loop)
-    body(i)
-    i.add_incoming(b.add(i, k.i64(1)), b.block)
+    new = body(i, *values)
+    end = b.block
+    i.add_incoming(b.add(i, k.i64(1)), end)
+    for phi, x in zip(values, new if carried else ()):
+        phi.add_incoming(x, end)
     b.branch(head)
     b.position_at_end(done)
+    return values
 
 
 def for_each_index(k: KernelBuilder, sizes, body, prefix=()) -> None:
@@ -340,7 +349,7 @@ def _combine(k: KernelBuilder, kind: str, dtype: ir.ScalarType, acc, x):
     return b.select(b.icmp_signed(">=" if kind == "max" else "<=", acc, x), acc, x)
 
 
-def _identity(k: KernelBuilder, kind: str, dtype: ir.ScalarType, count):
+def reduction_start(k: KernelBuilder, kind: str, dtype: ir.ScalarType, count):
     """The start of a reduction. A float sum starts at -0.0 (x + -0.0 is x, even for -0.0) and
     at 0.0 when nothing is summed, as NumPy's sum starts from the first element."""
     if dtype == ir.F64:
@@ -361,7 +370,7 @@ def reduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     if kind in ("max", "min"):
         k.fail_if(b.icmp_signed("==", count, k.i64(0)), Status.SHAPE_MISMATCH)   # NumPy's ValueError
     out = allocate(k, dtype, [a.sizes[d] for d in kept])
-    start = _identity(k, kind, dtype, count)
+    start = reduction_start(k, kind, dtype, count)
     for_each_index(k, out.sizes, lambda idx: store_element(k, out, idx, dtype, start))
 
     def body(idx):

@@ -17,8 +17,8 @@ from llvmlite import ir as ll
 
 from tracer import ir
 
-from .arrays import ArrayValue, _identity, allocate, check_same_sizes, contiguous_strides, for_range, \
-    load_element, store_element
+from .arrays import (ArrayValue, allocate, check_same_sizes, contiguous_strides, for_range, load_element,
+                     reduction_start, store_element)
 from .kernel import DOUBLE, I1, I32, I64, PTR, KernelBuilder
 
 LANES = 4                       # doubles per vector (AVX2; other targets split or scalarize it)
@@ -39,7 +39,7 @@ def matmul(k: KernelBuilder, v: ir.Value, x: ArrayValue, y: ArrayValue):
     a = ArrayValue(x.data, (m, depth), (m_stride, x.strides[-1]))
     c = ArrayValue(y.data, (depth, n), (y.strides[0], n_stride))
     out = allocate(k, ir.F64, (m, n))
-    start = _identity(k, "sum", ir.F64, depth)
+    start = reduction_start(k, "sum", ir.F64, depth)
     with b.if_else(b.icmp_signed("==", c.strides[1], k.i64(8))) as (contiguous, strided):
         with contiguous:        # that stride a constant: the row loop vectorizes with plain loads
             unit = ArrayValue(c.data, c.sizes, (c.strides[0], k.i64(8)))
@@ -71,31 +71,30 @@ def _tiles(k: KernelBuilder, a: ArrayValue, c: ArrayValue, out: ArrayValue, star
     """The rows of out in whole blocks of TILE_ROWS, tile by tile; returns how many rows that is."""
     b = k.builder
     blocks = b.sdiv(a.sizes[0], k.i64(TILE_ROWS))
-    for_range(k, blocks, lambda block: _row_of_tiles(
-        k, a, c, out, start, fused, b.mul(block, k.i64(TILE_ROWS)), TILE_ROWS, TILE_VECTORS))
+    for_range(k, blocks, lambda block: _row_of_tiles(k, a, c, out, start, fused, b.mul(block, k.i64(TILE_ROWS))))
     return b.mul(blocks, k.i64(TILE_ROWS))
 
 
-def _row_of_tiles(k: KernelBuilder, a, c, out, start, fused: bool, first_row, rows: int, vectors: int) -> None:
-    """The tiles of `rows` rows from `first_row`, left to right; the last one masked."""
+def _row_of_tiles(k: KernelBuilder, a, c, out, start, fused: bool, first_row) -> None:
+    """The tiles of the TILE_ROWS rows from `first_row`, left to right; the last one masked."""
     b = k.builder
     n = c.sizes[1]
-    width = k.i64(LANES * vectors)
+    width = k.i64(LANES * TILE_VECTORS)
     whole = b.sdiv(n, width)
-    for_range(k, whole, lambda t: _tile(k, a, c, out, start, fused, first_row, rows, b.mul(t, width), vectors, n))
+    for_range(k, whole, lambda t: _tile(k, a, c, out, start, fused, first_row, b.mul(t, width)))
     left = b.mul(whole, width)
     with b.if_then(b.icmp_signed("<", left, n)):
-        _tile(k, a, c, out, start, fused, first_row, rows, left, vectors, n, masked=True)
+        _tile(k, a, c, out, start, fused, first_row, left, masked=True)
 
 
-def _tile(k: KernelBuilder, a, c, out, start, fused: bool, first_row, rows: int, first_column, vectors: int,
-          n, masked: bool = False) -> None:
-    """out[first_row:+rows, first_column:+LANES*vectors] as rows*vectors vector accumulators
-    summed over p in order; with `masked`, the columns from n on are neither read nor written."""
+def _tile(k: KernelBuilder, a, c, out, start, fused: bool, first_row, first_column, masked: bool = False) -> None:
+    """out[first_row:+TILE_ROWS, first_column:+LANES*TILE_VECTORS] as vector accumulators summed
+    over p in order; with `masked`, the columns from n on are neither read nor written."""
     b = k.builder
+    n, vectors = c.sizes[1], TILE_VECTORS
     columns = [b.add(first_column, k.i64(LANES * j)) for j in range(vectors)]
     masks = [_lanes_below(k, column, n) for column in columns] if masked else [None] * vectors
-    row_index = [b.add(first_row, k.i64(r)) for r in range(rows)]
+    row_index = [b.add(first_row, k.i64(r)) for r in range(TILE_ROWS)]
 
     def step(p, totals):
         terms = [_load(k, _address(k, c, p, column), mask) for column, mask in zip(columns, masks)]
@@ -105,34 +104,10 @@ def _tile(k: KernelBuilder, a, c, out, start, fused: bool, first_row, rows: int,
             for j, term in enumerate(terms):
                 new.append(_multiply_add(k, fused, coefficient, term, totals[r * vectors + j]))
         return new
-    totals = _sum_loop(k, a.sizes[1], [_splat(k, start)] * (rows * vectors), step)
+    totals = for_range(k, a.sizes[1], lambda p, *totals: step(p, totals), [_splat(k, start)] * (TILE_ROWS * vectors))
     for r, i in enumerate(row_index):
         for j, (column, mask) in enumerate(zip(columns, masks)):
             _store(k, totals[r * vectors + j], _address(k, out, i, column), mask)
-
-
-def _sum_loop(k: KernelBuilder, count, initial: list, step) -> list:
-    """for p in range(count): values = step(p, values); the values are loop-carried (phis)."""
-    b = k.builder
-    entry = b.block
-    head, body, done = (k.function.append_basic_block(name) for name in ("sum", "sum_body", "sum_end"))
-    b.branch(head)
-    b.position_at_end(head)
-    p = b.phi(I64)
-    p.add_incoming(k.i64(0), entry)
-    values = [b.phi(x.type) for x in initial]
-    for phi, x in zip(values, initial):
-        phi.add_incoming(x, entry)
-    b.cbranch(b.icmp_signed("<", p, count), body, done)
-    b.position_at_end(body)
-    new = step(p, values)
-    end = b.block
-    p.add_incoming(b.add(p, k.i64(1)), end)
-    for phi, x in zip(values, new):
-        phi.add_incoming(x, end)
-    b.branch(head)
-    b.position_at_end(done)
-    return values
 
 
 def _address(k: KernelBuilder, a: ArrayValue, i, j):
@@ -141,23 +116,19 @@ def _address(k: KernelBuilder, a: ArrayValue, i, j):
     return b.gep(a.data, [b.add(b.mul(i, a.strides[0]), b.mul(j, k.i64(8)))], source_etype=ll.IntType(8))
 
 
-def _splat(k: KernelBuilder, x):
+def _splat(k: KernelBuilder, x, vector: ll.VectorType = VECTOR):
+    """A vector with `x` in every lane."""
     b = k.builder
-    one = b.insert_element(ll.Constant(VECTOR, ll.Undefined), x, ll.Constant(I32, 0))
-    return b.shuffle_vector(one, ll.Constant(VECTOR, ll.Undefined), ll.Constant(ll.VectorType(I32, LANES), [0] * LANES))
+    undefined = ll.Constant(vector, ll.Undefined)
+    one = b.insert_element(undefined, x, ll.Constant(I32, 0))
+    return b.shuffle_vector(one, undefined, ll.Constant(ll.VectorType(I32, LANES), [0] * LANES))
 
 
 def _lanes_below(k: KernelBuilder, column, n):
     """<column + l < n for each lane l>: the mask of a partial vector."""
-    b = k.builder
-    lanes = ll.Constant(ll.VectorType(I64, LANES), list(range(LANES)))
-    first = b.insert_element(ll.Constant(ll.VectorType(I64, LANES), ll.Undefined), column, ll.Constant(I32, 0))
-    first = b.shuffle_vector(first, ll.Constant(ll.VectorType(I64, LANES), ll.Undefined),
-                             ll.Constant(ll.VectorType(I32, LANES), [0] * LANES))
-    limit = b.insert_element(ll.Constant(ll.VectorType(I64, LANES), ll.Undefined), n, ll.Constant(I32, 0))
-    limit = b.shuffle_vector(limit, ll.Constant(ll.VectorType(I64, LANES), ll.Undefined),
-                             ll.Constant(ll.VectorType(I32, LANES), [0] * LANES))
-    return b.icmp_signed("<", b.add(first, lanes), limit)
+    indices = ll.VectorType(I64, LANES)
+    lanes = ll.Constant(indices, list(range(LANES)))
+    return k.builder.icmp_signed("<", k.builder.add(_splat(k, column, indices), lanes), _splat(k, n, indices))
 
 
 def _load(k: KernelBuilder, address, mask):
