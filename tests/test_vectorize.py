@@ -234,3 +234,40 @@ def test_big_results_reuse_freed_blocks():
     small = f(a[:40_000], a[:40_000], 2.0)           # 320 KB: not given the 1.6 MB block
     assert small.ctypes.data != address
     np.testing.assert_array_equal(small, expected[:40_000])
+
+
+def floor_plus_half(x):
+    return float(math.floor(x)) + 0.5
+
+
+def test_out_buffers_are_checked_by_the_compiled_loop_too():
+    """Once compiled, a call with out= goes straight to the loop, which checks the shapes and
+    overlaps itself; what fails them is done in Python as on the first call."""
+    g = vectorize(d, fuse_fma=False)
+    x, o = np.linspace(1.0, 2.0, 5), np.empty(5)
+    assert g(x, x, 2.0, out=o) is o                       # compiles the loop into out=
+    expected = g(x, x, 2.0)
+    np.testing.assert_array_equal(o, expected)
+    g(x, x, 2.0, out=x)                                   # an input is the output: read before written
+    np.testing.assert_array_equal(x, expected)
+    with pytest.raises(ValueError, match="shape"):
+        g(np.ones(5), 1.0, 1.0, out=np.empty(4))
+    with pytest.raises(ValueError, match="could not be broadcast|mismatch"):
+        g(np.ones(5), np.ones(4), 1.0, out=np.empty(5))
+    read_only = np.empty(5)
+    read_only.flags.writeable = False
+    with pytest.raises(TypeError, match="writeable float64"):
+        g(np.ones(5), 1.0, 1.0, out=read_only)
+    f = vectorize(value_and_grad(d, argnums=(0, 1, 2)), fuse_fma=False)
+    a, b = np.linspace(1.0, 2.0, 7), np.linspace(2.0, 3.0, 7)
+    value, grads = f(a, b, 1.5)
+    out = (np.empty(7), (np.empty(7), np.empty(7), np.empty(7)))
+    for _ in range(2):
+        assert f(a, b, 1.5, out=out) is out
+        np.testing.assert_array_equal(out[0], value)
+        for got, want in zip(out[1], grads):
+            np.testing.assert_array_equal(got, want)
+    # an element the loop cannot answer exactly (an int past 64 bits): Python's results, into out=
+    h, o = vectorize(floor_plus_half), np.empty(2)
+    h(np.array([1.5, 2.5]), out=o)
+    assert h(np.array([1e30, 2.5]), out=o) is o and o.tolist() == [1e30, 2.5]

@@ -44,10 +44,18 @@ class Vectorized:
         return f"<vectorize {self.name}>"
 
     def __call__(self, *args, out=None):
-        if out is None and self.unguarded:     # the common call: a compiled loop, nothing to check first
-            kernel = self.unguarded.get(_fast_key(args, *self.array_type))
+        if self.unguarded:      # the common calls: a loop that reads no globals, arguments as they come
+            outs = None if out is None else _flatten(out)
+            kernel = self.unguarded.get(_fast_key(args, outs, *self.array_type))
             if kernel is not None:
-                return kernel.call(*args)
+                if out is None:
+                    return kernel.call(*args)
+                kernel.call(*args, *outs)        # the loop checks the shapes and overlaps itself
+                return out
+        return self.call_checked(args, out)
+
+    def call_checked(self, args: tuple, out):
+        """The call with every argument converted and checked in Python (compiling on a miss)."""
         import numpy
         args = tuple(_argument(a, i, self.name) for i, a in enumerate(args))
         arrays = [a for a in args if isinstance(a, numpy.ndarray)]
@@ -66,9 +74,9 @@ class Vectorized:
         examples = tuple(_example(a) for a in args)
         if kernel is None or kernel.loader(examples) is None:
             kernel = self.compiled[key] = _Kernel(self, args, examples, outs)
-            if outs is None and not kernel.guarded:
+            if not kernel.guarded:
                 self.array_type = numpy.ndarray, numpy.dtype(numpy.float64)
-                self.unguarded[_fast_key(args, *self.array_type)] = kernel
+                self.unguarded[_fast_key(args, outs, *self.array_type)] = kernel
         if outs is None:
             return kernel.call(*args)
         kernel.call(*args, *outs)
@@ -118,11 +126,11 @@ def _overlaps(a, b) -> bool:
     return numpy.may_share_memory(a, b) and numpy.shares_memory(a, b)   # the cheap bounds test first
 
 
-def _fast_key(args: tuple, ndarray: type, float64) -> tuple | None:
-    """The layout key of arguments that need no conversion (floats, float64 arrays of rank >= 1),
-    None for any other: it is computed on every call, so it does only what the key needs. The
-    shapes are not compared: the loop checks that they broadcast (else the fallback raises
-    NumPy's ValueError)."""
+def _fast_key(args: tuple, outs: list | None, ndarray: type, float64) -> tuple | None:
+    """The layout key of arguments that need no conversion (floats, float64 arrays of rank >= 1)
+    and out= arrays (writeable float64 arrays), None for any other: it is computed on every
+    call, so it does only what the key needs. Shapes and overlaps are not compared here: the
+    loop checks them (and on a failure its fallback raises NumPy's error, or copies)."""
     key = []
     for a in args:
         if type(a) is float:
@@ -131,7 +139,19 @@ def _fast_key(args: tuple, ndarray: type, float64) -> tuple | None:
             key.append(_layout(a))
         else:
             return None
-    return tuple(key), None
+    if outs is None:
+        return tuple(key), None
+    for o in outs:
+        if not (type(o) is ndarray and o.dtype is float64 and o.ndim and o.flags.writeable):
+            return None
+    return tuple(key), tuple(_layout(o) for o in outs)
+
+
+def _flatten(x) -> list:
+    """The items of nested tuples, left to right (x itself if it is not a tuple)."""
+    if type(x) is not tuple:
+        return [x]
+    return [leaf for item in x for leaf in _flatten(item)]
 
 
 def _layout(a) -> tuple:
@@ -162,7 +182,8 @@ class _Kernel:
         self.loader = make_loader(trace)       # globals and closures the scalar code read
         self.guarded = bool(trace.guards())
         fn = _array_function(trace, args, owner.name, outs)
-        self.call = compile_ir(fn, owner.fuse_fma, fallback=_python_fallback(owner))
+        fallback = _python_fallback(owner) if outs is None else _out_fallback(owner, len(args))
+        self.call = compile_ir(fn, owner.fuse_fma, fallback=fallback)
         self.function = fn
 
 
@@ -245,6 +266,10 @@ def _array_function(trace, args: tuple, name: str, outs: list | None = None) -> 
     if outs is not None and (len(outs) != len(leaves) or any(x.type != F64 for x in leaves)):
         raise ValueError(f"vectorize({name}): out= has {len(outs)} array(s); the function returns "
                          f"{len(leaves)} float(s)")
+    if out_params:        # before the loop writes them: each out= array has the result's shape and
+        # shares no memory with another array argument (else its fallback raises, or copies)
+        emit("in_place_check", [x for o in out_params for x in (o, *(full[p] for p in arrays))], TupleType(()),
+             groups=tuple(1 + len(arrays) for _ in out_params))
     into = {"into": len(out_params)} if out_params else {}
     m = emit("map", [*out_params, *(full[p] for p in arrays)], types[0] if len(types) == 1 else TupleType(types),
              **into)
@@ -282,6 +307,23 @@ def _rebuild(structure, outputs, emit):
         return next(outputs)
     items = [_rebuild(s, outputs, emit) for s in structure]
     return emit("tuple", items, TupleType(tuple(x.type for x in items)))
+
+
+def _out_fallback(owner: Vectorized, nargs: int):
+    """What runs when the loop into out= arrays fails its checks or meets something it cannot
+    answer exactly: the checks in Python (NumPy's errors for shapes; an input that overlaps an
+    output is copied, then the loop runs again); if they pass, the Python fallback's results
+    are written into the outputs."""
+    def fallback(*values):
+        import numpy
+        args, outs = values[:nargs], values[nargs:]
+        shape = numpy.broadcast_shapes(*(numpy.shape(a) for a in args))
+        _out_arrays(outs, shape, args, owner.name)                # ValueError: a shape, or outputs that overlap
+        if any(isinstance(a, numpy.ndarray) and _overlaps(a, o) for a in args for o in outs):
+            return owner.call_checked(args, outs)
+        for o, result in zip(outs, _flatten(_python_fallback(owner)(*args))):
+            o[...] = result
+    return fallback
 
 
 def _python_fallback(owner: Vectorized):
