@@ -11,9 +11,10 @@ zero (a broadcast axis). Loads are unaligned (align 1): a NumPy view can start a
 Views (`broadcast_in_dim`, `transpose`, `index`, `slice`) are new ArrayValues over the same
 memory. Every other array op allocates its result, C-contiguous, from the kernel's *arena*: a
 linked list of blocks from the kernel's allocator (`KernelBuilder.allocate_bytes`) that
-`KernelBuilder.ret` frees before every return, so nothing leaks whatever path the kernel takes. An array result leaves the kernel as a C-contiguous buffer the caller
-owns: its out pointer points at `{ptr data, ptr base, i64 size_0, ..., i64 size_{r-1}}`, and the
-caller frees `base` (codegen.entry makes an ndarray over `data` that frees `base` when it dies).
+`KernelBuilder.ret` frees before every return, so nothing leaks whatever path the kernel takes.
+An array result leaves the kernel as a C-contiguous buffer the caller owns: its out pointer
+points at `{ptr data, ptr base, i64 size_0, ..., i64 size_{r-1}}`, and the caller frees `base`
+(codegen.entry makes an ndarray over `data` that frees `base` when it dies).
 A result the kernel computed into an arena block of its own is handed over as it is (the block
 is taken out of the arena); any other (a view, an argument) is copied into a new block.
 """

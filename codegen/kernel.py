@@ -139,6 +139,10 @@ class KernelBuilder:
         fnty = ll.FunctionType(DOUBLE, [DOUBLE] * len(args))
         return self.builder.call(self._declare(f"llvm.{name}.f64", fnty), args)
 
+    def call_intrinsic(self, name: str, result: ll.Type, params: list, *args: ll.Value) -> ll.Value:
+        """A call to the LLVM intrinsic `name` (full name, e.g. llvm.fma.v4f64) of that signature."""
+        return self.builder.call(self._declare(name, ll.FunctionType(result, params)), args)
+
     def libm(self, name: str, *args: ll.Value) -> ll.Value:
         """A call to the C library's `name`, exactly as CPython makes it.
 

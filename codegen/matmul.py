@@ -6,10 +6,11 @@ Rows of x in blocks of TILE_ROWS, when y's rows are contiguous (the common case:
 weights), make the output in tiles that stay in vector registers for the whole sum: TILE_ROWS
 rows by 8 columns (2 vectors of 4 doubles per row). Each step of p loads the tile's part of y[p]
 once and broadcasts each row's x[i, p] once, and the tile's 12 independent accumulators keep the
-FMA units busy (12 + 2 loaded vectors + 1 broadcast: AVX2's 16 registers). The last tile of a block masks the columns past the end. Rows left over (all of
-them for a batch of one) go row by row, four terms of the sum per pass over the output row,
-which LLVM vectorizes along the row: that reads y front to back, which a lone row needs (a tile
-of one row would walk y's columns, and measured slower).
+FMA units busy (12 + 2 loaded vectors + 1 broadcast: AVX2's 16 registers). The last tile of a
+block masks the columns past the end. Rows left over (all of them for a batch of one) go row by
+row, four terms of the sum per pass over the output row, which LLVM vectorizes along the row:
+that reads y front to back, which a lone row needs (a tile of one row would walk y's columns,
+and measured slower).
 """
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ from llvmlite import ir as ll
 
 from tracer import ir
 
-from .arrays import (ArrayValue, allocate, check_same_sizes, contiguous_strides, for_range, load_element,
-                     reduction_start, store_element)
+from .arrays import (ITEM_SIZE, ArrayValue, allocate, check_same_sizes, contiguous_strides, element_address,
+                     for_range, load_element, reduction_start, store_element)
 from .kernel import DOUBLE, I1, I32, I64, PTR, KernelBuilder
 
+ITEM = ITEM_SIZE[ir.F64]
 LANES = 4                       # doubles per vector (AVX2; other targets split or scalarize it)
 VECTOR = ll.VectorType(DOUBLE, LANES)
 TILE_ROWS = 6                   # rows of a tile; each has TILE_VECTORS vectors of columns (6 rows: 20%
@@ -41,9 +43,9 @@ def matmul(k: KernelBuilder, v: ir.Value, x: ArrayValue, y: ArrayValue):
     c = ArrayValue(y.data, (depth, n), (y.strides[0], n_stride))
     out = allocate(k, ir.F64, (m, n))
     start = reduction_start(k, "sum", ir.F64, depth)
-    with b.if_else(b.icmp_signed("==", c.strides[1], k.i64(8))) as (contiguous, strided):
+    with b.if_else(b.icmp_signed("==", c.strides[1], k.i64(ITEM))) as (contiguous, strided):
         with contiguous:        # that stride a constant: the row loop vectorizes with plain loads
-            unit = ArrayValue(c.data, c.sizes, (c.strides[0], k.i64(8)))
+            unit = ArrayValue(c.data, c.sizes, (c.strides[0], k.i64(ITEM)))
             tiled_rows = k.i64(0)
             if not (isinstance(m, ll.Constant) and m.constant < TILE_ROWS):   # (a batch of one: none)
                 tiled_rows = _tiles(k, a, unit, out, start, fused)
@@ -62,8 +64,7 @@ def _multiply_add(k: KernelBuilder, fused: bool, coefficient, term, total):
     if not fused:
         return b.fadd(total, b.fmul(coefficient, term))
     if isinstance(total.type, ll.VectorType):
-        fnty = ll.FunctionType(VECTOR, [VECTOR] * 3)
-        return b.call(k._declare(f"llvm.fma.v{LANES}f64", fnty), [coefficient, term, total])
+        return k.call_intrinsic(f"llvm.fma.v{LANES}f64", VECTOR, [VECTOR] * 3, coefficient, term, total)
     return k.intrinsic("fma", coefficient, term, total)
 
 
@@ -98,7 +99,7 @@ def _tile(k: KernelBuilder, a, c, out, start, fused: bool, first_row, first_colu
     row_index = [b.add(first_row, k.i64(r)) for r in range(TILE_ROWS)]
 
     def step(p, totals):
-        terms = [_load(k, _address(k, c, p, column), mask) for column, mask in zip(columns, masks)]
+        terms = [_load(k, element_address(k, c, (p, column)), mask) for column, mask in zip(columns, masks)]
         new = []
         for r, i in enumerate(row_index):
             coefficient = _splat(k, load_element(k, a, (i, p), ir.F64))
@@ -108,13 +109,7 @@ def _tile(k: KernelBuilder, a, c, out, start, fused: bool, first_row, first_colu
     totals = for_range(k, a.sizes[1], lambda p, *totals: step(p, totals), [_splat(k, start)] * (TILE_ROWS * vectors))
     for r, i in enumerate(row_index):
         for j, (column, mask) in enumerate(zip(columns, masks)):
-            _store(k, totals[r * vectors + j], _address(k, out, i, column), mask)
-
-
-def _address(k: KernelBuilder, a: ArrayValue, i, j):
-    """&a[i, j] for an array whose rows are contiguous doubles."""
-    b = k.builder
-    return b.gep(a.data, [b.add(b.mul(i, a.strides[0]), b.mul(j, k.i64(8)))], source_etype=ll.IntType(8))
+            _store(k, totals[r * vectors + j], element_address(k, out, (i, column)), mask)
 
 
 def _splat(k: KernelBuilder, x, vector: ll.VectorType = VECTOR):
@@ -134,18 +129,17 @@ def _lanes_below(k: KernelBuilder, column, n):
 
 def _load(k: KernelBuilder, address, mask):
     if mask is None:
-        return k.builder.load(address, typ=VECTOR, align=8)
-    fnty = ll.FunctionType(VECTOR, [PTR, I32, ll.VectorType(I1, LANES), VECTOR])
-    return k.builder.call(k._declare(f"llvm.masked.load.v{LANES}f64.p0", fnty),
-                          [address, ll.Constant(I32, 8), mask, ll.Constant(VECTOR, [0.0] * LANES)])
+        return k.builder.load(address, typ=VECTOR, align=ITEM)
+    return k.call_intrinsic(f"llvm.masked.load.v{LANES}f64.p0", VECTOR, [PTR, I32, ll.VectorType(I1, LANES), VECTOR],
+                            address, ll.Constant(I32, ITEM), mask, ll.Constant(VECTOR, [0.0] * LANES))
 
 
 def _store(k: KernelBuilder, value, address, mask) -> None:
     if mask is None:
-        k.builder.store(value, address, align=8)
+        k.builder.store(value, address, align=ITEM)
         return
-    fnty = ll.FunctionType(ll.VoidType(), [VECTOR, PTR, I32, ll.VectorType(I1, LANES)])
-    k.builder.call(k._declare(f"llvm.masked.store.v{LANES}f64.p0", fnty), [value, address, ll.Constant(I32, 8), mask])
+    k.call_intrinsic(f"llvm.masked.store.v{LANES}f64.p0", ll.VoidType(), [VECTOR, PTR, I32, ll.VectorType(I1, LANES)],
+                     value, address, ll.Constant(I32, ITEM), mask)
 
 
 # ------------------------------------------------------------------ y strided: row by row

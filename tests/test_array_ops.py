@@ -205,7 +205,7 @@ def plain_matmul(a, b):
 @SETTINGS
 @given(m=st.integers(0, 11), k=st.integers(0, 9), n=st.integers(1, 9), data=st.data())
 def test_matmul_is_the_plain_loop_bit_for_bit(m, k, n, data):
-    """Rows are done four at a time (sharing the loads of b) and terms four per pass: every
+    """Rows are done in register tiles (sharing the loads of b) or four terms per pass: every
     output element is still its sum over p in order, whatever m and k leave over."""
     a = data.draw(float_arrays((m, k)))
     b = data.draw(float_arrays((k, n)))
@@ -217,7 +217,7 @@ def test_matmul_is_the_plain_loop_bit_for_bit(m, k, n, data):
 
 @pytest.mark.parametrize("m, k, n", [(1, 784, 50), (13, 21, 19), (8, 5, 16), (4, 1, 3), (5, 0, 9)])
 def test_matmul_tiles_and_rows_left_over(m, k, n):
-    """Blocks of four rows in register tiles of 8 columns (the last one masked), the rows left
+    """Blocks of six rows in register tiles of 8 columns (the last one masked), the rows left
     over by the row loop: unfused, the plain loop's bits; fused (the default), the bits of the
     IR evaluator's in-order fmas."""
     from tracer.array_ops import _matmul
