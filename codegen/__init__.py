@@ -8,10 +8,10 @@
 
 It reads only tracer.ir, tracer.ops and tracer.errors.
 """
-from .jit import CompiledFunction, assembly_for, compile_function, llvm_ir_for
-from .lower import LOWERINGS, lower_function
-from .module import entry_symbol, kernel_symbol, lower_module
-from .target import assembly, host_target_machine, optimize, parse
+from codegen.jit import CompiledFunction, assembly_for, compile_function, llvm_ir_for
+from codegen.lower import LOWERINGS, lower_function
+from codegen.module import entry_symbol, kernel_symbol, lower_module
+from codegen.target import assembly, host_target_machine, optimize, parse
 
 __all__ = ["CompiledFunction", "compile_function", "llvm_ir_for", "assembly_for", "LOWERINGS",
            "lower_function", "lower_module", "kernel_symbol", "entry_symbol", "optimize", "assembly",

@@ -27,7 +27,7 @@ from llvmlite import ir as ll
 from tracer import ir
 from tracer.errors import Status
 
-from .kernel import DOUBLE, FLOAT, I1, I64, PTR, KernelBuilder
+from codegen.kernel import DOUBLE, FLOAT, I1, I64, PTR, KernelBuilder
 
 I8 = ll.IntType(8)
 ELEMENT_TYPES = {ir.F64: DOUBLE, ir.F32: FLOAT, ir.I64: I64, ir.BOOL: I8}     # NumPy's bool is one byte

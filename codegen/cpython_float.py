@@ -12,7 +12,7 @@ import sys
 
 from tracer.errors import Status
 
-from .kernel import DOUBLE, I64
+from codegen.kernel import DOUBLE, I64
 
 
 def float_mod(k, vx, wx):

@@ -35,7 +35,7 @@ def llvm_type(t: ir.Type) -> ll.Type:
 def param_types(t: ir.Type) -> list[ll.Type]:
     """The kernel arguments one parameter of type `t` takes (an array takes several)."""
     if isinstance(t, ir.ArrayType):
-        from .arrays import abi_types
+        from codegen.arrays import abi_types
         return abi_types(t)
     return [llvm_type(t)]
 
@@ -58,7 +58,7 @@ class KernelBuilder:
         self.params = []             # one per IR parameter (an array: a codegen.arrays.ArrayValue)
         for p in fn.params:
             if isinstance(p.type, ir.ArrayType):
-                from .arrays import from_arguments
+                from codegen.arrays import from_arguments
                 self.params.append(from_arguments(p.type, args))
             else:
                 self.params.append(args.pop(0))
@@ -97,11 +97,11 @@ class KernelBuilder:
 
     def ret(self, status: int) -> None:
         """Return `status`, releasing every tape's buffer and the arrays made first."""
-        from .tape import free_buffer
+        from codegen.tape import free_buffer
         for header in self.tapes.values():
             free_buffer(self, header)
         if self.arena is not None:
-            from .arrays import free_arena
+            from codegen.arrays import free_arena
             free_arena(self)
         self.builder.ret(ll.Constant(I32, int(status)))
 

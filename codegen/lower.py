@@ -21,14 +21,14 @@ from tracer.errors import RAISE_BASE, Status
 from tracer.array_ops import ELEMENTWISE
 from tracer.ops import MATH_CAN_OVERFLOW, MATH_UNARY, OPS
 
-from .cpython_float import float_floordiv, float_mod, float_pow, math_hypot
-from .kernel import C_MEMORY, DOUBLE, FLOAT, I1, I64, KernelBuilder, kernel_type, llvm_type
-from . import arrays
-from .arrays import LOWERINGS as ARRAY_LOWERINGS
-from .matmul import matmul
-from .arrays import ArrayValue
-from .tape import LOWERINGS as TAPE_LOWERINGS
-from .tape import allocate_headers
+from codegen.cpython_float import float_floordiv, float_mod, float_pow, math_hypot
+from codegen.kernel import C_MEMORY, DOUBLE, FLOAT, I1, I64, KernelBuilder, kernel_type, llvm_type
+from codegen import arrays
+from codegen.arrays import LOWERINGS as ARRAY_LOWERINGS
+from codegen.matmul import matmul
+from codegen.arrays import ArrayValue
+from codegen.tape import LOWERINGS as TAPE_LOWERINGS
+from codegen.tape import allocate_headers
 
 
 # --------------------------------------------------------------------------------- arithmetic

@@ -18,9 +18,9 @@ from llvmlite import ir as ll
 
 from tracer import ir
 
-from .arrays import (ITEM_SIZE, ArrayValue, allocate, check_same_sizes, contiguous_strides, element_address,
+from codegen.arrays import (ITEM_SIZE, ArrayValue, allocate, check_same_sizes, contiguous_strides, element_address,
                      for_range, load_element, reduction_start, store_element)
-from .kernel import DOUBLE, I1, I32, I64, PTR, KernelBuilder
+from codegen.kernel import DOUBLE, I1, I32, I64, PTR, KernelBuilder
 
 ITEM = ITEM_SIZE[ir.F64]
 LANES = 4                       # doubles per vector (AVX2; other targets split or scalarize it)

@@ -7,10 +7,10 @@ from llvmlite import ir as ll
 
 from tracer import ir
 
-from .entry import lower_entry
-from .kernel import C_MEMORY
-from .lower import lower_function
-from .target import host_target_machine
+from codegen.entry import lower_entry
+from codegen.kernel import C_MEMORY
+from codegen.lower import lower_function
+from codegen.target import host_target_machine
 
 SYMBOL_PREFIX = "__tracer_"
 

@@ -16,7 +16,7 @@ from llvmlite import ir as ll
 from tracer import ir
 from tracer.errors import Status
 
-from .kernel import DOUBLE, I1, I64, PTR, KernelBuilder
+from codegen.kernel import DOUBLE, I1, I64, PTR, KernelBuilder
 
 LENGTH, CAPACITY, DATA = 0, 1, 2
 FIRST_CAPACITY = 64         # records

@@ -10,12 +10,12 @@
 
 See README.md and the design in DESIGN.md: capture -> interpreter -> IR -> passes -> codegen.
 """
-from .api import trace
-from .gradients import grad, value_and_grad, vjp
-from .capture import capture, stats
-from .errors import DataDependentControlFlow, TracerError, UnsupportedError
-from .vectorize import vectorize
-from .aot import export
+from tracer.api import trace
+from tracer.gradients import grad, value_and_grad, vjp
+from tracer.capture import capture, stats
+from tracer.errors import DataDependentControlFlow, TracerError, UnsupportedError
+from tracer.vectorize import vectorize
+from tracer.aot import export
 
 __all__ = ["trace", "grad", "value_and_grad", "vjp", "vectorize", "export", "capture", "stats", "TracerError",
            "UnsupportedError", "DataDependentControlFlow"]

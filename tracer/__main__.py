@@ -18,8 +18,8 @@ import inspect
 import os
 import sys
 
-from .dump import STAGES, dump_function
-from .errors import TracerError
+from tracer.dump import STAGES, dump_function
+from tracer.errors import TracerError
 
 EXAMPLE_FOR_ANNOTATION = {float: 1.0, int: 1, bool: True, "float": 1.0, "int": 1, "bool": True}
 
@@ -92,7 +92,7 @@ def parse_args_for(fn, values: list[str] | None) -> tuple:
 
 def gradient_transform(fn, argnums_text: str):
     """The value_and_grad transform for `--grad --argnums 0,1`."""
-    from .gradients import Grad
+    from tracer.gradients import Grad
     try:
         argnums = tuple(int(a) for a in argnums_text.split(","))
     except ValueError:
@@ -148,7 +148,7 @@ def main(argv=None) -> int:
 
 
 def _export(options) -> int:
-    from .aot import export
+    from tracer.aot import export
     try:
         first = load_target(options.function)
         where = options.function.rsplit(":", 1)[0]

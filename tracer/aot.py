@@ -22,13 +22,13 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from .api import make_dispatcher, unwrap
-from .arrays import is_ndarray
-from .errors import TracerError
-from .gradients import Grad
-from .ir import BOOL, F32, F64, I64, ArrayType, leaf_types
-from .sources import ArgSource
-from .specialize import _entry_args_for_arguments
+from tracer.api import make_dispatcher, unwrap
+from tracer.arrays import is_ndarray
+from tracer.errors import TracerError
+from tracer.gradients import Grad
+from tracer.ir import BOOL, F32, F64, I64, ArrayType, leaf_types
+from tracer.sources import ArgSource
+from tracer.specialize import _entry_args_for_arguments
 
 C_TYPES = {F64: "double", F32: "float", I64: "int64_t", BOOL: "bool"}
 # target -> (LLVM triple, None for this machine's; what links the library)
@@ -94,7 +94,7 @@ def export(functions, *example_args, out_dir: str, target: str = "host", name: s
     obj = cexport.emit_object(exported, prefix, cpu=cpu, triple=triple)
     os.makedirs(out_dir, exist_ok=True)
     if target == "wasm32":
-        from .aot_wasm import js_loader_text, link_wasm
+        from tracer.aot_wasm import js_loader_text, link_wasm
         library = os.path.join(out_dir, f"{name}.wasm")
         link_wasm(obj, library, [*symbols, f"{prefix}last_error", f"{prefix}free"])
         loader, loader_text = os.path.join(out_dir, f"{name}.js"), js_loader_text(name, prefix, exported)

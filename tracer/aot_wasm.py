@@ -13,11 +13,11 @@ import os
 import subprocess
 import tempfile
 
-from .ir import BOOL, F32, F64, I64, ArrayType, leaf_types
+from tracer.ir import BOOL, F32, F64, I64, ArrayType, leaf_types
 
 
 def link_wasm(obj: bytes, library: str, exports: list[str]) -> None:
-    from .aot import WASI_LIBC, ExportError, find_tool
+    from tracer.aot import WASI_LIBC, ExportError, find_tool
     wasm_ld = find_tool("wasm-ld")
     if not os.path.exists(WASI_LIBC):
         raise ExportError(f"export: {WASI_LIBC} is missing (Debian: apt-get install wasi-libc)")

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import types
 
-from . import _frame
-from .capture import call_intercepted, run_plain, warn_storm
-from .errors import BigIntInput
-from .interpreter import CO_VARARGS, bind_arguments, trace_frame
-from .arrays import is_ndarray
-from .ir import I64_MAX, I64_MIN
-from .loader import ALIASED
-from .specialize import NeedsPython, Specialization
+from tracer import _frame
+from tracer.capture import call_intercepted, run_plain, warn_storm
+from tracer.errors import BigIntInput
+from tracer.interpreter import CO_VARARGS, bind_arguments, trace_frame
+from tracer.arrays import is_ndarray
+from tracer.ir import I64_MAX, I64_MIN
+from tracer.loader import ALIASED
+from tracer.specialize import NeedsPython, Specialization
 
 DEFAULT_MAX_SPECIALIZATIONS = 16
 
@@ -219,7 +219,7 @@ def make_dispatcher(fn, transform, fuse_fma: bool, max_specializations: int = DE
     d.specializations = compiler.specializations
 
     def dump(*args, stage: str = "opt"):
-        from .dump import dump_function
+        from tracer.dump import dump_function
         return dump_function(fn, args, stage=stage, fuse_fma=fuse_fma, transform=transform)
     d.dump = dump
     return d

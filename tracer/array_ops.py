@@ -24,10 +24,10 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from .errors import OpFailure, Status
-from .ir import (BOOL, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, TupleType, Type, Value,
+from tracer.errors import OpFailure, Status
+from tracer.ir import (BOOL, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, TupleType, Type, Value,
                  type_of_constant)
-from .ops import OPS, MATH_UNARY, _define
+from tracer.ops import OPS, MATH_UNARY, _define
 
 ELEMENTWISE = {
     "add", "sub", "mul", "div", "fdiv", "floordiv", "mod", "pow", "ieee_pow", "neg", "abs", "min", "max",
@@ -405,7 +405,7 @@ def _matmul(x, y, fused=False):
     if a.shape[1] == 0:
         out = np.zeros((a.shape[0], b.shape[1]))
     elif fused:   # each term added with one rounding (the FMA pass's matmul), in order
-        from .ops import _fma
+        from tracer.ops import _fma
         out = np.zeros((a.shape[0], b.shape[1]))
         for i, j in np.ndindex(out.shape):
             total = -0.0

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import math
 
-from .builder import is_number, is_traced
-from .ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, Value
-from .objects import ArrayMethod, TracedArray
+from tracer.builder import is_number, is_traced
+from tracer.ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, Value
+from tracer.objects import ArrayMethod, TracedArray
 
 READABLE_DTYPES = (F64, F32, I64)   # bool arrays wait for NumPy's bool arithmetic (not Python's)
 
@@ -488,7 +488,7 @@ def length(tracer, array: TracedArray):
 
 def iterate(tracer, array: TracedArray):
     """`for v in x`: a loop over the first axis (elements, or rows as views)."""
-    from .branches import RangeIter
+    from tracer.branches import RangeIter
     if array.rank == 0:
         raise TypeError("iteration over a 0-d array")
     b = tracer.builder
@@ -522,7 +522,7 @@ def attribute(tracer, array: TracedArray, name: str):
 
 
 def call_method(tracer, method: ArrayMethod, args: list, kwargs: dict):
-    from . import numpy_api
+    from tracer import numpy_api
     x, name = method.array, method.name
     if name == "reshape":
         shape = args[0] if len(args) == 1 and type(args[0]) in (tuple, list) else tuple(args)

@@ -29,10 +29,10 @@ respect to a parameter it does not use is 0.0.
 """
 from __future__ import annotations
 
-from . import ir
-from .errors import TracerError, UnsupportedError
-from .ir import F64, Block, Function, TupleType, Value
-from .ops import OPS
+from tracer import ir
+from tracer.errors import TracerError, UnsupportedError
+from tracer.ir import F64, Block, Function, TupleType, Value
+from tracer.ops import OPS
 
 
 class NotDifferentiable(TracerError, TypeError):

@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 
 from bytecode import Instr
 
-from .builder import is_number, is_traced
-from . import ir
-from .errors import BigIntInput, InternalError, SourceLoc, TracerError, UnsupportedError, is_internal
-from .ir import BOOL, F64, I64, Block, TupleType, Value
-from .objects import NULL
+from tracer.builder import is_number, is_traced
+from tracer import ir
+from tracer.errors import BigIntInput, InternalError, SourceLoc, TracerError, UnsupportedError, is_internal
+from tracer.ir import BOOL, F64, I64, Block, TupleType, Value
+from tracer.objects import NULL
 
 RETURN = -1                 # the place of a returning outcome (pcs are >= 0)
 SUM_LOCAL = "<sum>"         # the running sum of a generator consumed by sum() (library.SumState)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from bytecode import BinaryOp
 
-from . import ops
-from .errors import (BigIntConstant, BigIntInput, DataDependentControlFlow, NeedsConcreteValue, OpFailure, SourceLoc, Status, UnsupportedError,
+from tracer import ops
+from tracer.errors import (BigIntConstant, BigIntInput, DataDependentControlFlow, NeedsConcreteValue, OpFailure, SourceLoc, Status, UnsupportedError,
                      exception_for)
-from .ir import (BOOL, F32, F64, I64, I64_MAX, I64_MIN, ArrayType, Block, Function, ScalarType, TupleType, Value,
+from tracer.ir import (BOOL, F32, F64, I64, I64_MAX, I64_MIN, ArrayType, Block, Function, ScalarType, TupleType, Value,
                  type_of_constant)
 
 Operand = "Value | int | float | bool"

@@ -13,8 +13,8 @@ import sysconfig
 import warnings
 from dataclasses import dataclass, field
 
-from . import _frame
-from .errors import BigIntInput, TracerError
+from tracer import _frame
+from tracer.errors import BigIntInput, TracerError
 
 _handlers: dict = {}            # code object -> callable(code, args, globals, builtins, closure)
 _regions: list["CaptureRegion"] = []
@@ -94,7 +94,7 @@ class CaptureRegion:
         return any(module == m or module.startswith(m + ".") for m in self.modules)
 
     def on_frame(self, code, args, globals, builtins, closure):
-        from .api import CodeCompiler
+        from tracer.api import CodeCompiler
         if not self.wants(code, globals):
             _frame.register_code(code, _frame.SKIP)
             return _frame.SKIP

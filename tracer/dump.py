@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import dis
 
-from .capture import call_intercepted
-from .passes import count_fused, count_in_place, count_maps, optimize
+from tracer.capture import call_intercepted
+from tracer.passes import count_fused, count_in_place, count_maps, optimize
 
 STAGES = ("bytecode", "ir", "opt", "llvm", "asm")
 
 
 def capture_trace(py_func, args: tuple):
     """Trace `py_func` for `args` through the PEP 523 hook, without compiling or running it."""
-    from .interpreter import trace_frame
+    from tracer.interpreter import trace_frame
     traces = []
 
     def on_frame(code, frame_args, globals, builtins, closure):
@@ -46,7 +46,7 @@ def dump_function(py_func, args: tuple, stage: str = "opt", fuse_fma: bool = Tru
             note += f"; arrays updated in place: {count_in_place(optimized)}"
         return f"{optimized}\n{note}"
     from codegen.jit import assembly_for, llvm_ir_for
-    from .specialize import entry_args_for
+    from tracer.specialize import entry_args_for
     entry_args = entry_args_for(trace, optimized)
     if stage == "llvm":
         return llvm_ir_for(optimized, entry_args, optimized.name)

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import types
 
-from . import arrays
-from .branches import ListChanged
-from .builder import is_number, is_traced
-from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, ArrayType
-from .objects import BoundMethod, ExternalList, ExternalObject, TracedArray
-from .sources import EachGuard, GatherSource
+from tracer import arrays
+from tracer.branches import ListChanged
+from tracer.builder import is_number, is_traced
+from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, ArrayType
+from tracer.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
+from tracer.sources import EachGuard, GatherSource
 
 
 class NotGatherable(ListChanged):
@@ -205,7 +205,7 @@ class ListView(ExternalList):
         runs the Python function, which builds the list itself)."""
         if self.buffer is None:
             return self
-        from .branches import NeedsPython
+        from tracer.branches import NeedsPython
         b = tracer.builder
         b.raise_if(b.compare("ne", self.count, self.length),
                    NeedsPython("a list comprehension that skips items is computed by Python"))
@@ -277,7 +277,7 @@ def held_in_array(tracer, ext: ExternalList):
 def _array_holding(tracer, ext: ExternalList):
     """(ListView, GatherSource) of the array already holding input list `ext`: its own gather,
     or a row of the gathered rows of its parent list (`rows[i]`, or `objs[i].attr`); else None."""
-    from .sources import AttrSource, ItemSource
+    from tracer.sources import AttrSource, ItemSource
     source = ext.source
     own = tracer.arrays.get((source.key, "gather", None))
     if own is not None:
@@ -418,14 +418,14 @@ def unroll_limit(tracer) -> int:
     """Differentiated, lists up to AUTODIFF_UNROLL_LIMIT unroll: a loop needs a tape there, and
     the list MLP of examples/train_lists.py (2 -> 16 -> 16 -> 1) compiled its train step in 4.5 s
     and stepped in 42 us so, against 7.4 s and 47 us with its 16-item sums as loops."""
-    from .branches import AUTODIFF_UNROLL_LIMIT
+    from tracer.branches import AUTODIFF_UNROLL_LIMIT
     return AUTODIFF_UNROLL_LIMIT if tracer.unroll_loops else LIST_UNROLL_LIMIT
 
 
 def loop_over(tracer, view):
     """The iterator of a `for` over `view` (a ListView, ObjectGroup or Zipped): a RangeIter, whose
     loop compiles to a loop op, or (short) a Python iterator over its items, which unrolls."""
-    from .branches import RangeIter
+    from tracer.branches import RangeIter
     if len(view) <= unroll_limit(tracer):
         return view.unrolled(tracer, 0)
     tracer.gathered_lists = True

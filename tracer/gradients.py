@@ -23,18 +23,18 @@ from __future__ import annotations
 import dataclasses
 import weakref
 
-from .api import DEFAULT_MAX_SPECIALIZATIONS, make_dispatcher, unwrap
-from .autodiff import BlockEmitter, NotDifferentiable, backpropagate, grad_function, vjp_functions, zero_if_none
-from .errors import TracerError
-from .interpreter import Trace
-from .ir import F64, TupleType, Value
-from . import gathered
-from .library import implements
-from .loader import PY_TYPE
-from .arrays import is_ndarray, wrap
-from .objects import SymbolicFunction, TracedArray, TransformedFunction
-from .sources import ArgSource
-from .specialize import compile_ir
+from tracer.api import DEFAULT_MAX_SPECIALIZATIONS, make_dispatcher, unwrap
+from tracer.autodiff import BlockEmitter, NotDifferentiable, backpropagate, grad_function, vjp_functions, zero_if_none
+from tracer.errors import TracerError
+from tracer.interpreter import Trace
+from tracer.ir import F64, TupleType, Value
+from tracer import gathered
+from tracer.library import implements
+from tracer.loader import PY_TYPE
+from tracer.arrays import is_ndarray, wrap
+from tracer.objects import SymbolicFunction, TracedArray, TransformedFunction
+from tracer.sources import ArgSource
+from tracer.specialize import compile_ir
 
 
 def _float_array(x) -> bool:

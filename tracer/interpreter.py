@@ -18,20 +18,20 @@ from dataclasses import dataclass, field
 
 from bytecode import Bytecode, Instr, Label, TryBegin
 
-from .builder import GraphBuilder, is_number, is_traced
-from .errors import BigIntConstant, BigIntInput, InternalError, SourceLoc, TracerError, UnsupportedError, is_internal
-from .ir import I64_MAX, I64_MIN, ArrayType, Function, Value, verify
-from .objects import (NULL, ArrayMethod, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction, TracedArray,
+from tracer.builder import GraphBuilder, is_number, is_traced
+from tracer.errors import BigIntConstant, BigIntInput, InternalError, SourceLoc, TracerError, UnsupportedError, is_internal
+from tracer.ir import I64_MAX, I64_MIN, ArrayType, Function, Value, verify
+from tracer.objects import (NULL, ArrayMethod, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction, TracedArray,
                       TransformedFunction)
-from .opcodes.calls import CallOps
-from .opcodes.containers import ContainerOps
-from .opcodes.control import ControlFlowOps
-from .opcodes.numbers import NumberOps
-from .opcodes.stack import StackOps
-from .branches import RETURN, SUM_LOCAL, Branching, NeedsPython
-from .flow import flow_graph
-from .sources import ArgSource, AttrSource, BindingGuard, EachGuard, MissingAttrGuard, RootSource, Source, StructureGuard, ValueGuard
-from . import _frame, arrays, library, numpy_api
+from tracer.opcodes.calls import CallOps
+from tracer.opcodes.containers import ContainerOps
+from tracer.opcodes.control import ControlFlowOps
+from tracer.opcodes.numbers import NumberOps
+from tracer.opcodes.stack import StackOps
+from tracer.branches import RETURN, SUM_LOCAL, Branching, NeedsPython
+from tracer.flow import flow_graph
+from tracer.sources import ArgSource, AttrSource, BindingGuard, EachGuard, MissingAttrGuard, RootSource, Source, StructureGuard, ValueGuard
+from tracer import _frame, arrays, library, numpy_api
 
 _MISSING = object()
 MAX_INSTRUCTIONS = 2_000_000   # a trace this long is almost certainly an endless trace-time loop
@@ -164,7 +164,7 @@ class Tracer:
         self.binding_guards.setdefault((id(namespace), key), BindingGuard(namespace, key, expected, label))
 
     def read_global(self, globals: dict, builtins: dict, name: str):
-        from .sources import ABSENT
+        from tracer.sources import ABSENT
         if name in globals:
             value = globals[name]
             self.guard_binding(globals, name, value, f"globals()[{name!r}] is <{type(value).__name__}>")

@@ -40,7 +40,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from .errors import SourceLoc
+from tracer.errors import SourceLoc
 
 
 # ---------------------------------------------------------------------------------------- types
@@ -337,7 +337,7 @@ def verify(fn: Function) -> Function:
 
     Returns `fn` so it can wrap a pass: `verify(fold_constants(fn))`.
     """
-    from .ops import OPS  # ops.py imports this module for the types
+    from tracer.ops import OPS  # ops.py imports this module for the types
 
     defined: set[Value] = set()
     for i, p in enumerate(fn.params):

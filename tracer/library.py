@@ -11,12 +11,12 @@ import builtins
 import math
 import sys
 
-from .builder import is_number, is_traced
-from .ir import BOOL, F64, I64
-from . import arrays, gathered
-from .branches import RangeIter
-from .objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange, TracedArray
-from .opcodes.containers import is_symbolic, items_equal, materialize, type_name
+from tracer.builder import is_number, is_traced
+from tracer.ir import BOOL, F64, I64
+from tracer import arrays, gathered
+from tracer.branches import RangeIter
+from tracer.objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange, TracedArray
+from tracer.opcodes.containers import is_symbolic, items_equal, materialize, type_name
 
 _TABLE: dict = {}
 
@@ -230,7 +230,7 @@ def tracer_items(tracer, x) -> list:
 
 @implements(builtins.sum)
 def _sum(tracer, iterable, start=0):
-    from .interpreter import SymbolicGenerator
+    from tracer.interpreter import SymbolicGenerator
     if isinstance(iterable, SymbolicGenerator) and iterable.fresh():
         # sum(f(v) for v in xs): the generator runs once with the sum as its own variable, so
         # a loop in it compiles to a loop op that carries the sum

@@ -11,9 +11,9 @@ inputs, so the loaded path costs a few tens of nanoseconds per input instead of 
 """
 from __future__ import annotations
 
-from .interpreter import Trace
-from .ir import BOOL, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType
-from .sources import ABSENT, ArgSource, AttrSource, GatherSource, ItemSource, RootSource, Source
+from tracer.interpreter import Trace
+from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType
+from tracer.sources import ABSENT, ArgSource, AttrSource, GatherSource, ItemSource, RootSource, Source
 
 PY_TYPE = {F64: "float", I64: "int", BOOL: "bool"}
 
@@ -130,7 +130,7 @@ def make_loader(trace: Trace):
     lines.append(f"return [{', '.join(leaves)}]")
     if trace.each_guards or any(isinstance(source, GatherSource) for source, _ in trace.leaves):
         import numpy
-        from ._frame import gather, same_values
+        from tracer._frame import gather, same_values
         constants.update(np_empty=numpy.empty, gather=gather, same_values=same_values)
     body = "\n".join("        " + line for line in lines)
     source_text = (f"def load(args):\n    try:\n{body}\n"

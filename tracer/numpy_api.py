@@ -8,11 +8,11 @@ not take.
 """
 from __future__ import annotations
 
-from .builder import is_number, is_traced
-from .ir import BOOL, F32, F64, I64, ArrayType, ScalarType
-from .objects import TracedArray
-from . import arrays
-from .arrays import convert, emit_elementwise, kind, operand, promote, wrap
+from tracer.builder import is_number, is_traced
+from tracer.ir import BOOL, F32, F64, I64, ArrayType, ScalarType
+from tracer.objects import TracedArray
+from tracer import arrays
+from tracer.arrays import convert, emit_elementwise, kind, operand, promote, wrap
 
 # ufunc -> (IR op, result dtype rule): "float" computes in f64, "same" keeps int/float
 UNARY_UFUNCS = {

@@ -40,12 +40,12 @@ class ExternalList:
 
     def item(self, index: int):
         if self.tracer.written_gathers:      # written into in the trace: its items are in an array now
-            from .gathered import held_in_array
+            from tracer.gathered import held_in_array
             held = held_in_array(self.tracer, self)
             if held is not None:
                 return held.item(index)
         if index not in self._items:
-            from .sources import ItemSource
+            from tracer.sources import ItemSource
             self._items[index] = self.tracer.wrap(self.obj[index], ItemSource(self.source, index))
         return self._items[index]
 
@@ -165,7 +165,7 @@ class ArrayMethod:
 
 def _array_operation_unsupported(name: str):
     def method(self, *args):
-        from .arrays import unsupported
+        from tracer.arrays import unsupported
         raise unsupported(self.tracer, f"the operation {name}")
     return method
 

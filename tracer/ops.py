@@ -19,8 +19,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .errors import OpFailure, Status
-from .ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN, ArrayType, TapeType, TupleType, Type, Value, type_of_constant
+from tracer.errors import OpFailure, Status
+from tracer.ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN, ArrayType, TapeType, TupleType, Type, Value, type_of_constant
 
 TypeRule = Callable[[tuple[Type, ...], dict], Type]
 
@@ -40,7 +40,7 @@ class OpDef:
     def may_fail(self, v: Value) -> bool:
         """Whether this use of the op can fail at run time (dead failing ops must stay)."""
         if isinstance(v.type, ArrayType) or any(isinstance(a.type, ArrayType) for a in v.args):
-            from .array_ops import may_fail
+            from tracer.array_ops import may_fail
             return may_fail(self, v)
         return self.may_fail_scalar(v)
 
@@ -472,4 +472,4 @@ def run(fn, args: list) -> object:
     return run_block(fn.body)[0]
 
 
-from . import array_ops  # noqa: E402  (the array ops, and elementwise versions of the ops above)
+from tracer import array_ops  # noqa: E402  (the array ops, and elementwise versions of the ops above)

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 
 import codegen.jit   # a module reference: codegen imports tracer.ir, so no names at import
 
-from . import _frame
-from .interpreter import Trace
-from .ir import EntryArg, Function, type_of_constant
-from .loader import make_loader, type_label
-from .passes import optimize
-from .sources import ABSENT, ArgSource
+from tracer import _frame
+from tracer.interpreter import Trace
+from tracer.ir import EntryArg, Function, type_of_constant
+from tracer.loader import make_loader, type_label
+from tracer.passes import optimize
+from tracer.sources import ABSENT, ArgSource
 
 
 class NeedsPython(Exception):

@@ -17,10 +17,10 @@ runs `numpy.vectorize` on the Python function instead.
 """
 from __future__ import annotations
 
-from . import ir
-from .api import unwrap
-from .ir import F64, ArrayType, Block, Function, TupleType, Value
-from .sources import ArgSource
+from tracer import ir
+from tracer.api import unwrap
+from tracer.ir import F64, ArrayType, Block, Function, TupleType, Value
+from tracer.sources import ArgSource
 
 
 def vectorize(fn, *, fuse_fma: bool = True):
@@ -61,7 +61,7 @@ class Vectorized:
         arrays = [a for a in args if isinstance(a, numpy.ndarray)]
         if not arrays and out is None:                            # numbers only: the scalar function
             if self.scalar is None:
-                from .api import make_dispatcher
+                from tracer.api import make_dispatcher
                 self.scalar = make_dispatcher(self.py_func, self.transform, self.fuse_fma)
             return self.scalar(*args)
         shape = numpy.broadcast_shapes(*(a.shape for a in arrays))   # NumPy's ValueError if they do not
@@ -176,8 +176,8 @@ class _Kernel:
     """The loop compiled for one argument layout, and the guards of its scalar trace."""
 
     def __init__(self, owner: Vectorized, args: tuple, examples: tuple, outs: list | None):
-        from .loader import make_loader
-        from .specialize import compile_ir
+        from tracer.loader import make_loader
+        from tracer.specialize import compile_ir
         trace = _scalar_trace(owner, examples)
         self.loader = make_loader(trace)       # globals and closures the scalar code read
         self.guarded = bool(trace.guards())
@@ -189,8 +189,8 @@ class _Kernel:
 
 def _scalar_trace(owner: Vectorized, examples: tuple):
     """The trace of the scalar function for float arguments (transformed: its gradient)."""
-    from .capture import call_intercepted
-    from .interpreter import trace_frame
+    from tracer.capture import call_intercepted
+    from tracer.interpreter import trace_frame
     traces = []
 
     def on_frame(code, frame_args, globals, builtins, closure):

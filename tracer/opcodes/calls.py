@@ -6,10 +6,10 @@ import math
 import operator
 import types
 
-from ..builder import is_traced
-from ..ir import BOOL, F64, I64
-from .. import arrays
-from ..objects import NULL, ExternalList, ExternalObject, SymbolicFunction, TracedArray
+from tracer.builder import is_traced
+from tracer.ir import BOOL, F64, I64
+from tracer import arrays
+from tracer.objects import NULL, ExternalList, ExternalObject, SymbolicFunction, TracedArray
 
 # modules whose functions are treated as immutable: reading math.sqrt (or np.exp) is not guarded
 IMMUTABLE_MODULES = (math, cmath, operator)

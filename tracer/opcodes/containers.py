@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import operator
 
-from ..builder import PYTHON_BINARY, is_number, is_traced
-from ..ir import BOOL, F64, I64
-from .. import arrays, gathered
-from ..branches import RangeIter
-from ..objects import BoundMethod, ExternalList, ExternalObject, TracedArray
+from tracer.builder import PYTHON_BINARY, is_number, is_traced
+from tracer.ir import BOOL, F64, I64
+from tracer import arrays, gathered
+from tracer.branches import RangeIter
+from tracer.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
 
 COMPARE_SYMBOLS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 BINARY_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%", "pow": "**"}

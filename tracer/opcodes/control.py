@@ -11,12 +11,12 @@ import sys
 
 from bytecode import Instr
 
-from ..branches import AUTODIFF_UNROLL_LIMIT, SUM_LOCAL, UNROLL_LIMIT, ListChanged, RangeIter
-from ..errors import BigIntInput, NeedsConcreteValue, UnsupportedError
-from ..builder import is_traced
-from .. import arrays, gathered
-from ..objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange, TracedArray
-from .containers import type_name
+from tracer.branches import AUTODIFF_UNROLL_LIMIT, SUM_LOCAL, UNROLL_LIMIT, ListChanged, RangeIter
+from tracer.errors import BigIntInput, NeedsConcreteValue, UnsupportedError
+from tracer.builder import is_traced
+from tracer import arrays, gathered
+from tracer.objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange, TracedArray
+from tracer.opcodes.containers import type_name
 
 PY313 = sys.version_info >= (3, 13)
 

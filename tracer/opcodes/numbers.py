@@ -5,12 +5,12 @@ import operator
 
 from bytecode import BinaryOp
 
-from ..builder import BINARY_OPS, is_traced
-from ..ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN
-from .. import arrays
-from ..objects import BoundMethod, ExternalList, ExternalObject, TracedArray
-from ..sources import ABSENT
-from .containers import both_true, either_true, holds_object, is_symbolic, items_equal, proxy, type_name
+from tracer.builder import BINARY_OPS, is_traced
+from tracer.ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN
+from tracer import arrays
+from tracer.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
+from tracer.sources import ABSENT
+from tracer.opcodes.containers import both_true, either_true, holds_object, is_symbolic, items_equal, proxy, type_name
 
 # Compare enum names; 3.13 adds *_CAST variants (the same comparison, result cast to bool)
 COMPARE_OPS = {"LT": "lt", "LE": "le", "GT": "gt", "GE": "ge", "EQ": "eq", "NE": "ne"}

@@ -1,8 +1,8 @@
 """Opcode handlers: the value stack, local variables, cells, globals, constants, returns."""
 from __future__ import annotations
 
-from ..branches import SUM_LOCAL, MaybeUnbound
-from ..objects import NULL, Cell
+from tracer.branches import SUM_LOCAL, MaybeUnbound
+from tracer.objects import NULL, Cell
 
 
 def unbound_message(name: str) -> str:

@@ -17,14 +17,14 @@ same `neg` for two fused subtractions); `stages` gives the IR after each stage, 
 """
 from __future__ import annotations
 
-from .. import ir
-from .cse import eliminate_common_subexpressions
-from .dce import eliminate_dead_code
-from .fma import count_fused, fuse_multiply_add
-from .fold import fold_constants
-from .fuse import count_maps, fuse_elementwise
-from .inplace import count_in_place, update_in_place
-from .simplify import simplify
+from tracer import ir
+from tracer.passes.cse import eliminate_common_subexpressions
+from tracer.passes.dce import eliminate_dead_code
+from tracer.passes.fma import count_fused, fuse_multiply_add
+from tracer.passes.fold import fold_constants
+from tracer.passes.fuse import count_maps, fuse_elementwise
+from tracer.passes.inplace import count_in_place, update_in_place
+from tracer.passes.simplify import simplify
 
 __all__ = ["optimize", "stages", "PIPELINE", "fold_constants", "simplify", "eliminate_common_subexpressions",
            "eliminate_dead_code", "fuse_elementwise", "fuse_multiply_add", "update_in_place", "count_fused",

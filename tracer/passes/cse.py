@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import struct
 
-from .. import ir
-from ..ops import OPS
+from tracer import ir
+from tracer.ops import OPS
 
 
 def constant_key(value: object) -> tuple:

@@ -5,8 +5,8 @@ compiled function has to fail there too. Everything such an op reads stays alive
 """
 from __future__ import annotations
 
-from .. import ir
-from ..ops import OPS
+from tracer import ir
+from tracer.ops import OPS
 
 
 def may_fail(v: ir.Value) -> bool:

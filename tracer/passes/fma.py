@@ -12,7 +12,7 @@ fusing it would round the same product two different ways in one function.
 """
 from __future__ import annotations
 
-from .. import ir
+from tracer import ir
 
 
 def fuse_multiply_add(fn: ir.Function) -> ir.Function:

@@ -8,9 +8,9 @@ enclosing block, and the if's tuple becomes a `tuple` of what that region yields
 """
 from __future__ import annotations
 
-from .. import ir
-from ..errors import OpFailure
-from ..ops import OPS, evaluate
+from tracer import ir
+from tracer.errors import OpFailure
+from tracer.ops import OPS, evaluate
 
 
 def fold_constants(fn: ir.Function) -> ir.Function:

@@ -23,9 +23,9 @@ run Python (ir.Function.python_on_failure), wherever it happens.
 """
 from __future__ import annotations
 
-from .. import ir
-from ..array_ops import ELEMENTWISE
-from ..ops import OPS
+from tracer import ir
+from tracer.array_ops import ELEMENTWISE
+from tracer.ops import OPS
 
 
 def fuse_elementwise(fn: ir.Function) -> ir.Function:

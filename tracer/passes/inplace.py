@@ -17,8 +17,8 @@ sizes of what its map reads (SHAPE_MISMATCH) and shares no memory with another a
 """
 from __future__ import annotations
 
-from .. import ir
-from ..ops import OPS
+from tracer import ir
+from tracer.ops import OPS
 
 VIEWS = ("transpose", "slice", "broadcast_in_dim", "index")
 

@@ -24,8 +24,8 @@ NaN bits, and only NaN-ness is observable through its float operations.)
 """
 from __future__ import annotations
 
-from .. import ir
-from .cse import constant_key
+from tracer import ir
+from tracer.passes.cse import constant_key
 
 
 def _is(v: ir.Value, constant: object) -> bool:
