@@ -1,14 +1,15 @@
-"""Builds the C extension tracer._frame; everything else is in pyproject.toml."""
+"""Builds the C extension tracer.native (the PEP 523 hook, the dispatcher, the list gatherer);
+everything else is in pyproject.toml."""
 from setuptools import Extension, setup
 
 setup(
     ext_modules=[
         Extension(
-            "tracer._frame",
-            sources=["tracer/_frame.c", "tracer/_dispatch.c", "tracer/_gather.c", "tracer/_test_entries.c"],
-            depends=["tracer/_dispatch.h", "tracer/_gather.h"],
-            # Hidden visibility: only PyInit__frame is exported, and calls
-            # between the two C files are direct, not through the PLT.
+            "tracer.native",
+            sources=["tracer/csrc/frame.c", "tracer/csrc/dispatch.c", "tracer/csrc/gather.c"],
+            depends=["tracer/csrc/dispatch.h", "tracer/csrc/gather.h"],
+            # Hidden visibility: only PyInit_native is exported, and calls
+            # between the C files are direct, not through the PLT.
             extra_compile_args=["-std=c99", "-Wall", "-fvisibility=hidden"],
         )
     ],

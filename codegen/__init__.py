@@ -6,7 +6,7 @@
     compile_function(fn, entry_args, name) JIT in process -> CompiledFunction
     llvm_ir_for / assembly_for(fn, entry_args, name)   optimized text for `dump`, no JIT
 
-It reads only tracer.ir, tracer.ops and tracer.errors.
+It reads only tracer.ir, tracer.ir.ops and tracer.errors.
 """
 from codegen.jit import CompiledFunction, assembly_for, compile_function, llvm_ir_for
 from codegen.lower import LOWERINGS, lower_function

@@ -22,7 +22,7 @@ from llvmlite import ir as ll
 
 from tracer import ir
 from tracer.errors import RAISE_BASE, STATUS_EXCEPTIONS, Status
-from tracer.ops import OPS
+from tracer.ir.ops import OPS
 
 from codegen.arrays import result_struct
 from codegen.lower import raise_sites
@@ -374,7 +374,7 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     switch = b.switch(status, unknown)
     switch.add_case(ll.Constant(I32, int(Status.OK)), boxing)
     # with array arguments every failure re-runs the Python function: where Python's float and
-    # int ops raise, NumPy's scalars give inf, nan or a wrapped int (tracer.arrays)
+    # int ops raise, NumPy's scalars give inf, nan or a wrapped int (tracer.frontend.arrays)
     rerun_on_failure = fn.python_on_failure or any(isinstance(p.type, ir.ArrayType) for p in fn.params)
     # FALLBACK, and array sizes NumPy rejects (its exact ValueError/IndexError): run Python
     fallback = function.append_basic_block("fallback")

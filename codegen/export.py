@@ -1,4 +1,4 @@
-"""Kernels behind a plain C ABI, for ahead-of-time export (tracer.aot writes the files).
+"""Kernels behind a plain C ABI, for ahead-of-time export (tracer.aot.export writes the files).
 
 For each exported function the module holds its kernel (internal) and a C entry:
 
@@ -25,7 +25,7 @@ from llvmlite import ir as ll
 
 from tracer import ir
 from tracer.errors import RAISE_BASE, STATUS_EXCEPTIONS, Status
-from tracer.ops import OPS
+from tracer.ir.ops import OPS
 
 from codegen.arrays import ITEM_SIZE
 from codegen.kernel import DOUBLE, I32, I64, PTR, llvm_type

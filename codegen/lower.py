@@ -7,7 +7,7 @@ Kernel ABI:  i32 @symbol(<the args of each IR param>, ptr %out0, ..., ptr %outK)
     `noalias`; a bool is stored as one byte 0/1; an array as a new buffer, codegen.arrays);
   - returns int(Status): 0 writes the outputs, anything else leaves them untouched.
 
-Every lowering must give what the op's evaluator in `tracer.ops` gives, bit for bit: plain IEEE
+Every lowering must give what the op's evaluator in `tracer.ir.ops` gives, bit for bit: plain IEEE
 float ops (no fast-math flags), i64 ops that never wrap (overflow returns FALLBACK), and CPython's
 own algorithms where CPython does not simply call libm (codegen.cpython_float).
 A lowering is `(k: KernelBuilder, v: ir.Value, *operands) -> LLVM value` (a tuple for tuples).
@@ -18,8 +18,8 @@ from llvmlite import ir as ll
 
 from tracer import ir
 from tracer.errors import RAISE_BASE, Status
-from tracer.array_ops import ELEMENTWISE
-from tracer.ops import MATH_CAN_OVERFLOW, MATH_UNARY, OPS
+from tracer.ir.array_ops import ELEMENTWISE
+from tracer.ir.ops import MATH_CAN_OVERFLOW, MATH_UNARY, OPS
 
 from codegen.cpython_float import float_floordiv, float_mod, float_pow, math_hypot
 from codegen.kernel import C_MEMORY, DOUBLE, FLOAT, I1, I64, KernelBuilder, kernel_type, llvm_type

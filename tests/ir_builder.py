@@ -1,5 +1,6 @@
 """Build IR functions by hand in tests: b = Builder(F64, I64); x, n = b.params; b.op("add", x, x)."""
-from tracer import ir, ops
+from tracer import ir
+from tracer.ir import ops
 
 
 class Builder:

@@ -2,7 +2,7 @@
 
 IR functions that read arrays are built by hand here and called through their kernel ABI with
 ctypes, on NumPy arrays and views (strided, reversed, transposed, broadcast with stride 0,
-unaligned): the compiled result must equal what the ops' evaluators give (`tracer.ops.run`,
+unaligned): the compiled result must equal what the ops' evaluators give (`tracer.ir.ops.run`,
 which indexes the NumPy array itself) and what NumPy computes.
 """
 from __future__ import annotations
@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from codegen.jit import compile_function
-from tracer import ir, ops
-from tracer.errors import Status
+from tracer import ir
+from tracer.ir import ops
+from tracer.errors import OpFailure, Status
 from tracer.ir import BOOL, F64, I64, ArrayType
 
 CTYPES = {F64: ctypes.c_double, I64: ctypes.c_int64, BOOL: ctypes.c_bool}
@@ -55,7 +56,7 @@ class ArrayKernel:
 def reference(fn, args):
     try:
         return ("ok", ops.run(fn, list(args)))
-    except ops.OpFailure as exc:
+    except OpFailure as exc:
         return ("fail", exc.status)
 
 
@@ -173,7 +174,7 @@ def test_matrix_element_matches_numpy(a, i, j, transpose):
 
 def test_an_unused_out_of_bounds_read_still_fails():
     """DCE keeps a load nothing reads: `x[5]` on 3 elements raises in Python even when unused."""
-    from tracer.passes import optimize
+    from tracer.transforms.passes import optimize
     x = ir.make_param(0, "x", ArrayType(F64, (None,)))
     b = ir.Block()
     emit(b, "load", x, emit(b, "const", value=5))

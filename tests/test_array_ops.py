@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from tracer import TracerError, grad, trace, value_and_grad
-from tracer.ops import run
+from tracer.ir.ops import run
 
 SETTINGS = settings(max_examples=25, deadline=None)
 _COMPILED: dict = {}     # one dispatcher per function: examples reuse its specializations
@@ -220,7 +220,7 @@ def test_matmul_tiles_and_rows_left_over(m, k, n):
     """Blocks of six rows in register tiles of 8 columns (the last one masked), the rows left
     over by the row loop: unfused, the plain loop's bits; fused (the default), the bits of the
     IR evaluator's in-order fmas."""
-    from tracer.array_ops import _matmul
+    from tracer.ir.array_ops import _matmul
     rng = np.random.default_rng(m * 1000 + k * 10 + n)
     a, b = rng.normal(size=(m, k)), rng.normal(size=(k, n))
     np.testing.assert_array_equal(trace(fuse_fma=False)(lambda a, b: a @ b)(a, b), plain_matmul(a, b))
@@ -338,7 +338,7 @@ def test_aliased_arguments_run_python():
 
 # ------------------------------------------------------------------------------ IR interpreter
 def test_ir_interpreter_agrees_with_compiled_code():
-    from tracer.interpreter import trace_frame
+    from tracer.frontend.interpreter import trace_frame
     def f(x, W):
         h = np.maximum(x @ W, 0.0)
         return (h * h).sum(axis=0), h.T, np.argmax(h), W[1]

@@ -327,7 +327,7 @@ def test_numpy_array_layout_the_entry_reads():
 def test_a_bug_in_the_tracer_is_an_error_not_a_compiled_raise(monkeypatch):
     """An internal KeyError must not become a `raise` in the compiled code (where a NumPy
     function would hide it by running Python on every call)."""
-    from tracer import arrays, numpy_api
+    from tracer.frontend import arrays, numpy_api
 
     def broken(tracer, *args, **kwargs):
         return arrays.kind(object())           # a KeyError inside the tracer

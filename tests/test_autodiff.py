@@ -26,12 +26,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ir_builder import Builder
-from tracer import grad, ir, ops, trace, value_and_grad, vjp
-from tracer.autodiff import NotDifferentiable, grad_function, vjp_functions
+from tracer import grad, ir, trace, value_and_grad, vjp
+from tracer.ir import ops
+from tracer.transforms.autodiff import NotDifferentiable, grad_function, vjp_functions
 from tracer.dump import capture_trace
 from tracer.gradients import NoFloatResult
 from tracer.ir import F64
-from tracer.passes import optimize
+from tracer.transforms.passes import optimize
 
 FUSE = pytest.mark.parametrize("fuse_fma", [True, False], ids=["fma", "nofma"])
 EXAMPLES = settings(max_examples=25, deadline=None)

@@ -19,7 +19,8 @@ from hypothesis import given, settings, strategies as st
 from codegen import (LOWERINGS, assembly, compile_function, host_target_machine, lower_module,
                      optimize)
 from ir_builder import Builder
-from tracer import ir, ops
+from tracer import ir
+from tracer.ir import ops
 from tracer.errors import STATUS_EXCEPTIONS, OpFailure, Status
 from tracer.ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN, EntryArg
 

@@ -27,7 +27,7 @@ import pytest
 from cf_corpus import CASES
 from oracle import (central_difference, close, close_value, outcome, same_outcome, same_value, show,
                     show_outcome)
-from tracer import _frame, grad, trace, value_and_grad
+from tracer import native, grad, trace, value_and_grad
 from tracer.errors import TracerError
 
 FD_REL, FD_ABS = 1e-5, 1e-7
@@ -47,7 +47,7 @@ def mismatches(name, compiled, fn, arg_tuples, what, values=same_value, **kw) ->
     for args in arg_tuples:
         expected = outcome(fn, args)
         got = outcome(compiled, args)
-        assert not _frame.installed(), "the PEP 523 hook was left installed after a call"
+        assert not native.installed(), "the PEP 523 hook was left installed after a call"
         if not same_outcome(got, expected, values, **kw):
             out.append(f"{name}{show(tuple(args))} {what}:\n"
                        f"    CPython  {show_outcome(expected)}\n    compiled {show_outcome(got)}")
@@ -269,7 +269,7 @@ def test_type_depending_on_path_is_exact_or_a_tracer_error(fn, arg_tuples, fuse_
     for args in [*arg_tuples, *arg_tuples[::-1]]:
         expected = outcome(fn, args)
         got = outcome(compiled, args)
-        assert not _frame.installed(), "the PEP 523 hook was left installed after a call"
+        assert not native.installed(), "the PEP 523 hook was left installed after a call"
         if got[0] == "raise" and issubclass(got[1], TracerError):
             continue
         if not same_outcome(got, expected):

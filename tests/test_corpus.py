@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from corpus import CASES
 from oracle import close_value, outcome, same_outcome, show, show_outcome
 from tracer import trace
-from tracer import _frame
+from tracer import native
 
 EXAMPLES = int(os.environ.get("TRACER_EXAMPLES", "40"))
 SETTINGS = settings(
@@ -75,7 +75,7 @@ def check_exact(case, args):
     assert same_outcome(got, expected), (
         f"{case.name}{show(tuple(args))} with fuse_fma=False:\n"
         f"  CPython  {show_outcome(expected)}\n  compiled {show_outcome(got)}")
-    assert not _frame.installed(), "the PEP 523 hook was left installed after a call"
+    assert not native.installed(), "the PEP 523 hook was left installed after a call"
 
 
 def perturbed(x, directions):
@@ -105,7 +105,7 @@ def neighbours(args):
 def check_fused(case, args):
     expected = outcome(case.fn, args)
     got = outcome(FUSED[case.name], args)
-    assert not _frame.installed(), "the PEP 523 hook was left installed after a call"
+    assert not native.installed(), "the PEP 523 hook was left installed after a call"
     if same_outcome(got, expected, close_value, rel_tol=FUSED_REL_TOL):
         return
     nearby = [outcome(case.fn, p) for p in neighbours(args)]

@@ -1,7 +1,7 @@
-"""tracer._frame.Dispatcher: native entries, guards, the miss fallback.
+"""tracer.native.Dispatcher: native entries, guards, the miss fallback.
 
-Native entries are stand-ins for LLVM-generated code, exported by the module
-for tests: _test_entry_address(kind) with kind in
+Native entries are stand-ins for LLVM-generated code, built for the tests by
+tests/native_entries.py: entry_address(kind) with kind in
   "add_floats"  sum of two exact floats, miss for anything else
   "echo"        returns (self, args), always a hit
   "raise"       raises ValueError
@@ -17,12 +17,13 @@ import weakref
 
 import pytest
 
-from tracer import _frame as F
+from native_entries import entry_address
+from tracer import native as F
 
-ADD = F._test_entry_address()
-ECHO = F._test_entry_address("echo")
-RAISE = F._test_entry_address("raise")
-ALWAYS_MISS = F._test_entry_address("miss")
+ADD = entry_address()
+ECHO = entry_address("echo")
+RAISE = entry_address("raise")
+ALWAYS_MISS = entry_address("miss")
 
 
 class Recorder:
@@ -48,9 +49,9 @@ def make(entry=ADD, self_obj=None, guards=(), miss=None):
 
 def test_sentinels_are_distinct_and_readable():
     assert len({id(F.MISS), id(F.ABSENT), id(F.SKIP)}) == 3
-    assert repr(F.MISS) == "tracer._frame.MISS"
-    assert repr(F.ABSENT) == "tracer._frame.ABSENT"
-    assert repr(F.SKIP) == "tracer._frame.SKIP"
+    assert repr(F.MISS) == "tracer.native.MISS"
+    assert repr(F.ABSENT) == "tracer.native.ABSENT"
+    assert repr(F.SKIP) == "tracer.native.SKIP"
 
 
 def test_constructor_checks_arguments():

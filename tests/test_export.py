@@ -1,4 +1,4 @@
-"""Ahead-of-time export (tracer.export, tracer.aot): the libraries are run from C programs compiled against
+"""Ahead-of-time export (tracer.export, tracer.aot.export): the libraries are run from C programs compiled against
 their headers, and through the generated ctypes loaders, against CPython and the JIT."""
 import importlib.util
 import math
@@ -12,7 +12,7 @@ import pytest
 
 from tracer import trace
 from tracer import export
-from tracer.aot import ExportError
+from tracer.aot.export import ExportError
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 from mlp_numpy import mlp  # noqa: E402

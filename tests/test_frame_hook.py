@@ -1,4 +1,4 @@
-"""tracer._frame PEP 523 hook: what the callback sees, what replaces a frame.
+"""tracer.native PEP 523 hook: what the callback sees, what replaces a frame.
 
 Every test that installs the hook uninstalls it and checks that it is gone:
 with a hook installed every call is slower and deep recursion costs C stack.
@@ -16,11 +16,12 @@ import tracemalloc
 
 import pytest
 
-from tracer import _frame as F
+from native_entries import entry_address
+from tracer import native as F
 
-ADD = F._test_entry_address()
-ECHO = F._test_entry_address("echo")
-RAISE = F._test_entry_address("raise")
+ADD = entry_address()
+ECHO = entry_address("echo")
+RAISE = entry_address("raise")
 
 
 class Callback:
@@ -50,7 +51,7 @@ class Callback:
 @contextlib.contextmanager
 def module_state():
     """Saves and restores the callback and capture_all: the tracer itself
-    (tracer.capture) sets its callback at import, and other tests use it."""
+    (tracer.frontend.capture) sets its callback at import, and other tests use it."""
     saved_cb = F.set_frame_callback(None)
     saved_all = F.set_capture_all(False)
     try:
@@ -643,7 +644,7 @@ def test_intercepted_calls_at_scale(hook):
 
 DEEP = """
     import sys, threading
-    from tracer import _frame as F
+    from tracer import native as F
     sys.setrecursionlimit(30000)
 
     def down(n):

@@ -1,4 +1,4 @@
-"""Loop fusion (tracer.passes.fuse): chains of elementwise array ops become one `map`.
+"""Loop fusion (tracer.transforms.passes.fuse): chains of elementwise array ops become one `map`.
 
 The oracle is NumPy (bit for bit with FMA fusion off: a map computes each element with the same
 scalar ops, in the same order) and the IR interpreter running the fused IR.
@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from tracer import ir, trace
-from tracer.ops import run
+from tracer.ir.ops import run
 from tracer.dump import dump_function
-from tracer.passes import count_maps, fuse_elementwise
+from tracer.transforms.passes import count_maps, fuse_elementwise
 
 from ir_builder import Builder
 

@@ -1,4 +1,4 @@
-"""Loops over long Python lists compile to loops over arrays the loader gathers (tracer.gathered):
+"""Loops over long Python lists compile to loops over arrays the loader gathers (tracer.frontend.gathered):
 the same answers as CPython bit for bit (fusion off), a small IR, weights read on every call."""
 import math
 import os
@@ -8,8 +8,8 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import tracer.branches
-import tracer.gathered
+import tracer.frontend.branches
+import tracer.frontend.gathered
 from tracer import grad, trace
 
 from oracle import outcome, same_outcome
@@ -140,8 +140,8 @@ def test_fewer_ops_than_unrolling(monkeypatch):
     model = mlp.MLP(2, [20, 20, 1], rng)
     looped = trace(mlp.forward, fuse_fma=False)
     looped(model, 0.5, -0.5)
-    monkeypatch.setattr(tracer.gathered, "unroll_limit", lambda tracer: 10 ** 6)
-    monkeypatch.setattr(tracer.branches, "UNROLL_LIMIT", 10 ** 6)
+    monkeypatch.setattr(tracer.frontend.gathered, "unroll_limit", lambda tracer: 10 ** 6)
+    monkeypatch.setattr(tracer.frontend.branches, "UNROLL_LIMIT", 10 ** 6)
     unrolled = trace(mlp.forward, fuse_fma=False)
     assert unrolled(model, 0.5, -0.5) == looped(model, 0.5, -0.5) == mlp.forward(model, 0.5, -0.5)
     assert len(ops(looped)) * 5 < len(ops(unrolled))
@@ -190,7 +190,7 @@ def test_gradient_through_a_loop_over_a_gathered_list():
 
 def test_gather_checks_every_item_exactly():
     import numpy as np
-    from tracer._frame import gather
+    from tracer.native import gather
     out = np.empty(3)
     assert gather(out, [1.0, 2.5, -3.0], None, 0) and out.tolist() == [1.0, 2.5, -3.0]
     class F(float):

@@ -93,5 +93,5 @@ def test_grad_called_inside_a_plain_python_run_gives_the_gradient():
     there must still compile and give the gradient (not run the function for its value)."""
     import math
     from tracer import grad
-    from tracer.capture import run_plain
+    from tracer.frontend.capture import run_plain
     assert run_plain(lambda x: grad(math.sin)(x), 1.0) == math.cos(1.0)

@@ -1,4 +1,4 @@
-"""Argument arrays updated in place by the compiled code (tracer.passes.inplace): `W -= lr * g`
+"""Argument arrays updated in place by the compiled code (tracer.transforms.passes.inplace): `W -= lr * g`
 writes W's memory in one pass, with Python's results, and a failure still changes nothing."""
 import os
 import sys
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tracer import trace
-from tracer.passes import count_in_place
+from tracer.transforms.passes import count_in_place
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 from train_step import step  # noqa: E402

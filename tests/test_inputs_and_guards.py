@@ -8,7 +8,7 @@ import pytest
 
 import tracer
 from tracer import trace
-from tracer import _frame
+from tracer import native
 
 
 def outcome(f, *args, **kwargs):
@@ -185,7 +185,7 @@ def test_capture_keeps_closures_of_one_factory_apart():
     two, three = make_scaler(2.0), make_scaler(3.0)
     with tracer.capture(modules=__name__):
         assert (two(1.0), three(1.0), two(2.0), three(2.0)) == (2.0, 3.0, 4.0, 6.0)
-    assert not _frame.installed()
+    assert not native.installed()
 
 
 def test_capture_reuses_a_loaded_specialization():

@@ -1,4 +1,4 @@
-"""Gradients through compiled loops: the tape (tracer.autodiff._backpropagate_loop).
+"""Gradients through compiled loops: the tape (tracer.transforms.autodiff._backpropagate_loop).
 
 A loop that stays a loop under `grad` (a `while` on floats, a range longer than
 branches.AUTODIFF_UNROLL_LIMIT, a range with a traced bound) saves each iteration's carried
@@ -12,8 +12,10 @@ import math
 import numpy as np
 import pytest
 
-from tracer import grad, ops, trace, value_and_grad
-from tracer.autodiff import grad_function
+from tracer import grad, trace, value_and_grad
+
+from tracer.ir import ops
+from tracer.transforms.autodiff import grad_function
 from tracer.dump import capture_trace
 from tracer.errors import UnsupportedError
 
@@ -109,7 +111,7 @@ def test_gradient_matches_finite_differences(fn, points, argnums):
 @pytest.mark.parametrize("fn, points, argnums", CASES, ids=[c[0].__name__ for c in CASES])
 def test_value_is_exact_and_the_ir_interpreter_agrees(fn, points, argnums):
     """value_and_grad's value is CPython's bit for bit (fusion off), and running the joint IR
-    (tape ops included) in `tracer.ops.run` gives the compiled gradient."""
+    (tape ops included) in `tracer.ir.ops.run` gives the compiled gradient."""
     vg = value_and_grad(fn, argnums, fuse_fma=False)
     for args in points:
         value, gradient = vg(*args)

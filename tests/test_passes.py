@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ir_builder import Builder
-from tracer import ir, ops
+from tracer import ir
+from tracer.ir import ops
 from tracer.errors import OpFailure, Status
 from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN
-from tracer.passes import (PIPELINE, count_fused, eliminate_common_subexpressions, eliminate_dead_code,
+from tracer.transforms.passes import (PIPELINE, count_fused, eliminate_common_subexpressions, eliminate_dead_code,
                            fold_constants, fuse_multiply_add, optimize, simplify, stages)
 
 EXACT_PASSES = [fold_constants, simplify, eliminate_common_subexpressions, eliminate_dead_code]

@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from oracle import outcome, same_outcome
 from program_gen import load_function, program_cases
 from tracer import TracerError, trace
-from tracer import _frame
+from tracer import native
 
 PROGRAMS = int(os.environ.get("TRACER_RANDOM_PROGRAMS", "300"))
 SETTINGS = settings(
@@ -78,7 +78,7 @@ def test_random_program_matches_cpython(case):
                                         program.source, args, got, expected))
         assert same_outcome(got, expected), report("traced result differs from CPython's",
                                                    program.source, args, got, expected)
-        assert not _frame.installed(), "the frame hook was left installed"
+        assert not native.installed(), "the frame hook was left installed"
         checked += 1
     assert checked == 2 * len(calls) > 0
     assert compiled.specializations, report("nothing was compiled", program.source, calls[0],

@@ -14,7 +14,7 @@ import pytest
 
 import tracer
 from tracer import DataDependentControlFlow, TracerError, UnsupportedError, trace
-from tracer import _frame
+from tracer import native
 
 I64_MIN, I64_MAX = -2 ** 63, 2 ** 63 - 1
 
@@ -50,7 +50,7 @@ def assert_like_python(compiled, *args, **kwargs):
         assert got[0] == "return" and bits(got[1]) == bits(expected[1]), (args, kwargs, got, expected)
     else:
         assert got == expected, (args, kwargs, got, expected)
-    assert not _frame.installed()
+    assert not native.installed()
     return got
 
 
@@ -186,7 +186,7 @@ def test_runtime_error_is_cpythons(fn, good, bad, exc_type, fuse_fma):
             compiled(*args)
         assert type(compiled_error.value) is exc_type
         assert str(compiled_error.value) == expected_message
-        assert not _frame.installed()
+        assert not native.installed()
     assert compiled.specializations
 
 
@@ -247,10 +247,10 @@ def test_unsupported_construct_is_a_tracer_error_naming_the_line(fn, marker):
         compiled(1.5)
     assert_names_line(error.value, marker)
     assert isinstance(error.value, UnsupportedError)
-    assert not _frame.installed()
+    assert not native.installed()
     with pytest.raises(TracerError):   # and again: a failed compile leaves nothing half-made
         compiled(2.5)
-    assert not _frame.installed()
+    assert not native.installed()
 
 
 def test_try_statement_is_a_tracer_error_naming_the_line():
@@ -313,7 +313,7 @@ def test_a_range_of_a_float_expression_is_data_dependent_control_flow():
     assert "data-dependent control flow is not supported yet" in str(error.value)
     assert isinstance(error.value, TracerError)
     assert_names_line(error.value, "MARK-RANGE-FLOAT")
-    assert not _frame.installed()
+    assert not native.installed()
 
 
 # ============================================================================ recursion
@@ -329,7 +329,7 @@ def test_recursion_is_a_clear_tracer_error():
     assert "recursive" in str(error.value)
     assert "factorial_times" in str(error.value)
     assert_names_line(error.value, "MARK-RECURSION")
-    assert not _frame.installed()
+    assert not native.installed()
 
 
 # ============================================================================ argument binding
@@ -361,7 +361,7 @@ def test_wrong_arguments_raise_pythons_type_error(call, compiled_first):
         call(compiled)
     assert type(got.value) is TypeError
     assert str(got.value) == str(expected.value)
-    assert not _frame.installed()
+    assert not native.installed()
 
 
 def test_wrong_arguments_to_keyword_only_parameters():
@@ -480,7 +480,7 @@ def assert_type_error_like_python_or_naming_the_argument(compiled, fn, args, nam
         python_message = str(exc)
     message = str(error.value)
     assert message == python_message or (f"argument '{name}'" in message and type(bad).__name__ in message), message
-    assert not _frame.installed()
+    assert not native.installed()
 
 
 @pytest.mark.parametrize("fn, args, name", [
@@ -526,7 +526,7 @@ def test_type_errors_from_non_numbers_are_pythons(fn):
     with pytest.raises(TypeError) as got:
         compiled(2.0)
     assert type(got.value) is TypeError and str(got.value) == str(expected.value)
-    assert not _frame.installed()
+    assert not native.installed()
 
 
 def test_new_argument_types_compile_new_specializations():
@@ -680,7 +680,7 @@ def test_changing_a_global_number_changes_the_result():
         assert compiled(3.0) == 6.0
     finally:
         SCALE = old
-    assert not _frame.installed()
+    assert not native.installed()
 
 
 def test_changing_a_global_list_or_tuple_changes_the_result():
@@ -904,26 +904,26 @@ def test_redefining_a_method_is_seen():
 
 # ============================================================================ the PEP 523 hook
 def test_hook_is_not_left_installed():
-    assert not _frame.installed()
+    assert not native.installed()
     compiled = trace(div)
     compiled(1.0, 2.0)                         # compile
-    assert not _frame.installed()
+    assert not native.installed()
     compiled(3.0, 4.0)                         # native
-    assert not _frame.installed()
+    assert not native.installed()
     with pytest.raises(ZeroDivisionError):
         compiled(1.0, 0.0)
-    assert not _frame.installed()
+    assert not native.installed()
     with pytest.raises(TypeError):
         compiled(1.0)
-    assert not _frame.installed()
+    assert not native.installed()
     compiled(2 ** 70, 3)                       # big ints run the Python function
-    assert not _frame.installed()
+    assert not native.installed()
     with pytest.raises(TracerError):
         trace(uses_dict)(1.0)
-    assert not _frame.installed()
+    assert not native.installed()
     with pytest.raises(ZeroDivisionError):
         trace(div)(1.0, 0.0)                   # an error while compiling
-    assert not _frame.installed()
+    assert not native.installed()
 
 
 def test_plain_python_is_untouched_after_tracing():
@@ -931,7 +931,7 @@ def test_plain_python_is_untouched_after_tracing():
     with pytest.raises(TracerError):
         compiled(2.0, 3)
     assert factorial_times(2.0, 5) == 240.0   # recursion still works in plain Python
-    assert not _frame.installed()
+    assert not native.installed()
 
 
 def test_public_api():

@@ -148,7 +148,7 @@ def main(argv=None) -> int:
 
 
 def _export(options) -> int:
-    from tracer.aot import export
+    from tracer.aot.export import export
     try:
         first = load_target(options.function)
         where = options.function.rsplit(":", 1)[0]

@@ -1,6 +1,6 @@
 """`@trace`: compile on the first call, cache per specialization, native speed afterwards.
 
-`trace(fn)` returns a `tracer._frame.Dispatcher`: a C callable that tries each compiled native
+`trace(fn)` returns a `tracer.native.Dispatcher`: a C callable that tries each compiled native
 entry and, when none accepts the arguments, calls back into `CodeCompiler.on_call`, which
 compiles a new specialization by letting the PEP 523 hook hand the call's frame to the tracer.
 `grad(fn)` and friends (`tracer.gradients`) are the same machinery with a *transform* applied to
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import types
 
-from tracer import _frame
-from tracer.capture import call_intercepted, run_plain, warn_storm
+from tracer import native
+from tracer.frontend.capture import call_intercepted, run_plain, warn_storm
 from tracer.errors import BigIntInput
-from tracer.interpreter import CO_VARARGS, bind_arguments, trace_frame
-from tracer.arrays import is_ndarray
+from tracer.frontend.interpreter import CO_VARARGS, bind_arguments, trace_frame
+from tracer.frontend.arrays import is_ndarray
 from tracer.ir import I64_MAX, I64_MIN
-from tracer.loader import ALIASED
+from tracer.frontend.loader import ALIASED
 from tracer.specialize import NeedsPython, Specialization
 
 DEFAULT_MAX_SPECIALIZATIONS = 16
@@ -41,8 +41,8 @@ class CodeCompiler:
         self.py_func = py_func
         self.transform = transform      # Trace -> Trace (e.g. a gradient), or None
         self.specializations: list[Specialization] = []
-        self.dispatcher = _frame.Dispatcher(self.on_call, display_name or name)
-        self.bound = _frame.Dispatcher(_never_called, display_name or name)
+        self.dispatcher = native.Dispatcher(self.on_call, display_name or name)
+        self.bound = native.Dispatcher(_never_called, display_name or name)
         self.positional_only_vector = not code.co_kwonlyargcount and not code.co_flags & CO_VARARGS
         self._warned = False
 
@@ -64,14 +64,14 @@ class CodeCompiler:
             if self.positional_only_vector:
                 self.dispatcher.add_native(spec.compiled.entry_address, spec.fallback, guards)
         result = self.call_existing(args)
-        if result is _frame.MISS:
+        if result is native.MISS:
             raise AssertionError(f"{self.name}: a new specialization rejected the call it was made for")
         return result
 
     def call_existing(self, args: tuple):
         """Run a compiled specialization that accepts the full argument vector, or return MISS."""
         result = self.bound.try_entries(args)
-        if result is not _frame.MISS:
+        if result is not native.MISS:
             return result
         for spec in self.specializations:
             if not spec.fast:
@@ -83,7 +83,7 @@ class CodeCompiler:
                         return spec.call_loaded(leaves)
                     except NeedsPython:
                         return spec.fallback(*args)
-        return _frame.MISS
+        return native.MISS
 
     # ---------------------------------------------------------------- the miss path
     def on_call(self, *args, **kwargs):
@@ -98,7 +98,7 @@ class CodeCompiler:
             except TypeError:
                 return f(*args, **kwargs)   # raises CPython's own TypeError for the call
         result = self.call_existing(full)
-        if result is not _frame.MISS:
+        if result is not native.MISS:
             return result
         self._check_argument_types(full)
         if self.transform is not None:
@@ -111,7 +111,7 @@ class CodeCompiler:
                 self._warned = True
             return run_plain(f, *args, **kwargs)
         try:
-            if _frame.interception_disabled():
+            if native.interception_disabled():
                 # inside the plain Python run of another function (its fallback): no frame can
                 # be intercepted here, so trace from the function object itself. A transform
                 # must: running f plainly would answer its value, not its gradient

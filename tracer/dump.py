@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import dis
 
-from tracer.capture import call_intercepted
-from tracer.passes import count_fused, count_in_place, count_maps, optimize
+from tracer.frontend.capture import call_intercepted
+from tracer.transforms.passes import count_fused, count_in_place, count_maps, optimize
 
 STAGES = ("bytecode", "ir", "opt", "llvm", "asm")
 
 
 def capture_trace(py_func, args: tuple):
     """Trace `py_func` for `args` through the PEP 523 hook, without compiling or running it."""
-    from tracer.interpreter import trace_frame
+    from tracer.frontend.interpreter import trace_frame
     traces = []
 
     def on_frame(code, frame_args, globals, builtins, closure):

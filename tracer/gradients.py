@@ -13,7 +13,7 @@
 
 Each returns a compiled callable exactly like `@trace` (same dispatcher, guards and cache): the
 function is traced, the *transform* here turns its IR into the gradient's IR
-(`tracer.autodiff`), and that IR is optimized and compiled. Transforms nest, so `grad(grad(f))`
+(`tracer.transforms.autodiff`), and that IR is optimized and compiled. Transforms nest, so `grad(grad(f))`
 differentiates the IR of the first gradient, and `trace(grad(f))` / `grad(trace(f))` work.
 Called inside a traced function, `grad(f)(x)` is differentiated while tracing (`trace_call`), as
 `jax.grad` inside `jax.jit`: the caller's compiled code computes the gradient itself.
@@ -24,16 +24,16 @@ import dataclasses
 import weakref
 
 from tracer.api import DEFAULT_MAX_SPECIALIZATIONS, make_dispatcher, unwrap
-from tracer.autodiff import BlockEmitter, NotDifferentiable, backpropagate, grad_function, vjp_functions, zero_if_none
+from tracer.transforms.autodiff import BlockEmitter, NotDifferentiable, backpropagate, grad_function, vjp_functions, zero_if_none
 from tracer.errors import TracerError
-from tracer.interpreter import Trace
+from tracer.frontend.interpreter import Trace
 from tracer.ir import F64, TupleType, Value
-from tracer import gathered
-from tracer.library import implements
-from tracer.loader import PY_TYPE
-from tracer.arrays import is_ndarray, wrap
-from tracer.objects import SymbolicFunction, TracedArray, TransformedFunction
-from tracer.sources import ArgSource
+from tracer.frontend import gathered
+from tracer.frontend.library import implements
+from tracer.frontend.loader import PY_TYPE
+from tracer.frontend.arrays import is_ndarray, wrap
+from tracer.frontend.objects import SymbolicFunction, TracedArray, TransformedFunction
+from tracer.frontend.sources import ArgSource
 from tracer.specialize import compile_ir
 
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 
 import codegen.jit   # a module reference: codegen imports tracer.ir, so no names at import
 
-from tracer import _frame
-from tracer.interpreter import Trace
+from tracer import native
+from tracer.frontend.interpreter import Trace
 from tracer.ir import EntryArg, Function, type_of_constant
-from tracer.loader import make_loader, type_label
-from tracer.passes import optimize
-from tracer.sources import ABSENT, ArgSource
+from tracer.frontend.loader import make_loader, type_label
+from tracer.transforms.passes import optimize
+from tracer.frontend.sources import ABSENT, ArgSource
 
 
 class NeedsPython(Exception):
@@ -53,13 +53,13 @@ class Specialization:
         compiled = codegen.jit.compile_function(optimized, entry_args, name)
         spec = cls(name, trace, optimized, compiled, fast, entry_args, fallback)
         if not fast:
-            spec.leaf_call = _frame.Dispatcher(_raise_needs_python, name)
+            spec.leaf_call = native.Dispatcher(_raise_needs_python, name)
             spec.leaf_call.add_native(compiled.entry_address, _raise_needs_python, ())
         return spec
 
     def native_guards(self) -> tuple:
         """The binding guards as (namespace, key, expected) tuples for the C dispatcher."""
-        return tuple((g.namespace, g.key, _frame.ABSENT if g.expected is ABSENT else g.expected)
+        return tuple((g.namespace, g.key, native.ABSENT if g.expected is ABSENT else g.expected)
                      for g in self.trace.binding_guards)
 
     # ------------------------------------------------------------------ the loaded path
@@ -76,7 +76,7 @@ class Specialization:
         result = self.leaf_call(*leaves[:n])
         # the lists the compiled code wrote into (held in arrays) get their new numbers
         for (k, attr, m), items in zip(self.scatters, leaves[n:]):
-            _frame.scatter(leaves[k], items, attr, m)
+            native.scatter(leaves[k], items, attr, m)
         return result
 
     @functools.cached_property
@@ -109,7 +109,7 @@ def compile_ir(fn: Function, fuse_fma: bool, fallback=None):
 
     def wrong_arguments(*args):
         raise TypeError(f"{fn.name}() takes ({expected}), got ({', '.join(type(a).__name__ for a in args)})")
-    call = _frame.Dispatcher(wrong_arguments, fn.name)
+    call = native.Dispatcher(wrong_arguments, fn.name)
     call.add_native(compiled.entry_address, fallback or wrong_arguments, ())
     call.compiled = compiled            # keeps the native code loaded
     return call

@@ -20,7 +20,7 @@ from __future__ import annotations
 from tracer import ir
 from tracer.api import unwrap
 from tracer.ir import F64, ArrayType, Block, Function, TupleType, Value
-from tracer.sources import ArgSource
+from tracer.frontend.sources import ArgSource
 
 
 def vectorize(fn, *, fuse_fma: bool = True):
@@ -176,7 +176,7 @@ class _Kernel:
     """The loop compiled for one argument layout, and the guards of its scalar trace."""
 
     def __init__(self, owner: Vectorized, args: tuple, examples: tuple, outs: list | None):
-        from tracer.loader import make_loader
+        from tracer.frontend.loader import make_loader
         from tracer.specialize import compile_ir
         trace = _scalar_trace(owner, examples)
         self.loader = make_loader(trace)       # globals and closures the scalar code read
@@ -189,8 +189,8 @@ class _Kernel:
 
 def _scalar_trace(owner: Vectorized, examples: tuple):
     """The trace of the scalar function for float arguments (transformed: its gradient)."""
-    from tracer.capture import call_intercepted
-    from tracer.interpreter import trace_frame
+    from tracer.frontend.capture import call_intercepted
+    from tracer.frontend.interpreter import trace_frame
     traces = []
 
     def on_frame(code, frame_args, globals, builtins, closure):

@@ -19,8 +19,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import mlp  # noqa: E402
 
-import tracer.branches  # noqa: E402
-import tracer.gathered  # noqa: E402
+import tracer.frontend.branches  # noqa: E402
+import tracer.frontend.gathered  # noqa: E402
 from tracer import trace  # noqa: E402
 
 
@@ -33,17 +33,17 @@ def per_call(f, *args, repeat=5) -> float:
 
 def compiled(model, point, unrolled: bool):
     """A fresh @trace of the forward pass, compiled on `point`; (function, seconds to compile)."""
-    saved = tracer.branches.UNROLL_LIMIT, tracer.gathered.unroll_limit
+    saved = tracer.frontend.branches.UNROLL_LIMIT, tracer.frontend.gathered.unroll_limit
     if unrolled:                       # lists of any length unroll, as short ones do
-        tracer.branches.UNROLL_LIMIT = 10 ** 9
-        tracer.gathered.unroll_limit = lambda t: 10 ** 9
+        tracer.frontend.branches.UNROLL_LIMIT = 10 ** 9
+        tracer.frontend.gathered.unroll_limit = lambda t: 10 ** 9
     try:
         f = trace(mlp.forward)
         start = time.perf_counter()
         f(model, *point)
         return f, time.perf_counter() - start
     finally:
-        tracer.branches.UNROLL_LIMIT, tracer.gathered.unroll_limit = saved
+        tracer.frontend.branches.UNROLL_LIMIT, tracer.frontend.gathered.unroll_limit = saved
 
 
 def numpy_forward(layers, x):

@@ -1,0 +1,646 @@
+/* Dispatcher: the steady-state fast path of a traced function.
+ *
+ * A Dispatcher holds an ordered list of native entries (compiled
+ * specializations).  A call tries them in order: each entry's guards are
+ * checked here, by identity, then the entry itself checks its arguments
+ * (exact types) and either computes the result or says "not mine".  When
+ * every entry declines, the call goes to `miss`, a Python callable that
+ * traces, compiles and adds an entry, or falls back.
+ *
+ * Cost matters: a hit must be cheaper than calling the plain Python
+ * function, so the hot path is vectorcall -> loop -> native code, with no
+ * tuple, no dict and no Python frame.
+ */
+#include "dispatch.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Sentinels                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    const char *name;
+} Sentinel;
+
+static PyObject *
+sentinel_repr(PyObject *op)
+{
+    return PyUnicode_FromFormat("tracer.native.%s", ((Sentinel *)op)->name);
+}
+
+static PyTypeObject Sentinel_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tracer.native.Sentinel",
+    .tp_basicsize = sizeof(Sentinel),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_repr = sentinel_repr,
+    .tp_doc = "A unique marker object (MISS, ABSENT, SKIP).",
+};
+
+PyObject *dispatch_MISS = NULL;
+PyObject *dispatch_ABSENT = NULL;
+PyObject *dispatch_SKIP = NULL;
+
+static PyObject *
+sentinel_new(const char *name)
+{
+    Sentinel *s = PyObject_New(Sentinel, &Sentinel_Type);
+    if (s != NULL) {
+        s->name = name;
+    }
+    return (PyObject *)s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* NativeEntry: one compiled specialization and its guards                  */
+/* ------------------------------------------------------------------------ */
+
+/* One identity guard.  Pointers are borrowed from the guards tuple that the
+ * entry keeps alive (tuples are immutable, so they stay valid). */
+enum guard_kind { GUARD_DICT, GUARD_CELL, GUARD_CODE, GUARD_DEFAULTS, GUARD_KWDEFAULTS };
+
+typedef struct {
+    int kind;            /* enum guard_kind */
+    PyObject *target;    /* a dict, a cell, or a function */
+    PyObject *key;       /* the dict key (dict guards only) */
+    PyObject *expected;  /* compared by identity; ABSENT = key missing */
+} Guard;
+
+/* A function guard names one of these attributes, read straight off the
+ * function object (an inlined function's code and defaults are constants). */
+static int
+function_guard_kind(PyObject *key)
+{
+    if (!PyUnicode_Check(key)) {
+        return -1;
+    }
+    if (PyUnicode_CompareWithASCIIString(key, "__code__") == 0) {
+        return GUARD_CODE;
+    }
+    if (PyUnicode_CompareWithASCIIString(key, "__defaults__") == 0) {
+        return GUARD_DEFAULTS;
+    }
+    if (PyUnicode_CompareWithASCIIString(key, "__kwdefaults__") == 0) {
+        return GUARD_KWDEFAULTS;
+    }
+    return -1;
+}
+
+typedef struct {
+    PyObject_VAR_HEAD          /* ob_size = number of guards */
+    dispatch_entry_fn fn;
+    PyObject *self_obj;        /* passed to fn as `self` */
+    PyObject *guards;          /* the tuple as given: owns what Guard points to */
+    Guard checks[1];           /* flattened guards, ob_size of them */
+} NativeEntry;
+
+static int
+entry_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    NativeEntry *e = (NativeEntry *)op;
+    Py_VISIT(e->self_obj);
+    Py_VISIT(e->guards);
+    return 0;
+}
+
+static int
+entry_clear(PyObject *op)
+{
+    NativeEntry *e = (NativeEntry *)op;
+    /* Guards point into e->guards: forget them before dropping it. */
+    Py_SET_SIZE(e, 0);
+    Py_CLEAR(e->self_obj);
+    Py_CLEAR(e->guards);
+    return 0;
+}
+
+static void
+entry_dealloc(PyObject *op)
+{
+    PyObject_GC_UnTrack(op);
+    entry_clear(op);
+    PyObject_GC_Del(op);
+}
+
+static PyTypeObject NativeEntry_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tracer.native.NativeEntry",
+    .tp_basicsize = offsetof(NativeEntry, checks),
+    .tp_itemsize = sizeof(Guard),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_dealloc = entry_dealloc,
+    .tp_traverse = entry_traverse,
+    .tp_clear = entry_clear,
+    .tp_doc = "A native entry of a Dispatcher (internal).",
+};
+
+/* Validates `guards` (a tuple of (dict, key, expected) / (cell, None,
+ * expected) / (function, "__code__" | "__defaults__" | "__kwdefaults__",
+ * expected)) and builds an entry.  Errors are raised here, once, so that
+ * the call path never has to validate. */
+static NativeEntry *
+entry_new(dispatch_entry_fn fn, PyObject *self_obj, PyObject *guards)
+{
+    if (!PyTuple_Check(guards)) {
+        PyErr_Format(PyExc_TypeError, "guards must be a tuple, not %.100s",
+                     Py_TYPE(guards)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(guards);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *g = PyTuple_GET_ITEM(guards, i);
+        if (!PyTuple_Check(g) || PyTuple_GET_SIZE(g) != 3) {
+            PyErr_Format(PyExc_TypeError,
+                         "guard %zd must be a 3-tuple (target, key, expected)", i);
+            return NULL;
+        }
+        PyObject *target = PyTuple_GET_ITEM(g, 0);
+        PyObject *key = PyTuple_GET_ITEM(g, 1);
+        if (PyCell_Check(target)) {
+            if (key != Py_None) {
+                PyErr_Format(PyExc_ValueError,
+                             "guard %zd: a cell guard takes None as its key", i);
+                return NULL;
+            }
+        }
+        else if (PyDict_Check(target)) {
+            /* An unhashable key would fail on every call: fail now. */
+            if (PyObject_Hash(key) == -1) {
+                return NULL;
+            }
+        }
+        else if (PyFunction_Check(target)) {
+            if (function_guard_kind(key) < 0) {
+                PyErr_Format(PyExc_ValueError, "guard %zd: a function guard's key must be "
+                             "'__code__', '__defaults__' or '__kwdefaults__'", i);
+                return NULL;
+            }
+        }
+        else {
+            PyErr_Format(PyExc_TypeError,
+                         "guard %zd: target must be a dict, a cell or a function, not %.100s",
+                         i, Py_TYPE(target)->tp_name);
+            return NULL;
+        }
+    }
+
+    NativeEntry *e = PyObject_GC_NewVar(NativeEntry, &NativeEntry_Type, n);
+    if (e == NULL) {
+        return NULL;
+    }
+    e->fn = fn;
+    e->self_obj = Py_NewRef(self_obj);
+    e->guards = Py_NewRef(guards);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *g = PyTuple_GET_ITEM(guards, i);
+        PyObject *target = PyTuple_GET_ITEM(g, 0);
+        PyObject *key = PyTuple_GET_ITEM(g, 1);
+        e->checks[i].kind = PyCell_Check(target) ? GUARD_CELL
+                          : PyDict_Check(target) ? GUARD_DICT
+                          : function_guard_kind(key);
+        e->checks[i].target = target;
+        e->checks[i].key = e->checks[i].kind == GUARD_DICT ? key : NULL;
+        e->checks[i].expected = PyTuple_GET_ITEM(g, 2);
+    }
+    PyObject_GC_Track((PyObject *)e);
+    return e;
+}
+
+/* 1 if every guard holds, 0 if one fails, -1 on error (a key's __eq__
+ * raised during the dict lookup). */
+static inline int
+entry_guards_hold(NativeEntry *e)
+{
+    Py_ssize_t n = Py_SIZE(e);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const Guard *g = &e->checks[i];
+        PyObject *value;
+        switch (g->kind) {
+        case GUARD_CELL:
+            if (PyCell_GET(g->target) != g->expected) {
+                return 0;
+            }
+            break;
+        case GUARD_CODE:
+        case GUARD_DEFAULTS:
+        case GUARD_KWDEFAULTS:
+            value = g->kind == GUARD_CODE ? PyFunction_GET_CODE(g->target)
+                  : g->kind == GUARD_DEFAULTS ? PyFunction_GET_DEFAULTS(g->target)
+                  : PyFunction_GET_KW_DEFAULTS(g->target);
+            if ((value != NULL ? value : Py_None) != g->expected) {   /* NULL reads as None */
+                return 0;
+            }
+            break;
+        default:
+            if (g->expected == dispatch_ABSENT) {
+                /* PyDict_Contains reports errors in its result, sparing the
+                 * PyErr_Occurred() (a thread-local read) a missing key needs. */
+                int found = PyDict_Contains(g->target, g->key);
+                if (found != 0) {
+                    return found > 0 ? 0 : -1;
+                }
+            }
+            else {
+                value = PyDict_GetItemWithError(g->target, g->key);
+                if (value != g->expected) {
+                    return (value == NULL && PyErr_Occurred()) ? -1 : 0;
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Dispatcher                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *miss;         /* callable for calls no entry takes */
+    PyObject *name;         /* str */
+    PyObject *qualname;     /* str */
+    /* Tuple of NativeEntry.  Replaced, never mutated, so a call in progress
+     * (which holds a reference to the tuple) is unaffected by add_native()
+     * or clear() run from code the call triggers. */
+    PyObject *entries;
+    PyObject *dict;         /* __dict__: py_func, __doc__, __wrapped__, ... */
+    PyObject *weakreflist;
+} Dispatcher;
+
+/* Inlined into the vectorcall below: this is the whole hot path. */
+static inline PyObject *
+try_entries(PyObject *op, PyObject *const *args, Py_ssize_t nargs, int *missed)
+{
+    PyObject *table = ((Dispatcher *)op)->entries;
+    Py_ssize_t n = PyTuple_GET_SIZE(table);
+    PyObject *result = NULL;
+
+    *missed = 0;
+    Py_INCREF(table);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        NativeEntry *e = (NativeEntry *)PyTuple_GET_ITEM(table, i);
+        int ok = entry_guards_hold(e);
+        if (ok == 0) {
+            continue;
+        }
+        if (ok < 0) {
+            goto done;
+        }
+        result = e->fn(e->self_obj, args, nargs);
+        /* NULL without an exception is the entry's "not mine". */
+        if (result != NULL || PyErr_Occurred()) {
+            goto done;
+        }
+    }
+    *missed = 1;
+done:
+    Py_DECREF(table);
+    return result;
+}
+
+PyObject *
+dispatcher_try_entries(PyObject *op, PyObject *const *args, Py_ssize_t nargs,
+                       int *missed)
+{
+    return try_entries(op, args, nargs, missed);
+}
+
+static PyObject *
+dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf,
+                      PyObject *kwnames)
+{
+    Dispatcher *d = (Dispatcher *)op;
+    /* Entries take positional arguments only; keywords go to `miss`. */
+    if (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) {
+        int missed;
+        PyObject *result = try_entries(op, args, PyVectorcall_NARGS(nargsf),
+                                       &missed);
+        if (!missed) {
+            return result;
+        }
+    }
+    if (d->miss == NULL) {  /* only after tp_clear, from a finalizer */
+        PyErr_SetString(PyExc_RuntimeError, "Dispatcher has been cleared");
+        return NULL;
+    }
+    return PyObject_Vectorcall(d->miss, args, nargsf, kwnames);
+}
+
+static PyObject *
+dispatcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"miss", "name", "qualname", NULL};
+    PyObject *miss, *name, *qualname = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OU|U:Dispatcher", kwlist,
+                                     &miss, &name, &qualname)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(miss)) {
+        PyErr_Format(PyExc_TypeError, "miss must be callable, not %.100s",
+                     Py_TYPE(miss)->tp_name);
+        return NULL;
+    }
+    Dispatcher *d = (Dispatcher *)type->tp_alloc(type, 0);
+    if (d == NULL) {
+        return NULL;
+    }
+    d->entries = PyTuple_New(0);
+    if (d->entries == NULL) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    d->vectorcall = dispatcher_vectorcall;
+    d->miss = Py_NewRef(miss);
+    d->name = Py_NewRef(name);
+    d->qualname = Py_NewRef(qualname != NULL ? qualname : name);
+    return (PyObject *)d;
+}
+
+static int
+dispatcher_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    Dispatcher *d = (Dispatcher *)op;
+    Py_VISIT(d->miss);
+    Py_VISIT(d->name);
+    Py_VISIT(d->qualname);
+    Py_VISIT(d->entries);
+    Py_VISIT(d->dict);
+    return 0;
+}
+
+static int
+dispatcher_clear_refs(PyObject *op)
+{
+    Dispatcher *d = (Dispatcher *)op;
+    Py_CLEAR(d->miss);
+    Py_CLEAR(d->name);
+    Py_CLEAR(d->qualname);
+    Py_CLEAR(d->dict);
+    /* Calls check only `entries`, so keep it a valid (empty) tuple. */
+    PyObject *empty = PyTuple_New(0);
+    if (empty != NULL) {
+        Py_SETREF(d->entries, empty);
+    }
+    else {
+        PyErr_Clear();  /* the empty tuple is a singleton: cannot fail */
+    }
+    return 0;
+}
+
+static void
+dispatcher_dealloc(PyObject *op)
+{
+    Dispatcher *d = (Dispatcher *)op;
+    PyObject_GC_UnTrack(op);
+    if (d->weakreflist != NULL) {
+        PyObject_ClearWeakRefs(op);
+    }
+    dispatcher_clear_refs(op);
+    Py_CLEAR(d->entries);
+    Py_TYPE(op)->tp_free(op);
+}
+
+static PyObject *
+dispatcher_repr(PyObject *op)
+{
+    Dispatcher *d = (Dispatcher *)op;
+    Py_ssize_t n = d->entries != NULL ? PyTuple_GET_SIZE(d->entries) : 0;
+    if (d->qualname == NULL) {
+        return PyUnicode_FromFormat("<Dispatcher (cleared) at %p>", op);
+    }
+    return PyUnicode_FromFormat("<Dispatcher %U: %zd native entr%s>",
+                                d->qualname, n, n == 1 ? "y" : "ies");
+}
+
+/* Binds like a function: d.__get__(obj) is a bound method, and with
+ * Py_TPFLAGS_METHOD_DESCRIPTOR, obj.d(x) calls d(obj, x) without creating
+ * the bound method at all. */
+static PyObject *
+dispatcher_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None) {
+        return Py_NewRef(self);
+    }
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *
+dispatcher_add_native(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
+{
+    Dispatcher *d = (Dispatcher *)op;
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError,
+                     "add_native() takes 3 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (!PyLong_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "entry_address must be an int");
+        return NULL;
+    }
+    void *address = PyLong_AsVoidPtr(args[0]);
+    if (address == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "entry_address must not be 0");
+        }
+        return NULL;
+    }
+    dispatch_entry_fn fn = (dispatch_entry_fn)(uintptr_t)address;
+    NativeEntry *e = entry_new(fn, args[1], args[2]);
+    if (e == NULL) {
+        return NULL;
+    }
+    /* Copy-on-write: a new tuple with the entry appended. */
+    PyObject *old = d->entries;
+    Py_ssize_t n = PyTuple_GET_SIZE(old);
+    PyObject *table = PyTuple_New(n + 1);
+    if (table == NULL) {
+        Py_DECREF(e);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(table, i, Py_NewRef(PyTuple_GET_ITEM(old, i)));
+    }
+    PyTuple_SET_ITEM(table, n, (PyObject *)e);
+    Py_SETREF(d->entries, table);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+dispatcher_clear_entries(PyObject *op, PyObject *unused)
+{
+    PyObject *empty = PyTuple_New(0);
+    if (empty == NULL) {
+        return NULL;
+    }
+    Py_SETREF(((Dispatcher *)op)->entries, empty);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+dispatcher_try_entries_py(PyObject *op, PyObject *args)
+{
+    if (!PyTuple_Check(args)) {
+        PyErr_Format(PyExc_TypeError, "try_entries() takes a tuple, not %.100s",
+                     Py_TYPE(args)->tp_name);
+        return NULL;
+    }
+    int missed;
+    PyObject *result = try_entries(op, &PyTuple_GET_ITEM(args, 0),
+                                   PyTuple_GET_SIZE(args), &missed);
+    if (missed) {
+        return Py_NewRef(dispatch_MISS);
+    }
+    return result;
+}
+
+static PyObject *
+dispatcher_get_entry_count(PyObject *op, void *closure)
+{
+    return PyLong_FromSsize_t(PyTuple_GET_SIZE(((Dispatcher *)op)->entries));
+}
+
+/* (address, self_obj, guards) for each entry, for introspection. */
+static PyObject *
+dispatcher_get_entries(PyObject *op, void *closure)
+{
+    PyObject *table = ((Dispatcher *)op)->entries;
+    Py_ssize_t n = PyTuple_GET_SIZE(table);
+    PyObject *out = PyTuple_New(n);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        NativeEntry *e = (NativeEntry *)PyTuple_GET_ITEM(table, i);
+        PyObject *address = PyLong_FromVoidPtr((void *)(uintptr_t)e->fn);
+        if (address == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyObject *item = PyTuple_Pack(3, address, e->self_obj, e->guards);
+        Py_DECREF(address);
+        if (item == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, item);
+    }
+    return out;
+}
+
+static PyObject *
+dispatcher_get_miss(PyObject *op, void *closure)
+{
+    PyObject *miss = ((Dispatcher *)op)->miss;
+    return Py_NewRef(miss != NULL ? miss : Py_None);
+}
+
+/* __name__ and __qualname__ are data descriptors (settable, str only), as
+ * on functions, so functools.wraps and friends work. */
+static PyObject *
+dispatcher_get_str(PyObject *op, void *closure)
+{
+    PyObject **slot = (PyObject **)((char *)op + (size_t)closure);
+    return Py_NewRef(*slot != NULL ? *slot : Py_None);
+}
+
+static int
+dispatcher_set_str(PyObject *op, PyObject *value, void *closure)
+{
+    if (value == NULL || !PyUnicode_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "value must be set to a string object");
+        return -1;
+    }
+    PyObject **slot = (PyObject **)((char *)op + (size_t)closure);
+    Py_XSETREF(*slot, Py_NewRef(value));
+    return 0;
+}
+
+static PyMethodDef dispatcher_methods[] = {
+    {"add_native", (PyCFunction)(void (*)(void))dispatcher_add_native,
+     METH_FASTCALL,
+     "add_native(entry_address, self_obj, guards)\n--\n\n"
+     "Append a native entry.  entry_address is the address of\n"
+     "PyObject *entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs);\n"
+     "self_obj is passed as self.  guards is a tuple of (dict, key, expected)\n"
+     "or (cell, None, expected), checked by identity before the entry runs."},
+    {"clear", dispatcher_clear_entries, METH_NOARGS,
+     "clear()\n--\n\nRemove every native entry."},
+    {"try_entries", dispatcher_try_entries_py, METH_O,
+     "try_entries(args)\n--\n\n"
+     "Try the native entries on a tuple of arguments; return the result,\n"
+     "or MISS if no entry takes them.  Never calls miss."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef dispatcher_getset[] = {
+    {"entry_count", dispatcher_get_entry_count, NULL,
+     "Number of native entries.", NULL},
+    {"entries", dispatcher_get_entries, NULL,
+     "Tuple of (address, self_obj, guards), one per native entry.", NULL},
+    {"miss", dispatcher_get_miss, NULL,
+     "The callable for calls no entry takes.", NULL},
+    {"__name__", dispatcher_get_str, dispatcher_set_str, NULL,
+     (void *)offsetof(Dispatcher, name)},
+    {"__qualname__", dispatcher_get_str, dispatcher_set_str, NULL,
+     (void *)offsetof(Dispatcher, qualname)},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject Dispatcher_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tracer.native.Dispatcher",
+    .tp_basicsize = sizeof(Dispatcher),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE
+                | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "Dispatcher(miss, name, qualname=None)\n--\n\n"
+              "Calls the first native entry that takes the arguments; otherwise\n"
+              "calls miss with the same arguments.",
+    .tp_new = dispatcher_new,
+    .tp_dealloc = dispatcher_dealloc,
+    .tp_traverse = dispatcher_traverse,
+    .tp_clear = dispatcher_clear_refs,
+    .tp_repr = dispatcher_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Dispatcher, vectorcall),
+    .tp_descr_get = dispatcher_descr_get,
+    .tp_dictoffset = offsetof(Dispatcher, dict),
+    .tp_weaklistoffset = offsetof(Dispatcher, weakreflist),
+    .tp_methods = dispatcher_methods,
+    .tp_getset = dispatcher_getset,
+};
+
+/* ------------------------------------------------------------------------ */
+
+int
+dispatch_module_init(PyObject *module)
+{
+    if (PyType_Ready(&Sentinel_Type) < 0
+            || PyType_Ready(&NativeEntry_Type) < 0
+            || PyType_Ready(&Dispatcher_Type) < 0) {
+        return -1;
+    }
+    /* Sentinels live as long as the process (references are never dropped). */
+    if (dispatch_MISS == NULL) {
+        dispatch_MISS = sentinel_new("MISS");
+        dispatch_ABSENT = sentinel_new("ABSENT");
+        dispatch_SKIP = sentinel_new("SKIP");
+        if (dispatch_MISS == NULL || dispatch_ABSENT == NULL
+                || dispatch_SKIP == NULL) {
+            return -1;
+        }
+    }
+    if (PyModule_AddObjectRef(module, "Dispatcher", (PyObject *)&Dispatcher_Type) < 0
+            || PyModule_AddObjectRef(module, "MISS", dispatch_MISS) < 0
+            || PyModule_AddObjectRef(module, "ABSENT", dispatch_ABSENT) < 0
+            || PyModule_AddObjectRef(module, "SKIP", dispatch_SKIP) < 0) {
+        return -1;
+    }
+    return 0;
+}

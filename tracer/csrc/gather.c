@@ -1,0 +1,263 @@
+/* tracer.native.gather: copy a Python list's numbers into an array, checking every item.
+ *
+ * A loop over a long Python list compiles to a loop over an array (tracer/gathered.py).
+ * The loader fills that array on every call, so this copy is on the call path: done here it
+ * costs a few nanoseconds per item instead of a Python-level check and conversion.
+ *
+ *     gather(out, items, attr, row_length) -> bool
+ *
+ * `items` is a list of n objects and `out` a C-contiguous float64 or int64 buffer of n (or
+ * n x row_length) elements. The value of item i is `items[i]` (attr None) or
+ * `vars(items[i])[attr]` (an instance attribute). With row_length 0 the value must be exactly
+ * a float (an int in int64 range for an int64 buffer) and is stored at out[i]; with
+ * row_length m > 0 it must be exactly a list of m floats, stored in row i. Returns False at
+ * the first value that is not so (the loader then rejects the call: a new trace follows),
+ * True when `out` is filled. `same_values` checks an attribute that is one constant on every item.
+ *
+ *     scatter(array, items, attr, row_length)
+ *
+ * is gather's inverse, after a call that wrote into the array (an item assignment into the
+ * list in traced code): the numbers go back where gather read them.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#include "gather.h"
+
+/* The value of one item: a new reference, or NULL with no error set when it is missing. */
+static PyObject *
+item_value(PyObject *item, PyObject *attr)
+{
+    if (attr == Py_None) {
+        Py_INCREF(item);
+        return item;
+    }
+    PyObject *dict = PyObject_GenericGetDict(item, NULL);
+    if (dict == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *value = PyDict_GetItemWithError(dict, attr);   /* borrowed */
+    Py_XINCREF(value);
+    Py_DECREF(dict);
+    PyErr_Clear();
+    return value;
+}
+
+/* Store number `v` at out[k]: exactly a float (a float64 buffer) or an int64 int. */
+static int
+store_number(PyObject *v, int is_float, char *out, Py_ssize_t k)
+{
+    if (is_float) {
+        if (!PyFloat_CheckExact(v))
+            return 0;
+        ((double *)out)[k] = PyFloat_AS_DOUBLE(v);
+        return 1;
+    }
+    if (!PyLong_CheckExact(v))
+        return 0;
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    ((long long *)out)[k] = x;
+    return 1;
+}
+
+/* The arguments of gather and scatter, (array, items, attr, row_length), checked: `view` gets
+ * the array's buffer (released by the caller), `m` the row length and `is_float` its kind.
+ * 0, or -1 with an exception set. */
+static int
+parse_arguments(const char *name, PyObject *const *args, Py_ssize_t nargs, int flags,
+                Py_buffer *view, Py_ssize_t *m, int *is_float)
+{
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "%s(array, items, attr, row_length)", name);
+        return -1;
+    }
+    PyObject *items = args[1], *attr = args[2];
+    *m = PyLong_AsSsize_t(args[3]);
+    if (*m == -1 && PyErr_Occurred())
+        return -1;
+    if (!PyList_CheckExact(items) || (attr != Py_None && !PyUnicode_CheckExact(attr)) || *m < 0) {
+        PyErr_Format(PyExc_TypeError, "%s: items must be a list, attr None or a str", name);
+        return -1;
+    }
+    if (PyObject_GetBuffer(args[0], view, flags | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    const char *format = view->format;
+    *is_float = format != NULL && strcmp(format, "d") == 0;
+    int is_int = format != NULL && view->itemsize == 8 && (strcmp(format, "q") == 0 || strcmp(format, "l") == 0);
+    if ((!*is_float && !is_int) || view->len != PyList_GET_SIZE(items) * (*m ? *m : 1) * 8) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "%s: the array must be float64 or int64, one element per number of the list",
+                     name);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+gather(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    Py_ssize_t m;
+    int is_float;
+    if (parse_arguments("gather", args, nargs, PyBUF_WRITABLE, &view, &m, &is_float) < 0)
+        return NULL;
+    PyObject *items = args[1], *attr = args[2];
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    char *out = view.buf;
+    int ok = 1;
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        PyObject *v = item_value(PyList_GET_ITEM(items, i), attr);
+        if (v == NULL) {
+            ok = 0;
+            break;
+        }
+        if (m == 0) {
+            ok = store_number(v, is_float, out, i);
+        }
+        else if (!PyList_CheckExact(v) || PyList_GET_SIZE(v) != m) {
+            ok = 0;
+        }
+        else {
+            for (Py_ssize_t j = 0; ok && j < m; j++)
+                ok = store_number(PyList_GET_ITEM(v, j), is_float, out, i * m + j);
+        }
+        Py_DECREF(v);
+    }
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(ok);
+}
+
+/* same_values(items, attr, value) -> bool: every item's `vars(item)[attr]` is `value`: the
+ * same object, or (a float, int or bool `value`) of exactly its type and equal to it. */
+static PyObject *
+same_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyList_CheckExact(args[0]) || !PyUnicode_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "same_values(items: list, attr: str, value)");
+        return NULL;
+    }
+    PyObject *items = args[0], *attr = args[1], *value = args[2];
+    int by_value = PyFloat_CheckExact(value) || PyLong_CheckExact(value) || PyBool_Check(value);
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
+        PyObject *v = item_value(PyList_GET_ITEM(items, i), attr);
+        int same = v == value;
+        if (!same && v != NULL && by_value && Py_TYPE(v) == Py_TYPE(value)) {
+            same = PyObject_RichCompareBool(v, value, Py_EQ);
+            if (same < 0) {
+                Py_DECREF(v);
+                return NULL;
+            }
+        }
+        Py_XDECREF(v);
+        if (!same)
+            Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+}
+
+/* Put number k of `in` into slot k of list `list`, where it was read from: the item is left
+ * alone when it already has that value (same type, same bits), and a float owned by the list
+ * alone (reference count 1, so no one else can see it) gets the new value in place; otherwise
+ * a new float or int replaces it. */
+static int
+put_number(PyObject *list, Py_ssize_t slot, int is_float, const char *in, Py_ssize_t k)
+{
+    PyObject *old = PyList_GET_ITEM(list, slot), *made;
+    if (is_float) {
+        double x = ((const double *)in)[k];
+        if (PyFloat_CheckExact(old)) {
+            double was = PyFloat_AS_DOUBLE(old);
+            if (memcmp(&was, &x, sizeof x) == 0)
+                return 0;
+            if (Py_REFCNT(old) == 1) {
+                ((PyFloatObject *)old)->ob_fval = x;
+                return 0;
+            }
+        }
+        made = PyFloat_FromDouble(x);
+    }
+    else {
+        long long x = ((const long long *)in)[k];
+        if (PyLong_CheckExact(old)) {
+            int overflow = 0;
+            long long was = PyLong_AsLongLongAndOverflow(old, &overflow);
+            if (!overflow && was == x)
+                return 0;
+            PyErr_Clear();
+        }
+        made = PyLong_FromLongLong(x);
+    }
+    if (made == NULL)
+        return -1;
+    PyList_SET_ITEM(list, slot, made);
+    Py_DECREF(old);
+    return 0;
+}
+
+/* scatter(array, items, attr, row_length): gather's inverse, after a call that wrote into
+ * the array: its numbers back into the list (or into the rows list `vars(item)[attr]` of each
+ * item). The lists must still have the shape gather read. */
+static PyObject *
+scatter(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    Py_ssize_t m;
+    int is_float;
+    if (parse_arguments("scatter", args, nargs, 0, &view, &m, &is_float) < 0)
+        return NULL;
+    PyObject *items = args[1], *attr = args[2];
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    int failed = 0;
+    if (attr != Py_None && m == 0) {
+        PyErr_SetString(PyExc_TypeError, "scatter: an attribute is scattered as rows only");
+        failed = 1;
+    }
+    for (Py_ssize_t i = 0; !failed && i < n; i++) {
+        if (m == 0) {
+            failed = put_number(items, i, is_float, view.buf, i) < 0;
+            continue;
+        }
+        PyObject *row = item_value(PyList_GET_ITEM(items, i), attr);
+        if (row == NULL || !PyList_CheckExact(row) || PyList_GET_SIZE(row) != m) {
+            PyErr_SetString(PyExc_RuntimeError, "scatter: a row changed during the call");
+            failed = 1;
+        }
+        for (Py_ssize_t j = 0; !failed && j < m; j++)
+            failed = put_number(row, j, is_float, view.buf, i * m + j) < 0;
+        Py_XDECREF(row);
+    }
+    PyBuffer_Release(&view);
+    if (failed)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef gather_methods[] = {
+    {"scatter", (PyCFunction)(void (*)(void))scatter, METH_FASTCALL,
+     "scatter(array, items, attr, row_length)\n--\n\n"
+     "Write the numbers of `array` back into list `items` (or into the rows list\n"
+     "attribute `attr` of each item), as gather read them: gather's inverse."},
+    {"same_values", (PyCFunction)(void (*)(void))same_values, METH_FASTCALL,
+     "same_values(items, attr, value)\n--\n\n"
+     "Whether attribute `attr` of every item of list `items` is `value` (the same\n"
+     "object, or a number of exactly its type equal to it)."},
+    {"gather", (PyCFunction)(void (*)(void))gather, METH_FASTCALL,
+     "gather(out, items, attr, row_length)\n--\n\n"
+     "Copy the numbers of list `items` (or of attribute `attr` of each item; rows of\n"
+     "row_length floats when > 0) into buffer `out`, checking each type exactly.\n"
+     "False when a value has another type (out is then partly written)."},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+gather_module_init(PyObject *module)
+{
+    return PyModule_AddFunctions(module, gather_methods);
+}

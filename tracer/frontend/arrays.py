@@ -1,0 +1,659 @@
+"""NumPy arrays in traced code: what the interpreter does with a `TracedArray`.
+
+Operators and methods follow NumPy: dtype promotion (bool < int64 < float64, float32 by NEP 50
+with Python numbers weak; `/` gives a float), basic indexing and slicing as views,
+broadcasting (shapes aligned on the right, size-1 axes repeat; a mismatch of sizes the trace
+knows is NumPy's ValueError at trace time, one of run-time sizes makes the call run the Python
+function, which raises it), views for `x.T` and `W[j]`, and in-place updates of argument arrays
+(`W -= lr * g`, `x[i] = v`: written back into the caller's array when the function returns).
+
+An array argument's sizes are run-time values (a new size does not recompile), except a size of
+1, which the trace knows (broadcasting depends on it: the entry checks it). Elements read from
+arrays are NumPy scalars; their arithmetic is Python's float and int arithmetic wherever both
+succeed with the same value; where they differ (1.0 / 0.0, an int past 64 bits), Python's
+raises and NumPy's gives inf, nan or a wrapped int. So a compiled function that uses NumPy runs
+the Python function for any call where an op fails (codegen.entry): that call gets NumPy's
+exact result, warnings included. Not yet exact: elements and reductions come back as Python
+floats and ints (np.float64 and np.int64 are subclasses, equal in value), and np.int64 compared
+with a float compares exactly where NumPy rounds the int first.
+"""
+from __future__ import annotations
+
+import math
+
+from tracer.frontend.builder import is_number, is_traced
+from tracer.ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, Value
+from tracer.frontend.objects import ArrayMethod, TracedArray
+
+READABLE_DTYPES = (F64, F32, I64)   # bool arrays wait for NumPy's bool arithmetic (not Python's)
+
+
+def is_ndarray(obj) -> bool:
+    """Whether `obj` is exactly a numpy.ndarray (without importing numpy for programs that never
+    use it)."""
+    return type(obj).__name__ == "ndarray" and type(obj).__module__ == "numpy"
+
+
+def readable_dtype(array):
+    """The IR dtype of a NumPy array traced code can read (builtin descriptor, native byte
+    order), or None."""
+    import numpy
+    for t in READABLE_DTYPES:
+        if array.dtype is numpy.dtype(NUMPY_DTYPE_NAMES[t]):
+            return t
+    return None
+
+
+def param_shape(array) -> tuple:
+    """The shape a parameter's type records: 1 where the size is 1, else None (run time)."""
+    return tuple(1 if n == 1 else None for n in array.shape)
+
+
+def unsupported(tracer, what: str):
+    return tracer.error(f"{what} of a NumPy array is not supported yet")
+
+
+def wrap(tracer, v):
+    """The symbolic value of an op's result: arrays as TracedArray, scalars as they are."""
+    return TracedArray(tracer, v) if is_traced(v) and isinstance(v.type, ArrayType) else v
+
+
+def shape_text(t) -> str:
+    if not isinstance(t, ArrayType):
+        return "()"
+    return "(" + ",".join("?" if n is None else str(n) for n in t.shape) + ("," if t.rank == 1 else "") + ")"
+
+
+# ------------------------------------------------------------------------------- operands
+def operand(tracer, x, what: str = "this operation"):
+    """An IR value or Python number for an array op's operand."""
+    if isinstance(x, TracedArray):
+        return x.value
+    if is_traced(x) or is_number(x):
+        return x
+    if type(x) in (list, tuple):
+        return array_from(tracer, x)
+    raise tracer.error(f"{what} with a {type(x).__name__} is not supported")
+
+
+def kind(x) -> ScalarType:
+    """The element type of an operand (a Python number's own type)."""
+    if is_traced(x):
+        return x.type.dtype if isinstance(x.type, ArrayType) else x.type
+    return {bool: BOOL, int: I64, float: F64}[type(x)]
+
+
+def convert(tracer, x, to: ScalarType):
+    """An operand with elements of type `to` (NumPy's casts: float64 to int64 truncates, to
+    float32 rounds to nearest)."""
+    b = tracer.builder
+    if to == F32:
+        return x if is_traced(x) and kind(x) == F32 else b.emit("to_f32", (b.value(x),))
+    if not is_traced(x):
+        return b.const({F64: float, I64: int, BOOL: bool}[to](x))
+    if kind(x) == to:
+        return x
+    if kind(x) == F32 and to != F64:              # float32 to int or bool: through f64 (exact)
+        x = b.emit("to_f64", (x,))
+    if isinstance(x.type, ArrayType):
+        op = {F64: "to_f64", I64: "to_i64", BOOL: "to_bool"}[to]
+        return b.emit(op, (x,))
+    return b.convert(x, to) if to != BOOL else b.truth(x)
+
+
+def sizes_of(tracer, v: Value) -> list:
+    """The sizes of array value `v`: Python ints where the type knows them, else `dim` ops."""
+    return [n if n is not None else tracer.builder.emit("dim", (v,), axis=a) for a, n in enumerate(v.type.shape)]
+
+
+def broadcast(tracer, values: list) -> list:
+    """NumPy's broadcasting: the array operands made one shape (scalars stay scalars)."""
+    b = tracer.builder
+    arrays = [v for v in values if is_traced(v) and isinstance(v.type, ArrayType)]
+    if not arrays:
+        return values
+    rank = max(v.type.rank for v in arrays)
+    shape, sizes = [], []
+    for axis in range(rank):
+        static, runtime = set(), None
+        for v in arrays:
+            d = axis - (rank - v.type.rank)
+            if d < 0:
+                continue
+            n = v.type.shape[d]
+            if n is None:
+                runtime = runtime or b.emit("dim", (v,), axis=d)
+            elif n != 1:
+                static.add(n)
+        if len(static) > 1:
+            raise ValueError("operands could not be broadcast together with shapes "
+                             + " ".join(shape_text(v.type) for v in arrays) + " ")
+        if static:
+            n = static.pop()
+            shape.append(n)
+            sizes.append(n)
+        elif runtime is not None:
+            shape.append(None)
+            sizes.append(runtime)
+        else:
+            shape.append(1)
+            sizes.append(1)
+    out = []
+    for v in values:
+        if is_traced(v) and isinstance(v.type, ArrayType) and v.type.shape != tuple(shape):
+            dims = tuple(range(rank - v.type.rank, rank))
+            v = b.emit("broadcast_in_dim", (v, *(b.value(s) for s in sizes)), shape=tuple(shape), dims=dims)
+        out.append(v)
+    return out
+
+
+def emit_elementwise(tracer, op: str, operands: list, dtype: ScalarType | None = None):
+    """`op` on operands converted to `dtype` (default: NumPy's promotion) and broadcast.
+
+    float32: the operands are rounded to float32 (a Python float too, as NumPy does), the op
+    runs in float64 and its result is rounded to float32. For + - * / and sqrt that is exactly
+    float32 arithmetic (a double holds the exact result closely enough to round it once); math
+    functions come out correctly rounded, where NumPy's own float32 routines may be an ulp off."""
+    b = tracer.builder
+    if dtype is None:
+        dtype = promote(tracer, *operands)
+    values = [convert(tracer, x, dtype) for x in operands]
+    if dtype == F32:
+        values = [convert(tracer, x, F64) for x in values]
+    values = broadcast(tracer, [b.value(v) for v in values])
+    result = b.emit(op, tuple(values))
+    return convert(tracer, result, F32) if dtype == F32 and kind(result) == F64 else result
+
+
+def promote(tracer, *operands) -> ScalarType:
+    """NumPy's result type (NEP 50) for bool, int64, float32 and float64 operands.
+
+    Python numbers are "weak": they take the arrays' type (float32 array * 0.1 is float32).
+    A traced scalar is weak when it comes from Python numbers; one NumPy made (an element, a
+    reduction, np.exp(x)) is an np.float64 or np.int64, which makes float32 into float64. Only
+    float32 tells the two apart, and there a traced scalar must be known to be one or the other."""
+    kinds = {kind(x) for x in operands}
+    if F32 not in kinds:
+        return F64 if F64 in kinds else I64 if I64 in kinds else BOOL
+    strong = {kind(x) for x in operands if is_traced(x) and (isinstance(x.type, ArrayType) or x.type == F32)}
+    for x in operands:
+        if is_traced(x) and not isinstance(x.type, ArrayType) and x.type != F32 and _made_by_numpy(tracer, x):
+            raise tracer.error("a float32 array with a float64 or int64 scalar NumPy computed: NumPy's result "
+                               "dtype depends on that scalar's type; convert one explicitly (np.float32(s), "
+                               "float(s) or x.astype(np.float64))")
+    return F64 if strong & {F64, I64} else F32
+
+
+NUMPY_SCALAR_SOURCES = {"load", "reduce", "argreduce", "matmul"}
+
+
+def _made_by_numpy(tracer, v: Value) -> bool:
+    """Whether scalar `v` is a NumPy scalar: it depends on an element or a reduction of an array,
+    or on a NumPy function's result (tracer.numpy_scalars)."""
+    stack, seen = [v], set()
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        if x.op in NUMPY_SCALAR_SOURCES or x in tracer.numpy_scalars:
+            return True
+        stack.extend(x.args)
+    return False
+
+
+# ------------------------------------------------------------------------------- operators
+ARITHMETIC = {"add", "sub", "mul", "div", "floordiv", "mod", "pow"}
+COMPARISONS = {"lt", "le", "gt", "ge", "eq", "ne"}
+
+
+def binary(tracer, op: str, a, b):
+    """a <op> b with at least one array: arithmetic, comparisons, `@`, and & | ^ on bools."""
+    if op == "matmul":
+        return matmul(tracer, a, b)
+    x, y = operand(tracer, a, f"the operator {op}"), operand(tracer, b, f"the operator {op}")
+    if op in COMPARISONS:
+        return wrap(tracer, emit_elementwise(tracer, op, [x, y], promote(tracer, x, y)))
+    if op in ("and", "or", "xor"):
+        if promote(tracer, x, y) != BOOL:
+            raise tracer.error(f"the operator {'&|^'[['and', 'or', 'xor'].index(op)]} on integer arrays is not "
+                               f"supported yet (only on bool arrays)")
+        x, y = broadcast(tracer, [tracer.builder.value(x), tracer.builder.value(y)])
+        bld = tracer.builder
+        if op == "and":
+            return wrap(tracer, bld.emit("select", (x, y, bld.const(False))))
+        if op == "or":
+            return wrap(tracer, bld.emit("select", (x, bld.const(True), y)))
+        return wrap(tracer, bld.emit("ne", (x, y)))
+    dtype = promote(tracer, x, y)
+    if op == "div" and dtype != F32:
+        dtype = F64
+    if dtype == BOOL:
+        raise tracer.error(f"arithmetic ({op}) on two bool arrays is not supported yet (NumPy's bool "
+                           f"arithmetic is logical); convert with .astype(int) or .astype(float)")
+    if op == "pow" and dtype == I64 and not is_traced(y) and y < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    return wrap(tracer, emit_elementwise(tracer, op, [x, y], dtype))
+
+
+def unary(tracer, op: str, a):
+    x = operand(tracer, a)
+    if op == "pos":
+        return a
+    if op == "invert":
+        if kind(x) != BOOL:
+            raise tracer.error("~ on integer arrays is not supported yet (only on bool arrays)")
+        return wrap(tracer, tracer.builder.emit("not", (x,)))
+    if kind(x) == BOOL:
+        raise TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` "
+                        "operator or the logical_not function instead." if op == "neg" else
+                        f"{op} of a bool array is not supported yet")
+    return wrap(tracer, emit_elementwise(tracer, op, [x], kind(x)))
+
+
+def inplace(tracer, op: str, array: TracedArray, other):
+    """`array <op>= other`: NumPy computes into the array itself (same shape, same dtype)."""
+    result = binary(tracer, op, array, other)
+    value = result.value
+    if value.type.dtype != array.type.dtype:
+        if not (array.type.dtype in (F64, F32) and value.type.dtype in (F64, F32, I64, BOOL)):
+            raise TypeError(f"Cannot cast ufunc '{op}' output from dtype('{NUMPY_DTYPE_NAMES[value.type.dtype]}') "
+                            f"to dtype('{NUMPY_DTYPE_NAMES[array.type.dtype]}') with casting rule 'same_kind'")
+        value = convert(tracer, value, array.type.dtype)
+    if value.type.shape != array.type.shape:
+        if value.type.rank != array.type.rank or any(
+                m is not None and n is not None and m != n for m, n in zip(value.type.shape, array.type.shape)):
+            raise ValueError(f"non-broadcastable output operand with shape {shape_text(array.type)} doesn't "
+                             f"match the broadcast shape {shape_text(value.type)}")
+    assign(tracer, array, value)
+    return array
+
+
+def assign(tracer, array: TracedArray, value: Value) -> None:
+    """Give `array` the contents `value` (an in-place update)."""
+    b = tracer.builder
+    if array.base is not None:                   # a view: write through to its base
+        store(tracer, array, (), value)
+        return
+    if value.type != array.type:
+        value = b.emit("broadcast_in_dim", (value, *(b.value(s) for s in sizes_of(tracer, array.value))),
+                       shape=array.type.shape, dims=tuple(range(array.rank)))
+    if b.enclosing:                              # inside a branch or loop: write into its memory
+        store(tracer, array, (), value)
+        return
+    array.rebind(value)
+    if array.param is not None:
+        tracer.updated_arrays[array.param] = array
+
+
+def writable(tracer, array: TracedArray) -> None:
+    """Make `array`'s memory one the function owns: an argument is copied once, at the top of
+    the function (its final contents are written back when the function returns)."""
+    if array.param is None or array.param in tracer.updated_arrays:
+        return
+    body = tracer.builder.enclosing[0] if tracer.builder.enclosing else tracer.builder.block
+    copied = Value("copy", (array.param,), array.param.type, loc=tracer.builder.loc)
+    body.values.insert(0, copied)
+    tracer.builder.examples[copied] = tracer.builder.examples.get(array.param)
+    array.rebind(copied)
+    tracer.updated_arrays[array.param] = array
+
+
+def store(tracer, array: TracedArray, indices: tuple, value) -> None:
+    """array[indices] = value, in the array's memory (a view writes into its base's)."""
+    b = tracer.builder
+    root = array
+    while root.base is not None:
+        op, extra, attrs = root.view
+        if op == "broadcast_in_dim" and _stretches(root.base.type, attrs):
+            raise ValueError("assignment destination is read-only")
+        root = root.base
+    writable(tracer, root)
+    target = array.value                         # (made again from the base's copy)
+    rest = target.type.shape[len(indices):]
+    element = target.type.dtype
+    value = operand(tracer, value, "assignment")
+    if kind(value) != element:
+        if element == I64 and kind(value) in (F64, F32) or element == BOOL and kind(value) != BOOL:
+            raise unsupported(tracer, f"storing {NUMPY_DTYPE_NAMES[kind(value)]} values into a "
+                                      f"{NUMPY_DTYPE_NAMES[element]} array")
+        value = convert(tracer, value, element)
+    value = b.value(value)
+    if rest:
+        sizes = sizes_of(tracer, target)[len(indices):]
+        if not isinstance(value.type, ArrayType):
+            value = b.emit("full", (value, *(b.value(s) for s in sizes)), shape=rest)
+        elif value.type.shape != rest:
+            if value.type.rank > len(rest):
+                raise ValueError(f"could not broadcast input array from shape {shape_text(value.type)} into "
+                                 f"shape ({','.join('?' if n is None else str(n) for n in rest)})")
+            value = b.emit("broadcast_in_dim", (value, *(b.value(s) for s in sizes)), shape=rest,
+                           dims=tuple(range(len(rest) - value.type.rank, len(rest))))
+        if _root(value) is _root(target):       # x[1:] = x[:-1]: NumPy reads all before writing
+            value = b.emit("copy", (value,))
+    b.emit("store", (target, value, *(b.value(i) for i in indices)))
+
+
+def _stretches(source: ArrayType, attrs) -> bool:
+    """Whether a broadcast_in_dim repeats elements (np.broadcast_to: read-only), rather than only
+    adding axes of size 1 (x[:, None]: writable)."""
+    shape, dims = attrs["shape"], attrs["dims"]
+    return any(shape[d] != 1 for d in range(len(shape)) if d not in dims) or \
+        any(n == 1 and shape[d] != 1 for n, d in zip(source.shape, dims))
+
+
+def _root(value: Value) -> Value:
+    """The array a view shows (the value itself if it is not a view)."""
+    while value.op in ("index", "transpose", "broadcast_in_dim", "slice"):
+        value = value.args[0]
+    return value
+
+
+# ------------------------------------------------------------------------------- indexing
+def _index(tracer, i):
+    """An int index as an int or i64 value; NumPy's IndexError for what is not an index."""
+    if type(i) is int:
+        return i
+    if is_traced(i) and i.type == I64:
+        return i
+    if type(i) is bool or (is_traced(i) and i.type == BOOL) or isinstance(i, TracedArray):
+        raise unsupported(tracer, "indexing with a bool or an array")
+    if type(i) in (list, tuple):
+        raise unsupported(tracer, "indexing with a sequence")
+    raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
+                     "integer or boolean arrays are valid indices")
+
+
+def _slice_bound(tracer, x):
+    if x is None or type(x) is int or (is_traced(x) and x.type == I64):
+        return x
+    if type(x) is bool or (is_traced(x) and x.type == BOOL):
+        return int(x) if not is_traced(x) else tracer.builder.convert(x, I64)
+    raise TypeError("slice indices must be integers or None or have an __index__ method")
+
+
+def _entries(tracer, array: TracedArray, index) -> list:
+    """NumPy's basic index as a list of ("int", i), ("slice", start, stop, step) and ("new",),
+    with the ellipsis expanded and trailing axes filled with full slices."""
+    items = index if type(index) is tuple else (index,)
+    if sum(1 for i in items if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if used > array.rank:
+        raise IndexError(f"too many indices for array: array is {array.rank}-dimensional, "
+                         f"but {used} were indexed")
+    full = ("slice", None, None, 1)
+    entries = []
+    for i in items:
+        if i is Ellipsis:
+            entries.extend([full] * (array.rank - used))
+        elif i is None:
+            entries.append(("new",))
+        elif isinstance(i, slice):
+            step = 1 if i.step is None else tracer.builder.concretize(_slice_bound(tracer, i.step), "a slice step")
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            entries.append(("slice", _slice_bound(tracer, i.start), _slice_bound(tracer, i.stop), step))
+        else:
+            entries.append(("int", _index(tracer, i)))
+    if not any(i is Ellipsis for i in items):
+        entries.extend([full] * (array.rank - used))
+    return entries
+
+
+def make_view(tracer, array: TracedArray, op: str, extra: tuple, **attrs) -> TracedArray:
+    v = tracer.builder.emit(op, (array.value, *extra), **attrs)
+    return TracedArray(tracer, v, base=array, view=(op, extra, attrs))
+
+
+def _element(array: TracedArray, entries: list):
+    """The indices of `entries` if they pick one element (an int for every axis), else None;
+    an int index out of bounds of a size the trace knows is NumPy's IndexError."""
+    axes = [e for e in entries if e[0] != "new"]
+    for axis, e in enumerate(axes):
+        n = array.type.shape[axis]
+        if e[0] == "int" and type(e[1]) is int and n is not None and not -n <= e[1] < n:
+            raise IndexError(f"index {e[1]} is out of bounds for axis {axis} with size {n}")
+    if len(entries) == array.rank and all(e[0] == "int" for e in entries):
+        return tuple(e[1] for e in entries)
+    return None
+
+
+def subscript(tracer, array: TracedArray, index):
+    """array[index] with NumPy's basic indexing: an element, or a view (ints, slices, None, ...)."""
+    b = tracer.builder
+    entries = _entries(tracer, array, index)
+    element = _element(array, entries)
+    if element is not None:
+        return b.emit("load", (array.value, *(b.value(i) for i in element)))
+    axes = [e for e in entries if e[0] != "new"]             # one per axis of `array`
+    x = array
+    if any(e[0] == "slice" and e[1:] != (None, None, 1) for e in axes):
+        x = _slice(tracer, x, axes)
+    if len(entries) != len(axes):                             # np.newaxis: axes of size 1
+        shape, dims, sizes = [], [], []
+        old, old_sizes = iter(x.type.shape), iter(sizes_of(tracer, x.value))
+        for position, e in enumerate(entries):
+            if e[0] == "new":
+                shape.append(1)
+                sizes.append(b.value(1))
+            else:
+                shape.append(next(old))
+                sizes.append(b.value(next(old_sizes)))
+                dims.append(position)
+        x = make_view(tracer, x, "broadcast_in_dim", tuple(sizes), shape=tuple(shape), dims=tuple(dims))
+    ints = [d for d, e in enumerate(entries) if e[0] == "int"]
+    if ints:
+        rest = [d for d in range(len(entries)) if d not in ints]
+        if ints != list(range(len(ints))):                    # x[:, 3]: the int axes first
+            x = make_view(tracer, x, "transpose", (), perm=tuple(ints + rest))
+        x = make_view(tracer, x, "index", tuple(b.value(entries[d][1]) for d in ints))
+    return x
+
+
+def _slice(tracer, array: TracedArray, axes: list) -> TracedArray:
+    """The `slice` view for the slices among `axes` (the int axes keep their whole length here)."""
+    b = tracer.builder
+    bounds, steps, shape = [], [], []
+    for n, e in zip(array.type.shape, axes):
+        start, stop, step = e[1:] if e[0] == "slice" else (None, None, 1)
+        steps.append(step)
+        low, high = (I64_MIN, I64_MAX) if step > 0 else (I64_MAX, I64_MIN)
+        bounds += [b.value(low if start is None else start), b.value(high if stop is None else stop)]
+        if (start, stop, step) == (None, None, 1):
+            shape.append(n)
+        elif n is not None and not is_traced(start) and not is_traced(stop):
+            shape.append(len(range(*slice(start, stop, step).indices(n))))
+        else:
+            shape.append(None)
+    return make_view(tracer, array, "slice", tuple(bounds), steps=tuple(steps), shape=tuple(shape))
+
+
+def store_item(tracer, array: TracedArray, index, value) -> None:
+    """`array[index] = value` (STORE_SUBSCR): into an element, or into the view `array[index]`."""
+    element = _element(array, _entries(tracer, array, index))
+    if element is not None:
+        store(tracer, array, element, value)
+        return
+    target = subscript(tracer, array, index)
+    if value is not target:                   # x[a:b] += y has written already
+        store(tracer, target, (), value)
+
+
+def length(tracer, array: TracedArray):
+    if array.rank == 0:
+        raise TypeError("len() of unsized object")
+    return sizes_of(tracer, array.value)[0]
+
+
+def iterate(tracer, array: TracedArray):
+    """`for v in x`: a loop over the first axis (elements, or rows as views)."""
+    from tracer.frontend.branches import RangeIter
+    if array.rank == 0:
+        raise TypeError("iteration over a 0-d array")
+    b = tracer.builder
+    return RangeIter(0, length(tracer, array), 1, b.const(0), array)
+
+
+# ------------------------------------------------------------------------------- attributes
+METHODS = {"sum", "mean", "max", "min", "prod", "argmax", "argmin", "reshape", "transpose", "copy",
+           "astype", "dot", "clip", "ravel", "flatten"}
+
+
+def attribute(tracer, array: TracedArray, name: str):
+    b = tracer.builder
+    if name == "shape":
+        return tuple(sizes_of(tracer, array.value))
+    if name == "ndim":
+        return array.rank
+    if name == "size":
+        size = 1
+        for n in sizes_of(tracer, array.value):
+            size = b.binary("mul", size, n)
+        return size
+    if name == "dtype":
+        import numpy
+        return numpy.dtype(NUMPY_DTYPE_NAMES[array.type.dtype])
+    if name == "T":
+        return transpose(tracer, array)
+    if name in METHODS:
+        return ArrayMethod(array, name)
+    raise unsupported(tracer, f"the attribute .{name}")
+
+
+def call_method(tracer, method: ArrayMethod, args: list, kwargs: dict):
+    from tracer.frontend import numpy_api
+    x, name = method.array, method.name
+    if name == "reshape":
+        shape = args[0] if len(args) == 1 and type(args[0]) in (tuple, list) else tuple(args)
+        return reshape(tracer, x, shape, **kwargs)
+    if name == "transpose":
+        axes = args[0] if len(args) == 1 and type(args[0]) in (tuple, list) else (tuple(args) or None)
+        return transpose(tracer, x, axes, **kwargs)
+    if name == "astype":
+        return astype(tracer, x, *args, **kwargs)
+    if name in ("ravel", "flatten"):
+        return reshape(tracer, x, (-1,))
+    if name == "copy":
+        return wrap(tracer, tracer.builder.emit("copy", (x.value,)))
+    return numpy_api.call_function(tracer, name, [x, *args], kwargs)
+
+
+# ------------------------------------------------------------------------------- shape ops
+def transpose(tracer, array: TracedArray, axes=None):
+    rank = array.rank
+    perm = tuple(reversed(range(rank))) if axes is None else tuple(tracer.builder.concretize(a, "axes") for a in axes)
+    if sorted(p % rank if rank else p for p in perm) != list(range(rank)):
+        raise ValueError("axes don't match array")
+    perm = tuple(p % rank for p in perm)
+    if perm == tuple(range(rank)):
+        return array
+    view = ("transpose", (), {"perm": perm})
+    return TracedArray(tracer, tracer.builder.emit("transpose", (array.value,), perm=perm), base=array, view=view)
+
+
+def reshape(tracer, array: TracedArray, shape, order="C"):
+    """x.reshape(shape): one size may be -1 (worked out from the others)."""
+    b = tracer.builder
+    if order != "C":
+        raise unsupported(tracer, f"reshape with order={order!r}")
+    shape = tuple(shape) if type(shape) in (tuple, list) else (shape,)
+    total = array.type.shape
+    known = None not in total
+    count = math.prod(total) if known else None
+    sizes, static = [], []
+    for n in shape:
+        if is_traced(n):
+            sizes.append(n)
+            static.append(None)
+        elif type(n) is int and n >= -1:
+            sizes.append(n)
+            static.append(n if n != -1 else None)
+        else:
+            raise ValueError("negative dimensions not allowed")
+    if sum(1 for n in shape if type(n) is int and n == -1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in [n for n in shape if type(n) is int]:
+        i = [n if type(n) is int else None for n in shape].index(-1)
+        others = 1
+        for j, n in enumerate(sizes):
+            if j != i:
+                others = b.binary("mul", others, n)
+        size = 1
+        for n in sizes_of(tracer, array.value):
+            size = b.binary("mul", size, n)
+        if not is_traced(others) and not is_traced(size):
+            if others == 0 or size % others:
+                raise ValueError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
+            sizes[i] = size // others
+            static[i] = sizes[i]
+        else:   # a size of 0 among the others: NumPy raises; reshape's own check falls back
+            nonzero = b.emit("select", (b.value(b.compare("eq", others, 0)), b.const(1), b.value(others)))
+            sizes[i] = b.binary("floordiv", size, nonzero)
+    if known and all(type(n) is int for n in sizes) and math.prod(sizes) != count:
+        raise ValueError(f"cannot reshape array of size {count} into shape {tuple(shape)}")
+    return wrap(tracer, b.emit("reshape", (array.value, *(b.value(n) for n in sizes)), shape=tuple(static)))
+
+
+def astype(tracer, array: TracedArray, dtype, copy=True):
+    to = dtype_of(tracer, dtype)
+    value = convert(tracer, array.value, to)
+    if value is array.value and copy:
+        value = tracer.builder.emit("copy", (value,))
+    return wrap(tracer, value)
+
+
+def dtype_of(tracer, dtype) -> ScalarType:
+    """The IR dtype for a NumPy dtype argument (float, int, bool, np.float64, 'float64'...)."""
+    import numpy
+    try:
+        d = numpy.dtype(dtype)
+    except TypeError:
+        raise tracer.error(f"dtype {dtype!r} is not supported") from None
+    for t, name in NUMPY_DTYPE_NAMES.items():
+        if d == numpy.dtype(name):
+            return t
+    raise tracer.error(f"arrays of dtype {d} are not supported yet (float64, float32, int64 and bool are)")
+
+
+def matmul(tracer, a, b):
+    x, y = operand(tracer, a, "@"), operand(tracer, b, "@")
+    for v in (x, y):
+        if not (is_traced(v) and isinstance(v.type, ArrayType)) or v.type.rank == 0:
+            raise ValueError("matmul: Input operand does not have enough dimensions (has 0, gufunc core with "
+                             "signature (n?,k),(k,m?)->(n?,m?) requires 1)")
+        if v.type.rank > 2:
+            raise unsupported(tracer, "matmul of arrays of rank above 2")
+    dtype = promote(tracer, x, y)
+    if dtype not in (F64, F32):
+        raise unsupported(tracer, "matmul of integer arrays")
+    x, y = convert(tracer, x, F64), convert(tracer, y, F64)     # float32: summed in float64, rounded once
+    k_x, k_y = x.type.shape[-1], y.type.shape[0]
+    if None not in (k_x, k_y) and k_x != k_y:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+                         f"(n?,k),(k,m?)->(n?,m?) (size {k_y} is different from {k_x})")
+    return wrap(tracer, convert(tracer, tracer.builder.emit("matmul", (x, y)), dtype))
+
+
+def array_from(tracer, items):
+    """np.array([...]) of numbers (or nested lists of them): a `pack` op."""
+    b = tracer.builder
+    def shape_of(x):
+        if type(x) in (list, tuple):
+            inner = {shape_of(e) for e in x}
+            if len(inner) > 1:
+                raise ValueError("setting an array element with a sequence. The requested array has an "
+                                 "inhomogeneous shape")
+            return (len(x),) + (inner.pop() if inner else ())
+        return ()
+    def flatten(x):
+        return [e for item in x for e in flatten(item)] if type(x) in (list, tuple) else [x]
+    shape = shape_of(items)
+    flat = flatten(items)
+    for x in flat:
+        if isinstance(x, TracedArray) or not (is_traced(x) or is_number(x)):
+            raise unsupported(tracer, "np.array of anything but numbers (and lists of them)")
+    if not flat:
+        return b.emit("full", (b.const(0.0), *(b.const(n) for n in shape)), shape=shape)
+    dtype = promote(tracer, *flat)
+    return b.emit("pack", tuple(b.value(convert(tracer, x, dtype)) for x in flat), shape=shape)

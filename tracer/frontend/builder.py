@@ -1,0 +1,330 @@
+"""Builds IR while the symbolic interpreter runs, with Python's numeric semantics.
+
+Operands are either traced values (`ir.Value`, known only at run time) or trace-time constants
+(plain Python numbers). Two constants combine in Python right away (exact, big ints included);
+anything touching a traced value emits IR, converting operands the way CPython does
+(`int + float` converts the int; `True + 1` treats the bool as 1; `2 ** -1` is a float power).
+
+Every traced value also carries its *example*: its value for the arguments of the call being
+traced, evaluated with the op's reference semantics. When the tracer needs a concrete Python value
+(`range(n)`, an index, an `if` on an int) it `concretize`s: that is allowed for values computed
+only from int and bool arguments, and records a guard that those arguments keep their values.
+A branch on a float is data-dependent control flow, a clear error for now.
+"""
+from __future__ import annotations
+
+from bytecode import BinaryOp
+
+from tracer.ir import ops
+from tracer.errors import (BigIntConstant, BigIntInput, DataDependentControlFlow, NeedsConcreteValue, OpFailure, SourceLoc, Status, UnsupportedError,
+                     exception_for)
+from tracer.ir import (BOOL, F32, F64, I64, I64_MAX, I64_MIN, ArrayType, Block, Function, ScalarType, TupleType, Value,
+                 type_of_constant)
+
+Operand = "Value | int | float | bool"
+
+
+class Failed:
+    """The example of a value whose op fails for the example arguments (and how it fails)."""
+
+    def __init__(self, status):
+        self.status = status
+
+
+class Unknown:
+    """The example of a value computed in a traced branch or loop (no single trace-time value)."""
+
+
+UNKNOWN = Unknown()
+
+# BinaryOp -> (IR op, Python operator for constants)
+BINARY_OPS = {
+    BinaryOp.ADD: "add", BinaryOp.INPLACE_ADD: "add",
+    BinaryOp.SUBTRACT: "sub", BinaryOp.INPLACE_SUBTRACT: "sub",
+    BinaryOp.MULTIPLY: "mul", BinaryOp.INPLACE_MULTIPLY: "mul",
+    BinaryOp.TRUE_DIVIDE: "div", BinaryOp.INPLACE_TRUE_DIVIDE: "div",
+    BinaryOp.FLOOR_DIVIDE: "floordiv", BinaryOp.INPLACE_FLOOR_DIVIDE: "floordiv",
+    BinaryOp.REMAINDER: "mod", BinaryOp.INPLACE_REMAINDER: "mod",
+    BinaryOp.POWER: "pow", BinaryOp.INPLACE_POWER: "pow",
+}
+PYTHON_BINARY = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b, "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b,
+    "pow": lambda a, b: a ** b,
+}
+PYTHON_COMPARE = {
+    "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+}
+NUMBER_TYPES = (bool, int, float)
+# A float32 scalar (np.float32: an element or a reduction of a float32 array) has NumPy's float32
+# arithmetic: operators on it go to tracer.frontend.arrays (as on arrays), which computes through to_f64
+# and to_f32; other scalar code (math functions, int(), tuples) does not take it yet
+F32_SCALAR_OPS = {"to_f64", "store", "pack", "full", "tuple"}
+FLOAT32_SCALARS = ("a float32 scalar (an element or a reduction of a float32 array, or np.float32(x)) is "
+                   "supported in NumPy operations and arithmetic only yet: convert it with float(...)")
+
+
+def is_number(x) -> bool:
+    return isinstance(x, NUMBER_TYPES)
+
+
+def is_traced(x) -> bool:
+    return isinstance(x, Value)
+
+
+class GraphBuilder:
+    def __init__(self, name: str):
+        self.name = name
+        self.params: list[Value] = []
+        self.block = Block()
+        self.enclosing: list[Block] = []        # the blocks holding the region being built
+        self.examples: dict[Value, object] = {}
+        self.loc: SourceLoc | None = None       # the user's line being traced
+        self.pinned: dict[Value, object] = {}   # params whose value the trace depends on
+
+    # ------------------------------------------------------------------ building blocks
+    def add_param(self, name: str, type: ScalarType, example) -> Value:
+        p = Value("param", (), type, {"index": len(self.params)}, loc=self.loc, name=name)
+        self.params.append(p)
+        self.examples[p] = example
+        return p
+
+    def emit(self, op: str, args: tuple[Value, ...], **attrs) -> Value:
+        if op not in F32_SCALAR_OPS and any(a.type == F32 for a in args):
+            raise UnsupportedError(FLOAT32_SCALARS, self.loc)
+        opdef = ops.OPS[op]
+        result_type = opdef.result_type(tuple(a.type for a in args), attrs)
+        v = Value(op, args, result_type, attrs, loc=self.loc)
+        self.block.values.append(v)
+        if opdef.effect or isinstance(result_type, ArrayType) or any(isinstance(a.type, ArrayType) for a in args):
+            # never evaluated at trace time: an effect would write the caller's arrays, and no
+            # value read from an array can be used at trace time anyway (`concretize`)
+            self.examples[v] = UNKNOWN
+            return v
+        operands = [self.examples[a] for a in args]
+        failed = next((x for x in operands if isinstance(x, (Failed, Unknown))), None)
+        if failed is not None:
+            self.examples[v] = failed
+        else:
+            try:
+                self.examples[v] = ops.evaluate(v, operands)
+            except OpFailure as exc:
+                self.examples[v] = Failed(exc.status)
+        return v
+
+    def append(self, v: Value, example=UNKNOWN) -> Value:
+        """Add a value built elsewhere (control flow ops) to the current block."""
+        self.block.values.append(v)
+        self.examples[v] = example
+        return v
+
+    def raise_(self, exc: BaseException) -> Value:
+        """raise exc (at run time): nothing after it in this block runs."""
+        return self.append(Value("raise", (), TupleType(()), {"exception": exc}, loc=self.loc))
+
+    def raise_if(self, cond: Value, exc: BaseException) -> None:
+        """if cond: raise exc (at run time)."""
+        then, otherwise = Block(), Block()
+        with self.region(then):
+            self.raise_(exc)
+        op = self.append(Value("if", (cond,), TupleType(()), loc=self.loc))
+        op.regions = [then, otherwise]
+
+    def region(self, block: Block) -> "_InRegion":
+        """`with builder.region(block):` emits into `block` (a region of an op being built)."""
+        return _InRegion(self, block)
+
+    def block_param(self, block: Block, type: ScalarType) -> Value:
+        p = block.add_param(type, self.loc)
+        self.examples[p] = UNKNOWN
+        return p
+
+    def const(self, x) -> Value:
+        if type(x) is int and not I64_MIN <= x <= I64_MAX:
+            # a trace-time int past 64 bits meets compiled code: only Python has the exact answer
+            raise BigIntConstant(f"the int {x:.3e} is beyond 64 bits; only Python computes with it", self.loc)
+        return self.emit("const", (), value=x)
+
+    def value(self, x) -> Value:
+        """A traced value for an operand (constants become `const` ops)."""
+        return x if is_traced(x) else self.const(x)
+
+    def finish(self, result: Value) -> Function:
+        """The traced function: pinned params are replaced by their constant values."""
+        fn = Function(self.name, list(self.params), self.block)
+        fn.body.results = [result]
+        for p, example in self.pinned.items():
+            c = Value("const", (), p.type, {"value": example}, loc=p.loc)
+            fn.body.values.insert(0, c)
+            fn.replace_all_uses(p, c)
+        fn.params = [p for p in fn.params if p not in self.pinned]
+        for i, p in enumerate(fn.params):
+            p.attrs["index"] = i
+        return fn
+
+    def must_be_concrete(self, x) -> bool:
+        """Whether `concretize(x)` would pin it: it depends only on int/bool arguments."""
+        if not is_traced(x):
+            return True
+        if isinstance(self.examples.get(x), Unknown):
+            return False
+        stack, seen = [x], set()
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v.op == "param" and (v.type == F64 or isinstance(v.type, ArrayType)):
+                return False
+            stack.extend(v.args)
+        return True
+
+    # --------------------------------------------------------------- Python number semantics
+    @staticmethod
+    def kind(x) -> ScalarType:
+        return x.type if is_traced(x) else type_of_constant(x)
+
+    def convert(self, x, to: ScalarType) -> Value:
+        """Convert an operand to `to` the way Python's numeric tower does (bool < int < float)."""
+        if not is_traced(x):
+            return self.const(float(x) if to == F64 else int(x) if to == I64 else bool(x))
+        if x.type == to:
+            return x
+        if to == F64:
+            return self.emit("to_f64", (x,))
+        if to == I64 and x.type == BOOL:
+            return self.emit("to_i64", (x,))
+        raise AssertionError(f"no implicit conversion from {x.type} to {to}")
+
+    def _numeric(self, x, what: str) -> ScalarType:
+        if is_traced(x) or is_number(x):
+            return self.kind(x)
+        raise UnsupportedError(f"{what} of a {type(x).__name__} is not supported", self.loc)
+
+    def binary(self, op: str, a, b):
+        """a <op> b for op in add sub mul div floordiv mod pow."""
+        if not is_traced(a) and not is_traced(b):
+            return PYTHON_BINARY[op](a, b)
+        ka, kb = self._numeric(a, op), self._numeric(b, op)
+        if F64 in (ka, kb):
+            common = F64
+        elif op == "pow" and not is_traced(b) and b < 0:
+            common = F64       # int ** negative int is computed as a float power by CPython
+        else:
+            common = I64
+        return self.emit(op, (self.convert(a, common), self.convert(b, common)))
+
+    def compare(self, op: str, a, b):
+        if not is_traced(a) and not is_traced(b):
+            return PYTHON_COMPARE[op](a, b)
+        ka, kb = self._numeric(a, "comparison"), self._numeric(b, "comparison")
+        if {ka, kb} == {I64, F64}:
+            n = a if ka == I64 else b
+            if is_traced(n) or float(n) != n:
+                return self._compare_int_float(op, a, b)
+        common = F64 if F64 in (ka, kb) else (BOOL if ka == kb == BOOL else I64)
+        return self.emit(op, (self.convert(a, common), self.convert(b, common)))
+
+    def _compare_int_float(self, op: str, a, b) -> Value:
+        """Python compares an int with a float exactly; float(n) rounds when |n| > 2**53.
+
+        Rounding is monotonic, so float(n) < x implies n < x (and likewise for >). When
+        float(n) == x, x is an integer in [-2**63, 2**63]: compare as ints, except x == 2**63,
+        which is above every i64.
+        """
+        int_first = self.kind(a) == I64
+        n, x = (a, b) if int_first else (b, a)
+        n, x = self.value(n), self.value(x)
+        nf = self.emit("to_f64", (n,))
+        rounded_equal = self.emit("eq", (nf, x))
+        below_2_63 = self.emit("lt", (x, self.const(2.0 ** 63)))
+        use_int = self.emit("select", (rounded_equal, below_2_63, self.const(False)))
+        xi = self.emit("to_i64", (self.emit("select", (use_int, x, self.const(0.0))),))   # never fails
+        by_int = self.emit(op, (n, xi) if int_first else (xi, n))
+        by_float = self.emit(op, (nf, x) if int_first else (x, nf))
+        n_below_x = self.const(PYTHON_COMPARE[op](0, 1) if int_first else PYTHON_COMPARE[op](1, 0))
+        return self.emit("select", (use_int, by_int, self.emit("select", (rounded_equal, n_below_x, by_float))))
+
+    def negate(self, a):
+        if not is_traced(a):
+            return -a
+        return self.emit("neg", (self.convert(a, I64 if a.type == BOOL else a.type),))
+
+    def positive(self, a):
+        if not is_traced(a):
+            return +a
+        return self.convert(a, I64) if a.type == BOOL else a
+
+    def absolute(self, a):
+        if not is_traced(a):
+            return abs(a)
+        return self.emit("abs", (self.convert(a, I64 if a.type == BOOL else a.type),))
+
+    def truth(self, a):
+        """bool(a), traced or not."""
+        if not is_traced(a):
+            return bool(a)
+        if a.type == F32:
+            a = self.emit("to_f64", (a,))
+        return a if a.type == BOOL else self.emit("to_bool", (a,))
+
+    def logical_not(self, a):
+        t = self.truth(a)
+        return (not t) if not is_traced(t) else self.emit("not", (t,))
+
+    # ------------------------------------------------------------------ concrete values
+    def concretize(self, x, why: str):
+        """The Python value of `x` for this trace, guarding the arguments it depends on."""
+        if not is_traced(x):
+            return x
+        deps, stack, seen = [], [x], set()
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v.op == "param":
+                deps.append(v)
+            stack.extend(v.args)
+        arrays = [p.name for p in deps if isinstance(p.type, ArrayType)]
+        if arrays:
+            raise NeedsConcreteValue(f"{why} depends on the contents or sizes of array argument(s) "
+                                     f"{', '.join(arrays)}; it must be known when the function is compiled",
+                                     self.loc)
+        floats = [p.name for p in deps if p.type == F64]
+        if floats:
+            raise DataDependentControlFlow(
+                f"data-dependent control flow is not supported yet: {why} depends on the value of "
+                f"float argument(s) {', '.join(floats)}", self.loc)
+        example = self.examples[x]
+        if isinstance(example, Unknown):
+            raise NeedsConcreteValue(f"{why} depends on a value computed in a data-dependent branch or "
+                                   f"loop; it must be known when the function is compiled", self.loc)
+        if isinstance(example, Failed):
+            # CPython raised at the first operation that failed (ops are emitted in program order):
+            # raise the same, or let Python compute the exact answer
+            path = [v for b in [*self.enclosing, self.block] for v in b.values]
+            example = next(self.examples[v] for v in path if isinstance(self.examples[v], Failed))
+            if example.status in (Status.FALLBACK, Status.SHAPE_MISMATCH):
+                raise BigIntInput(f"{why} needs a value only Python can compute exactly", self.loc)
+            raise exception_for(example.status)
+        for p in deps:
+            self.pinned[p] = self.examples[p]
+        return example
+
+
+class _InRegion:
+    def __init__(self, builder: GraphBuilder, block: Block):
+        self.builder, self.block = builder, block
+
+    def __enter__(self):
+        b = self.builder
+        b.enclosing.append(b.block)
+        b.block = self.block
+        return self.block
+
+    def __exit__(self, *exc):
+        b = self.builder
+        b.block = b.enclosing.pop()
+        return False

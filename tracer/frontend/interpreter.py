@@ -1,0 +1,628 @@
+"""The symbolic bytecode interpreter: runs a function's bytecode with traced values, emitting IR.
+
+`trace_frame` is the entry: given a code object and the real arguments of a call (handed over by
+the PEP 523 hook), it runs the bytecode instruction by instruction on a `SymbolicFrame`.
+Arithmetic on traced values goes to the `GraphBuilder`; everything known at trace time (ints
+from `range`, list lengths, branches on constants) is simply executed, so loops over known ranges
+unroll and calls to other Python functions are inlined (a new `SymbolicFrame`).
+
+Opcode handlers live in `tracer/opcodes/`, one mixin per family; the handler for an instruction
+is the method `op_<NAME>`. An instruction without a handler is an `UnsupportedError` naming it and
+the user's line.
+"""
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass, field
+
+from bytecode import Bytecode, Instr, Label, TryBegin
+
+from tracer.frontend.builder import GraphBuilder, is_number, is_traced
+from tracer.errors import BigIntConstant, BigIntInput, InternalError, SourceLoc, TracerError, UnsupportedError, is_internal
+from tracer.ir import I64_MAX, I64_MIN, ArrayType, Function, Value, verify
+from tracer.frontend.objects import (NULL, ArrayMethod, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction, TracedArray,
+                      TransformedFunction)
+from tracer.frontend.opcodes.calls import CallOps
+from tracer.frontend.opcodes.containers import ContainerOps
+from tracer.frontend.opcodes.control import ControlFlowOps
+from tracer.frontend.opcodes.numbers import NumberOps
+from tracer.frontend.opcodes.stack import StackOps
+from tracer.frontend.branches import RETURN, SUM_LOCAL, Branching, NeedsPython
+from tracer.frontend.flow import flow_graph
+from tracer.frontend.sources import ArgSource, AttrSource, BindingGuard, EachGuard, MissingAttrGuard, RootSource, Source, StructureGuard, ValueGuard
+from tracer import native
+from tracer.frontend import arrays, library, numpy_api
+
+_MISSING = object()
+MAX_INSTRUCTIONS = 2_000_000   # a trace this long is almost certainly an endless trace-time loop
+MAX_INLINE_DEPTH = 64
+CO_GENERATOR = 0x20
+CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
+IMMUTABLE_CONSTANTS = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type,
+                       str, bytes, type(None), type(Ellipsis), range, types.MethodType, native.Dispatcher)
+
+_BYTECODE_CACHE: dict[types.CodeType, tuple[list, dict]] = {}
+
+
+def instructions_of(code: types.CodeType) -> tuple[list, dict]:
+    """The `bytecode` package's abstract instructions of `code`, and each label's position."""
+    cached = _BYTECODE_CACHE.get(code)
+    if cached is None:
+        instrs = list(Bytecode.from_code(code))
+        labels = {item: i for i, item in enumerate(instrs) if isinstance(item, Label)}
+        cached = _BYTECODE_CACHE[code] = (instrs, labels)
+    return cached
+
+
+@dataclass
+class Trace:
+    """What one trace produced: the IR and everything the call depended on."""
+    function: Function
+    leaves: list[tuple[Source, Value]]      # each IR parameter and where to load it per call
+    pins: list[ValueGuard]                  # int/bool inputs the trace used as constants
+    identity_guards: list[ValueGuard]       # functions, None, ... read from inputs
+    structure_guards: list[StructureGuard]
+    missing_attr_guards: list[MissingAttrGuard]
+    binding_guards: list[BindingGuard]
+    nargs: int
+    each_guards: list[EachGuard]            # about every item of a list gathered into an array
+    scattered: list = field(default_factory=list)   # GatherSources written: the loader scatters them back
+
+    def guards(self) -> list:
+        return [*self.structure_guards, *self.each_guards, *self.missing_attr_guards, *self.pins,
+                *self.identity_guards, *self.binding_guards]
+
+
+class Tracer:
+    """State shared by every frame of one trace: the IR builder, the inputs and the guards."""
+
+    def __init__(self, name: str):
+        self.builder = GraphBuilder(name)
+        self.leaves: dict[tuple, tuple[Source, Value]] = {}      # by Source.key
+        self.structure_guards: dict[tuple, StructureGuard] = {}   # by Source.key
+        self.binding_guards: dict[tuple, BindingGuard] = {}
+        self.identity_guards: dict[tuple, ValueGuard] = {}        # by Source.key
+        self.missing_attr_guards: dict[tuple, MissingAttrGuard] = {}
+        self.each_guards: dict[tuple, EachGuard] = {}
+        self.call_stack: list[types.CodeType] = []
+        self.steps = 0
+        self.unroll_loops = 0          # > 0: loops over ranges known at trace time unroll (for autodiff)
+        self.arrays: dict[tuple, TracedArray] = {}        # array inputs, by Source.key (one object each)
+        self.updated_arrays: dict[Value, TracedArray] = {}  # array params updated in place -> their array
+        self.numpy_scalars: set = set()    # traced scalars NumPy made (np.float64, not float: arrays.promote)
+        self.uses_numpy = False        # NumPy semantics: a call whose ops fail runs the Python function
+        self.returns_none = False
+        self.gather_lists = True       # loops over long lists may compile to loops (tracer.frontend.gathered)
+        self.gathered_lists = False    # ... and one did
+        self.gathered_sources: dict[Value, tuple] = {}   # a gathered array's param -> (GatherSource, length)
+        self.written_gathers: dict[tuple, object] = {}   # GatherSource.key -> the GatherSource: written into
+
+    @property
+    def loc(self) -> SourceLoc | None:
+        return self.builder.loc
+
+    def error(self, message: str) -> UnsupportedError:
+        return UnsupportedError(message, self.loc)
+
+    # ------------------------------------------------------------------ inputs
+    def wrap(self, obj, source: Source):
+        """The symbolic value of an object read from a mutable place (argument, list, attribute)."""
+        key = source.key
+        if type(obj) in (float, int, bool):
+            if key not in self.leaves:
+                if type(obj) is int and not I64_MIN <= obj <= I64_MAX:
+                    raise BigIntInput(f"{source} is an int beyond 64 bits; compiled code uses 64-bit ints", self.loc)
+                param = self.builder.add_param(str(source), self.builder.kind(obj), obj)
+                self.leaves[key] = (source, param)
+            return self.leaves[key][1]
+        if type(obj) in (list, tuple):
+            self.structure_guards.setdefault(key, StructureGuard(source, type(obj), len(obj)))
+            return ExternalList(self, obj, source)
+        if arrays.is_ndarray(obj):
+            if key not in self.arrays:
+                param = self._array_param(obj, source)
+                self.arrays[key] = TracedArray(self, param, param=param)
+            return self.arrays[key]
+        if isinstance(obj, (int, float, complex, str)):
+            raise self.error(f"{source} is a {type(obj).__name__}, which traced code does not support "
+                             f"(numbers must be exactly float, int or bool)")
+        if isinstance(obj, IMMUTABLE_CONSTANTS) or obj is None or _numpy_constant(obj):
+            # used by identity (np.exp, np.float64, a dtype, None): guarded where it was read from an
+            # input; a root (a global's or a module's value) is guarded by its binding already
+            if not isinstance(source, RootSource):
+                self.identity_guards.setdefault(key, ValueGuard(source, obj))
+            return obj
+        if hasattr(obj, "__dict__") and type(obj).__module__ not in ("builtins", "numpy"):
+            self.structure_guards.setdefault(key, StructureGuard(source, type(obj)))
+            return ExternalObject(self, obj, source)
+        raise self.error(f"{source} is a {type(obj).__name__}, which traced code does not support yet")
+
+    def _array_param(self, array, source: Source) -> Value:
+        """An array input: an IR parameter of ArrayType whose sizes are run-time values (a new
+        size does not recompile; a new dtype or rank does)."""
+        key = source.key
+        if key not in self.leaves:
+            dtype = arrays.readable_dtype(array)
+            if dtype is None:
+                raise self.error(f"{source} is an array of dtype {array.dtype!r}; traced code reads float64 "
+                                 f"and int64 arrays (NumPy's builtin dtypes, native byte order) so far")
+            t = ArrayType(dtype, arrays.param_shape(array))
+            self.leaves[key] = (source, self.builder.add_param(str(source), t, array))
+            self.uses_numpy = True
+        return self.leaves[key][1]
+
+    def constant(self, obj, label: str):
+        """The symbolic value of an object bound to a global or closure cell (binding is guarded)."""
+        if type(obj) in (float, int, bool) or isinstance(obj, IMMUTABLE_CONSTANTS) or obj is None:
+            return obj
+        if type(obj) is tuple and all(type(x) in (float, int, bool, tuple) for x in obj):
+            items = tuple(self.constant(x, label) for x in obj)
+            return obj if all(a is b for a, b in zip(items, obj)) else items   # keep its identity
+        return self.wrap(obj, RootSource(obj, label))
+
+    def guard_binding(self, namespace, key, expected, label):
+        self.binding_guards.setdefault((id(namespace), key), BindingGuard(namespace, key, expected, label))
+
+    def read_global(self, globals: dict, builtins: dict, name: str):
+        from tracer.frontend.sources import ABSENT
+        if name in globals:
+            value = globals[name]
+            self.guard_binding(globals, name, value, f"globals()[{name!r}] is <{type(value).__name__}>")
+            return self.constant(value, name)
+        if name in builtins:
+            value = builtins[name]
+            self.guard_binding(globals, name, ABSENT, f"{name!r} not in globals()")
+            self.guard_binding(builtins, name, value, f"builtins[{name!r}] is {value!r}")
+            return self.constant(value, name)
+        raise NameError(f"name '{name}' is not defined")
+
+    def guard_function(self, fn):
+        """An inlined function's code and defaults are constants: guard them (reassigning
+        `f.__defaults__` or `f.__code__` recompiles)."""
+        for attr in ("__code__", "__defaults__", "__kwdefaults__"):
+            value = getattr(fn, attr)
+            self.guard_binding(fn, attr, value, f"{fn.__qualname__}.{attr} is <{type(value).__name__}>")
+
+    def closure_cell(self, cell, name: str) -> Cell:
+        try:
+            contents = cell.cell_contents
+        except ValueError:
+            return Cell(NULL)
+        self.guard_binding(cell, None, contents, f"closure cell {name!r} is <{type(contents).__name__}>")
+        return Cell(self.constant(contents, name))
+
+    def instance_attribute(self, ext: ExternalObject, name: str):
+        """`ext.name` for a user object (ExternalObject.getattr says the order)."""
+        cls = type(ext.obj)
+        try:
+            raw = self.class_lookup(cls, name)
+        except AttributeError:
+            raw = _MISSING
+        if isinstance(raw, property):
+            if raw.fget is None:
+                raise AttributeError(f"property {name!r} of {cls.__name__!r} object has no getter")
+            return self.call(raw.fget, [ext], {})
+        instance_dict = getattr(ext.obj, "__dict__", {})
+        if name in instance_dict:
+            return self.wrap(instance_dict[name], AttrSource(ext.source, name))
+        if raw is _MISSING:
+            raise AttributeError(f"'{cls.__name__}' object has no attribute '{name}'")
+        if hasattr(ext.obj, "__dict__"):   # an instance attribute set later would shadow it
+            self.missing_attr_guards.setdefault((ext.source.key, name), MissingAttrGuard(ext.source, name))
+        if isinstance(raw, types.FunctionType):
+            return BoundMethod(raw, ext)
+        if isinstance(raw, staticmethod):
+            return raw.__func__
+        if isinstance(raw, classmethod):
+            return BoundMethod(raw.__func__, cls)
+        if type(raw) in (float, int, bool) or isinstance(raw, IMMUTABLE_CONSTANTS):
+            return raw   # a class attribute: the class dict binding is guarded
+        raise self.error(f"attribute {name!r} of class {cls.__name__} is not supported")
+
+    def class_lookup(self, cls: type, name: str):
+        """`name` found on a class (through its MRO), guarded: redefining it recompiles."""
+        for klass in cls.__mro__:
+            if name in klass.__dict__:
+                raw = klass.__dict__[name]
+                self.guard_binding(klass.__dict__, name, raw, f"{klass.__name__}.{name} is <{type(raw).__name__}>")
+                return raw
+        raise AttributeError(f"type object '{cls.__name__}' has no attribute '{name}'")
+
+    # ------------------------------------------------------------------ calls
+    def call(self, fn, args: list, kwargs: dict):
+        if isinstance(fn, BoundMethod):
+            return self.call(fn.function, [fn.self_obj, *args], kwargs)
+        if isinstance(fn, native.Dispatcher):       # another @trace'd function: inline its Python
+            transform = getattr(fn, "transform", None)
+            if transform is not None:              # grad(f) and friends: differentiate while tracing
+                return transform.trace_call(self, list(args), kwargs)
+            return self.call(fn.py_func, args, kwargs)
+        if isinstance(fn, TransformedFunction):
+            return fn.transform.trace_call(self, list(args), kwargs)
+        if isinstance(fn, SymbolicFunction):
+            return self.inline(fn.code, fn.globals, fn.globals.get("__builtins__", {}), fn.name,
+                               args, kwargs, fn.defaults, fn.kwdefaults, dict(zip(fn.code.co_freevars, fn.closure)))
+        if isinstance(fn, ArrayMethod):
+            return arrays.call_method(self, fn, list(args), kwargs)
+        implementation = library.lookup(fn)    # builtins, math, and tracer's own grad()
+        if implementation is None and "numpy" in sys.modules:
+            implementation = numpy_api.lookup(fn)
+            self.uses_numpy = self.uses_numpy or implementation is not None
+        if implementation is not None:
+            return implementation(self, *args, **kwargs)
+        if isinstance(fn, types.FunctionType):
+            cells = {name: self.closure_cell(c, name) for name, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())}
+            self.guard_function(fn)
+            defaults = tuple(self.constant(d, f"{fn.__qualname__}.__defaults__[{i}]")
+                             for i, d in enumerate(fn.__defaults__ or ()))
+            kwdefaults = {k: self.constant(v, f"{fn.__qualname__}.__kwdefaults__[{k!r}]")
+                          for k, v in (fn.__kwdefaults__ or {}).items()}
+            return self.inline(fn.__code__, fn.__globals__, fn.__builtins__, fn.__qualname__, args, kwargs,
+                               defaults, kwdefaults, cells)
+        if isinstance(fn, types.MethodType):
+            return self.call(fn.__func__, [self.constant(fn.__self__, "self"), *args], kwargs)
+        if isinstance(fn, ExternalObject):
+            return self.call(fn.getattr("__call__"), args, kwargs)
+        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) is list:
+            return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
+        if isinstance(fn, type) and issubclass(fn, BaseException) and all(is_number(a) or isinstance(a, str) for a in args):
+            return fn(*args)
+        raise self.error(f"calling {describe(fn)} is not supported")
+
+    def inline(self, code, globals, builtins, name, args, kwargs, defaults, kwdefaults, cells):
+        if code in self.call_stack:
+            raise self.error(f"recursive call to {name}() is not supported yet")
+        if len(self.call_stack) >= MAX_INLINE_DEPTH:
+            raise self.error("calls nested too deeply to inline")
+        local_values = bind_arguments(code, name, args, kwargs, defaults, kwdefaults)
+        if isinstance(builtins, types.ModuleType):
+            builtins = builtins.__dict__
+        frame = SymbolicFrame(self, code, globals, builtins, local_values, cells)
+        caller_loc = self.builder.loc
+        self.call_stack.append(code)
+        try:
+            return frame.run()
+        finally:
+            self.call_stack.pop()
+            self.builder.loc = caller_loc
+
+    def step(self):
+        self.steps += 1
+        if self.steps > MAX_INSTRUCTIONS:
+            raise self.error(f"trace exceeded {MAX_INSTRUCTIONS} bytecode instructions (an endless loop?)")
+
+    # ------------------------------------------------------------------ results
+    def result_value(self, obj, top_level: bool = True) -> Value:
+        """The IR value of what the traced function returns."""
+        b = self.builder
+        if is_traced(obj):
+            return obj
+        if isinstance(obj, TracedArray):
+            return obj.value
+        if isinstance(obj, AlwaysRaises):
+            return b.const(0.0)      # never returned: every path raised first
+        if obj is None and top_level:
+            self.returns_none = True
+            return b.emit("tuple", ())
+        if is_number(obj):
+            return b.const(obj)          # an int past 64 bits: BigIntInput, the call runs Python
+        if isinstance(obj, tuple):
+            return b.emit("tuple", tuple(self.result_value(x, False) for x in obj))
+        if isinstance(obj, ExternalList) and isinstance(obj.obj, tuple):
+            return b.emit("tuple", tuple(self.result_value(x, False) for x in obj.items()))
+        raise self.error(f"returning {describe(obj)} is not supported (return numbers or tuples of numbers)")
+
+
+def _numpy_constant(obj) -> bool:
+    """A NumPy function traced code knows, a NumPy scalar type or a dtype."""
+    if "numpy" not in sys.modules:
+        return False
+    import numpy
+    return (numpy_api.lookup(obj) is not None or isinstance(obj, numpy.dtype)
+            or (isinstance(obj, type) and issubclass(obj, numpy.generic)))
+
+
+class AlwaysRaises:
+    """The return value of a frame whose every path raises (in the compiled code)."""
+
+
+class SymbolicGenerator:
+    """A generator created by traced code (a generator expression): like CPython's, it runs its
+    frame only when the consumer asks for the next value, so late binding and laziness hold."""
+
+    def __init__(self, frame: "SymbolicFrame"):
+        self.frame = frame
+
+    def __iter__(self):
+        return self
+
+    def fresh(self) -> bool:
+        """Whether no value has been asked of it yet."""
+        return self.frame.pc == 0 and self.frame.return_value is NULL
+
+    def run_into(self, state, add):
+        """Consume the generator, folding each value into `state` with add(state, tracer, value),
+        inside its own frame (the state is a variable of it, SUM_LOCAL): a loop that yields
+        compiles to a loop op carrying the state. The final state."""
+        frame, b = self.frame, self.frame.builder
+        start, size, caller_loc = frame.save(), len(b.block.values), b.loc
+        frame.is_generator, frame.sink = False, add
+        frame.locals[SUM_LOCAL] = state
+        try:
+            frame.execute()
+            return frame.return_value
+        except UnsupportedError:
+            # e.g. sum() over a traced range is an int when it is empty and a float when not: no
+            # single type. Run it as a generator again (its loop unrolls; a traced range pins).
+            del b.block.values[size:]
+            frame.restore(start)
+            frame.is_generator, frame.sink = True, None
+            frame.locals.pop(SUM_LOCAL, None)
+            frame.yielded.clear()
+            return None
+        finally:
+            b.loc = caller_loc
+
+    def __next__(self):
+        frame = self.frame
+        if frame.return_value is not NULL:
+            raise StopIteration
+        caller_loc = frame.builder.loc
+        try:
+            frame.execute()
+        finally:
+            frame.builder.loc = caller_loc
+        if frame.yielded:
+            return frame.yielded.pop()
+        raise StopIteration
+
+
+def describe(obj) -> str:
+    if isinstance(obj, Value):
+        return f"a traced {obj.type} value"
+    if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)):
+        module = getattr(obj, "__module__", None)
+        return f"{module + '.' if module and module != 'builtins' else ''}{obj.__qualname__}()"
+    if isinstance(obj, type):
+        return f"class {obj.__qualname__}"
+    if isinstance(obj, (ExternalList, ExternalObject)):
+        return repr(obj)
+    return f"a {type(obj).__name__}"
+
+
+def bind_arguments(code, name, args, kwargs, defaults, kwdefaults) -> dict:
+    """Python's argument binding for a call (CPython's checks, order and messages): a dict of the
+    callee's argument locals, in the frame's order."""
+    n_pos, n_kwonly, names = code.co_argcount, code.co_kwonlyargcount, code.co_varnames
+    pos_names = names[:n_pos]
+    kwonly_names = names[n_pos:n_pos + n_kwonly]
+    has_varargs = bool(code.co_flags & CO_VARARGS)
+    has_varkw = bool(code.co_flags & CO_VARKEYWORDS)
+    if len(args) > n_pos and not has_varargs:
+        lo = n_pos - len(defaults)
+        takes = f"from {lo} to {n_pos} positional arguments" if defaults else _plural(n_pos, "positional argument")
+        was = "was" if len(args) == 1 else "were"
+        raise TypeError(f"{name}() takes {takes} but {len(args)} {was} given")
+    values: dict = dict(zip(pos_names, args))
+    extra_kw, posonly_as_kw = {}, []
+    for k, v in kwargs.items():
+        if k in pos_names[code.co_posonlyargcount:] or k in kwonly_names:
+            if k in values:
+                raise TypeError(f"{name}() got multiple values for argument '{k}'")
+            values[k] = v
+        elif has_varkw:
+            extra_kw[k] = v
+        elif k in pos_names:
+            posonly_as_kw.append(k)
+        else:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+    if posonly_as_kw:
+        raise TypeError(f"{name}() got some positional-only arguments passed as keyword arguments: "
+                        f"{', '.join(repr(k) for k in posonly_as_kw)}")
+    first_default = n_pos - len(defaults)
+    missing = []
+    for i, n in enumerate(pos_names):
+        if n not in values:
+            if i >= first_default:
+                values[n] = defaults[i - first_default]
+            else:
+                missing.append(n)
+    if missing:
+        raise TypeError(f"{name}() missing {_plural(len(missing), 'required positional argument')}: {_names(missing)}")
+    missing = [n for n in kwonly_names if n not in values and n not in kwdefaults]
+    if missing:
+        raise TypeError(f"{name}() missing {_plural(len(missing), 'required keyword-only argument')}: {_names(missing)}")
+    for n in kwonly_names:
+        values.setdefault(n, kwdefaults.get(n))
+    index = n_pos + n_kwonly
+    if has_varargs:
+        values[names[index]] = tuple(args[n_pos:])
+        index += 1
+    if has_varkw:
+        values[names[index]] = extra_kw
+        index += 1
+    return {n: values[n] for n in names[:index]}
+
+
+def _plural(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
+
+
+def _names(names: list[str]) -> str:
+    """'a' / 'a' and 'b' / 'a', 'b', and 'c', as CPython lists missing arguments."""
+    quoted = [f"'{n}'" for n in names]
+    if len(quoted) <= 2:
+        return " and ".join(quoted)
+    return ", ".join(quoted[:-1]) + ", and " + quoted[-1]
+
+
+class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, Branching):
+    """One Python frame being interpreted symbolically."""
+
+    def __init__(self, tracer: Tracer, code, globals, builtins, local_values: dict, cells: dict):
+        self.tracer = tracer
+        self.builder: GraphBuilder = tracer.builder
+        self.code = code
+        self.globals = globals
+        self.builtins = builtins
+        self.locals: dict = dict(local_values)
+        self.cells: dict[str, Cell] = dict(cells)
+        self.stack: list = []
+        self.instrs, self.labels = instructions_of(code)
+        self.pc = 0
+        self.kw_names: tuple = ()
+        self.is_generator = bool(code.co_flags & CO_GENERATOR)
+        self.yielded: list = []
+        self.sink = None                         # SymbolicGenerator.run_into: what a yield does
+        self.return_value = NULL
+        self.lineno = code.co_firstlineno
+        # control flow (tracer.frontend.branches)
+        self.graph = flow_graph(code, self.instrs, self.labels)
+        self.stops: frozenset = frozenset()
+        self.building: set[int] = set()          # headers of the loops being built
+        self.active_headers: dict[int, int] = {}  # headers with a rollback checkpoint
+        self.peels: dict[int, int] = {}
+        self.peel_counts: dict[int, int] = {}
+        self.unrolled_headers: set[int] = set()  # while loops that could not be built as loops
+
+    def run(self):
+        """Run the frame to its return (a generator function returns a SymbolicGenerator)."""
+        if self.is_generator:
+            return SymbolicGenerator(self)
+        self.execute()
+        return self.return_value
+
+    def execute(self):
+        """Interpret instructions until the frame returns or (a generator) yields a value."""
+        outcome = self.run_until(frozenset())
+        if outcome is None:                      # a generator yielded
+            return
+        if not outcome.places:                   # every path raises (the raises are in the IR)
+            self.return_value = AlwaysRaises()
+            return
+        self.return_value = outcome.states[RETURN].return_value
+
+    def step_instruction(self):
+        """Interpret the item at self.pc; a handler's Outcome when it ran a data-dependent branch."""
+        instr = self.instrs[self.pc]
+        self.pc += 1
+        if not isinstance(instr, Instr):
+            if isinstance(instr, TryBegin) and self.starts_exception_handler(instr.target):
+                raise self.tracer.error("try/except and try/finally are not supported yet")
+            return None             # labels, TryEnd, SetLineno; comprehension cleanups (3.12+)
+        if instr.lineno is not None:
+            self.lineno = instr.lineno
+        self.builder.loc = SourceLoc(self.code.co_filename, self.lineno)
+        self.tracer.step()
+        handler = getattr(self, "op_" + instr.name, None)
+        if handler is None:
+            raise self.tracer.error(unsupported_instruction(instr.name))
+        return handler(instr)
+
+    def starts_exception_handler(self, label) -> bool:
+        """Whether a try-block's handler is user code (a `try` statement), not the cleanup
+        CPython 3.12+ wraps around inlined comprehensions: user handlers push the exception."""
+        pc = self.labels[label]
+        while not isinstance(self.instrs[pc], Instr):
+            pc += 1
+        return self.instrs[pc].name == "PUSH_EXC_INFO"
+
+    def jump(self, label):
+        self.pc = self.labels[label]
+
+    def push(self, *values):
+        self.stack.extend(values)
+
+    def pop(self):
+        return self.stack.pop()
+
+    def popn(self, n: int) -> list:
+        if n == 0:
+            return []
+        values = self.stack[-n:]
+        del self.stack[-n:]
+        return values
+
+
+_UNSUPPORTED_NAMES = {
+    "BUILD_MAP": "a dict display", "BUILD_SET": "a set display", "FORMAT_VALUE": "an f-string",
+    "BUILD_STRING": "an f-string", "STORE_ATTR": "assigning an attribute", "STORE_GLOBAL": "assigning a global",
+    "IMPORT_NAME": "an import", "SETUP_WITH": "a with statement", "BEFORE_WITH": "a with statement",
+    "PUSH_EXC_INFO": "try/except", "CHECK_EXC_MATCH": "try/except",
+    "DELETE_SUBSCR": "del x[i]", "BUILD_CONST_KEY_MAP": "a dict display",
+    "DICT_MERGE": "**kwargs in a call", "GET_AWAITABLE": "await",
+}
+
+
+def unsupported_instruction(name: str) -> str:
+    what = _UNSUPPORTED_NAMES.get(name)
+    return f"{what} ({name}) is not supported" if what else f"the bytecode instruction {name} is not supported"
+
+
+def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name: str,
+                unroll_loops: bool = False) -> Trace:
+    """Trace one call: `args` are the frame's arguments as bound by CPython (positional order).
+    With `unroll_loops`, loops over ranges known at trace time unroll (int bounds are pinned).
+
+    Loops over long lists compile to loops over arrays (tracer.frontend.gathered). Where that makes the
+    trace fail (e.g. a comprehension's result is changed later: it is a read-only array), the
+    call is traced again with every such loop unrolled, as it would have been without them."""
+    tracer = Tracer(name)
+    try:
+        return _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops)
+    except UnsupportedError as exc:
+        if isinstance(exc, BigIntInput) or not tracer.gathered_lists:
+            raise
+    tracer = Tracer(name)
+    tracer.gather_lists = False
+    return _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops)
+
+
+def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops) -> Trace:
+    tracer.unroll_loops = int(unroll_loops)
+    tracer.builder.loc = SourceLoc(code.co_filename, code.co_firstlineno)
+    if code.co_flags & CO_VARKEYWORDS:
+        raise tracer.error(f"{name}() takes **kwargs, which traced functions do not support yet")
+    if code.co_flags & CO_GENERATOR:
+        raise tracer.error(f"{name}() is a generator, which cannot be compiled")
+    local_values = {}
+    for i, arg in enumerate(args):
+        arg_name = code.co_varnames[i]
+        local_values[arg_name] = tracer.wrap(arg, ArgSource(i, arg_name))
+    cells = {n: tracer.closure_cell(c, n) for n, c in zip(code.co_freevars, closure or ())}
+    if isinstance(builtins, types.ModuleType):
+        builtins = builtins.__dict__
+    frame = SymbolicFrame(tracer, code, globals, builtins, local_values, cells)
+    tracer.call_stack.append(code)   # recursion into the traced function itself is detected too
+    try:
+        value = frame.run()
+    except TracerError as exc:
+        if not isinstance(exc, BigIntConstant):
+            raise
+        tracer.builder.raise_(NeedsPython(str(exc)))   # compiled: it runs the Python function
+        value = AlwaysRaises()
+    except Exception as exc:
+        if is_internal(exc):
+            raise InternalError(f"internal error in the tracer ({type(exc).__name__}: {exc}); please report it",
+                                tracer.loc) from exc
+        # what CPython raises for these arguments (and every call that passes the guards): the
+        # raise is compiled, after the ops before it, which may fail first at run time (in a
+        # loop or branch they have no trace-time value), as a side of a branch does
+        tracer.builder.raise_(exc)
+        value = AlwaysRaises()
+    result = tracer.result_value(value)
+    if tracer.updated_arrays:      # argument arrays updated in place get their new contents
+        pairs = [x for param, array in tracer.updated_arrays.items() for x in (param, array.value)]
+        tracer.builder.emit("writeback", tuple(pairs))
+    fn = tracer.builder.finish(result)
+    fn.python_on_failure = tracer.uses_numpy
+    fn.returns_none = tracer.returns_none
+    fn.loc = SourceLoc(code.co_filename, code.co_firstlineno)
+    verify(fn)
+    param_sources = {param: source for source, param in tracer.leaves.values()}
+    leaves = [(param_sources[p], p) for p in fn.params]
+    pins = [ValueGuard(param_sources[p], value) for p, value in tracer.builder.pinned.items()]
+    return Trace(fn, leaves, pins, list(tracer.identity_guards.values()), list(tracer.structure_guards.values()),
+                 list(tracer.missing_attr_guards.values()), list(tracer.binding_guards.values()), len(args),
+                 list(tracer.each_guards.values()), list(tracer.written_gathers.values()))

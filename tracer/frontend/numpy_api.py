@@ -1,0 +1,463 @@
+"""What calls to NumPy functions mean inside a trace: `np.exp(x)`, `np.sum(x, axis=1)`, `np.zeros(n)`.
+
+`lookup(fn)` maps the NumPy callable itself (so `np.exp`, `numpy.exp` and `from numpy import exp`
+are the same) to `(tracer, *args, **kwargs) -> symbolic result`. Ufuncs work on arrays and on
+scalars (traced or not: `np.exp(2.0)` is a traced f64); reductions, matmul and creation follow
+NumPy's signatures for the arguments traced code commonly passes, and say clearly what they do
+not take.
+"""
+from __future__ import annotations
+
+from tracer.frontend.builder import is_number, is_traced
+from tracer.ir import BOOL, F32, F64, I64, ArrayType, ScalarType
+from tracer.frontend.objects import TracedArray
+from tracer.frontend import arrays
+from tracer.frontend.arrays import convert, emit_elementwise, kind, operand, promote, wrap
+
+# ufunc -> (IR op, result dtype rule): "float" computes in f64, "same" keeps int/float
+UNARY_UFUNCS = {
+    "exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh",
+    "sinh": "sinh", "cosh": "cosh", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "log1p": "log1p",
+    "expm1": "expm1", "log2": "log2", "log10": "log10", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
+    "rint": "round_even", "fabs": "fabs",
+}
+BINARY_UFUNCS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "true_divide": "div",
+                 "floor_divide": "floordiv", "power": "pow", "arctan2": "atan2", "hypot": "hypot",
+                 "maximum": "maximum", "minimum": "minimum", "remainder": "mod", "mod": "mod",
+                 "copysign": "copysign", "fmod": "fmod", "greater": "gt", "greater_equal": "ge", "less": "lt",
+                 "less_equal": "le", "equal": "eq", "not_equal": "ne"}
+PREDICATES = {"isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite"}
+
+_IMPLEMENTATIONS: dict = {}     # NumPy function name -> implementation
+_TABLE: dict | None = None      # NumPy callable -> implementation (built on first use)
+
+
+def lookup(fn):
+    global _TABLE
+    if _TABLE is None:
+        import numpy
+        _TABLE = {}
+        for name, impl in _IMPLEMENTATIONS.items():
+            f = getattr(numpy, name, None)
+            if f is not None:
+                _TABLE.setdefault(f, impl)
+    try:
+        return _TABLE.get(fn)
+    except TypeError:
+        return None
+
+
+def implements(*names):
+    def register(impl):
+        def call(tracer, *args, **kwargs):
+            result = impl(tracer, *args, **kwargs)
+            if is_traced(result) and not isinstance(result.type, ArrayType):
+                tracer.numpy_scalars.add(result)      # an np.float64 / np.int64 (arrays.promote)
+            return result
+        for n in names:
+            _IMPLEMENTATIONS[n] = call
+        return impl
+    return register
+
+
+def call_function(tracer, name: str, args: list, kwargs: dict):
+    """np.<name>(*args, **kwargs) (array methods come here too: x.sum() is np.sum(x))."""
+    return _IMPLEMENTATIONS[name](tracer, *args, **kwargs)
+
+
+def _no_out(tracer, name, kwargs):
+    for k in kwargs:
+        raise tracer.error(f"np.{name}(..., {k}=...) is not supported yet")
+
+
+def _is_array(x) -> bool:
+    return isinstance(x, TracedArray)
+
+
+# ---------------------------------------------------------------------------------- ufuncs
+def _unary_ufunc(name, op):
+    def impl(tracer, x, **kwargs):
+        _no_out(tracer, name, kwargs)
+        x = operand(tracer, x, f"np.{name}")
+        if not is_traced(x):
+            import numpy
+            # a constant: NumPy itself (its warnings included), traced as the np.float64 it is
+            return tracer.builder.const(float(getattr(numpy, name)(x)))
+        dtype = F32 if kind(x) == F32 else F64
+        if kind(x) in (I64, BOOL) and op in ("floor", "ceil", "trunc", "round_even"):
+            return wrap(tracer, convert(tracer, x, F64))   # of ints: floats equal to them (whole already)
+        return wrap(tracer, emit_elementwise(tracer, op, [x], dtype))
+    return impl
+
+
+for _name, _op in UNARY_UFUNCS.items():
+    implements(_name)(_unary_ufunc(_name, _op))
+
+
+def _binary_ufunc(name, op):
+    def impl(tracer, a, b, **kwargs):
+        _no_out(tracer, name, kwargs)
+        x, y = operand(tracer, a, f"np.{name}"), operand(tracer, b, f"np.{name}")
+        if not is_traced(x) and not is_traced(y):
+            import numpy
+            return tracer.builder.const(getattr(numpy, name)(x, y).item())    # constants: NumPy itself
+        if op in arrays.ARITHMETIC or op in arrays.COMPARISONS:
+            return arrays.binary(tracer, op, x, y)
+        dtype = promote(tracer, x, y)
+        if op not in ("maximum", "minimum") and dtype != F32:
+            dtype = F64
+        return wrap(tracer, emit_elementwise(tracer, op, [x, y], dtype))
+    return impl
+
+
+for _name, _op in BINARY_UFUNCS.items():
+    implements(_name)(_binary_ufunc(_name, _op))
+
+
+def _predicate(name, op):
+    def impl(tracer, x, **kwargs):
+        _no_out(tracer, name, kwargs)
+        x = operand(tracer, x, f"np.{name}")
+        if kind(x) not in (F64, F32):       # ints are never nan or inf
+            return wrap(tracer, emit_elementwise(tracer, "ne" if name != "isfinite" else "eq", [x, x], kind(x)))
+        return wrap(tracer, tracer.builder.emit(op, (tracer.builder.value(convert(tracer, x, F64)),)))
+    return impl
+
+
+for _name, _op in PREDICATES.items():
+    implements(_name)(_predicate(_name, _op))
+
+
+@implements("abs", "absolute")
+def _abs(tracer, x, **kwargs):
+    _no_out(tracer, "abs", kwargs)
+    x = operand(tracer, x, "np.abs")
+    if kind(x) == BOOL:
+        return x
+    return wrap(tracer, emit_elementwise(tracer, "abs", [x], kind(x)))
+
+
+@implements("negative")
+def _negative(tracer, x):
+    return arrays.unary(tracer, "neg", x if _is_array(x) else operand(tracer, x))
+
+
+@implements("square")
+def _square(tracer, x):
+    return arrays.binary(tracer, "mul", x, x) if _is_array(x) else tracer.builder.binary("mul", x, x)
+
+
+@implements("sign")
+def _sign(tracer, x):
+    b = tracer.builder
+    x = operand(tracer, x, "np.sign")
+    if kind(x) == F32:                      # exact through float64
+        return wrap(tracer, convert(tracer, operand(tracer, _sign(tracer, wrap(tracer, convert(tracer, x, F64)))), F32))
+    t = kind(x)
+    pos = emit_elementwise(tracer, "gt", [x, 0], t)
+    neg = emit_elementwise(tracer, "lt", [x, 0], t)
+    one, minus, zero = (b.const({F64: float, I64: int}[t](c)) for c in (1, -1, 0))
+    # NaN stays NaN and a zero keeps its sign (x * 0.0), as np.sign does
+    inner = b.emit("select", (neg, minus, emit_elementwise(tracer, "mul", [x, zero], t) if t == F64 else zero))
+    return wrap(tracer, b.emit("select", (pos, one, inner)))
+
+
+@implements("where")
+def _where(tracer, cond, a=None, b=None):
+    if a is None or b is None:
+        raise tracer.error("np.where(cond) (the indices form) is not supported; use np.where(cond, a, b)")
+    c, x, y = (operand(tracer, v, "np.where") for v in (cond, a, b))
+    c = convert(tracer, c, BOOL)
+    dtype = promote(tracer, x, y)
+    compute = F64 if dtype == F32 else dtype       # float32: selected as float64 (exact), rounded back
+    x, y = (convert(tracer, convert(tracer, v, dtype), compute) for v in (x, y))
+    values = arrays.broadcast(tracer, [tracer.builder.value(v) for v in (c, x, y)])
+    return wrap(tracer, convert(tracer, tracer.builder.emit("select", tuple(values)), dtype))
+
+
+@implements("clip")
+def _clip(tracer, x, lo, hi):
+    low = _binary_ufunc("maximum", "maximum")(tracer, x, lo) if lo is not None else x
+    return _binary_ufunc("minimum", "minimum")(tracer, low, hi) if hi is not None else low
+
+
+@implements("logical_not")
+def _logical_not(tracer, x):
+    x = convert(tracer, operand(tracer, x), BOOL)
+    return wrap(tracer, tracer.builder.emit("not", (tracer.builder.value(x),)))
+
+
+# ---------------------------------------------------------------------------------- reductions
+def _axes(tracer, rank: int, axis) -> tuple:
+    if axis is None:
+        return tuple(range(rank))
+    raw = axis if type(axis) in (tuple, list) else (axis,)
+    out = []
+    for a in raw:
+        if type(a) is not int:
+            raise TypeError(f"'{type(a).__name__}' object cannot be interpreted as an integer")
+        if not -rank <= a < rank:
+            import numpy
+            raise numpy.exceptions.AxisError(a, rank)
+        out.append(a % rank)
+    if len(set(out)) != len(out):
+        raise ValueError("duplicate value in 'axis'")
+    return tuple(sorted(out))
+
+
+def _array_arg(tracer, x, what):
+    if _is_array(x):
+        return x.value
+    v = operand(tracer, x, what)
+    if is_traced(v) and isinstance(v.type, ArrayType):
+        return v
+    raise tracer.error(f"{what} of a scalar is not supported yet")
+
+
+def _scalar_reduction(tracer, what, x, axis, keepdims):
+    """np.sum(2.5) and the like: a number reduces to itself (None if x is an array)."""
+    if _is_array(x) or not (is_traced(x) or is_number(x)) or (is_traced(x) and isinstance(x.type, ArrayType)):
+        return None
+    if axis not in (None, ()) or keepdims:
+        raise tracer.error(f"{what} of a scalar with an axis or keepdims is not supported")
+    return x
+
+
+def reduce(tracer, kind_: str, x, axis=None, keepdims=False, dtype=None):
+    what = f"np.{kind_}"
+    scalar = _scalar_reduction(tracer, what, x, axis, keepdims)
+    if scalar is not None:
+        to = arrays.dtype_of(tracer, dtype) if dtype is not None else I64 if kind(scalar) == BOOL and \
+            kind_ in ("sum", "prod") else kind(scalar)
+        return convert(tracer, scalar, to)      # traced: an np.float64, not a Python float
+    v = _array_arg(tracer, x, what)
+    if dtype is not None:
+        v = convert(tracer, v, arrays.dtype_of(tracer, dtype))
+    axes = _axes(tracer, v.type.rank, axis)
+    if not axes and not keepdims:
+        return wrap(tracer, v)
+    result_dtype = v.type.dtype
+    if result_dtype == F32:                     # float32: reduced in float64, rounded once
+        v = convert(tracer, v, F64)
+    r = tracer.builder.emit("reduce", (v,), kind=kind_, axes=axes, keepdims=bool(keepdims))
+    return wrap(tracer, convert(tracer, r, F32) if result_dtype == F32 else r)
+
+
+@implements("sum")
+def _sum(tracer, x, axis=None, dtype=None, keepdims=False):
+    return reduce(tracer, "sum", x, axis, keepdims, dtype)
+
+
+@implements("prod")
+def _prod(tracer, x, axis=None, dtype=None, keepdims=False):
+    return reduce(tracer, "prod", x, axis, keepdims, dtype)
+
+
+@implements("max", "amax")
+def _max(tracer, x, axis=None, keepdims=False):
+    return reduce(tracer, "max", x, axis, keepdims)
+
+
+@implements("min", "amin")
+def _min(tracer, x, axis=None, keepdims=False):
+    return reduce(tracer, "min", x, axis, keepdims)
+
+
+@implements("mean")
+def _mean(tracer, x, axis=None, keepdims=False):
+    """NumPy's mean: a float64 sum divided by the count (NaN, with a warning, when empty)."""
+    b = tracer.builder
+    scalar = _scalar_reduction(tracer, "np.mean", x, axis, keepdims)
+    if scalar is not None:
+        return convert(tracer, scalar, F64)
+    source = _array_arg(tracer, x, "np.mean")
+    v = convert(tracer, source, F64)
+    axes = _axes(tracer, v.type.rank, axis)
+    count = 1
+    for a in axes:
+        count = b.binary("mul", count, arrays.sizes_of(tracer, v)[a])
+    total = reduce(tracer, "sum", wrap(tracer, v), axes, keepdims)
+    total = operand(tracer, total)
+    mean = emit_elementwise(tracer, "div", [total, b.convert(b.value(count), F64)], F64)
+    return wrap(tracer, convert(tracer, mean, F32) if source.type.dtype == F32 else mean)
+
+
+def _argreduce(kind_):
+    def impl(tracer, x, axis=None, keepdims=False):
+        v = _array_arg(tracer, x, f"np.{kind_}")
+        if v.type.dtype == F32:
+            v = convert(tracer, v, F64)     # exact: the same order of elements
+        if keepdims:
+            raise tracer.error(f"np.{kind_}(..., keepdims=True) is not supported yet")
+        if axis is not None:
+            axis = _axes(tracer, v.type.rank, axis)[0]
+            if v.type.rank == 1:
+                axis = None
+        return wrap(tracer, tracer.builder.emit("argreduce", (v,), kind=kind_, axis=axis))
+    return impl
+
+
+implements("argmax")(_argreduce("argmax"))
+implements("argmin")(_argreduce("argmin"))
+
+
+# ---------------------------------------------------------------------------------- linear algebra
+@implements("matmul")
+def _matmul(tracer, a, b):
+    return arrays.matmul(tracer, a, b)
+
+
+@implements("dot")
+def _dot(tracer, a, b):
+    """Of arrays: matmul; with a number: a product."""
+    x, y = operand(tracer, a, "np.dot"), operand(tracer, b, "np.dot")
+    arrays_given = [is_traced(v) and isinstance(v.type, ArrayType) for v in (x, y)]
+    if all(arrays_given):
+        return arrays.matmul(tracer, x, y)
+    if any(arrays_given):
+        return arrays.binary(tracer, "mul", x, y)
+    return tracer.builder.binary("mul", x, y)
+
+
+@implements("outer")
+def _outer(tracer, a, b):
+    x = arrays.reshape(tracer, wrap(tracer, _array_arg(tracer, a, "np.outer")), (-1, 1))
+    y = arrays.reshape(tracer, wrap(tracer, _array_arg(tracer, b, "np.outer")), (1, -1))
+    return arrays.binary(tracer, "mul", x, y)
+
+
+@implements("transpose")
+def _transpose(tracer, x, axes=None):
+    return arrays.transpose(tracer, wrap(tracer, _array_arg(tracer, x, "np.transpose")), axes)
+
+
+@implements("reshape")
+def _reshape(tracer, x, shape, order="C"):
+    return arrays.reshape(tracer, wrap(tracer, _array_arg(tracer, x, "np.reshape")), shape, order)
+
+
+@implements("broadcast_to")
+def _broadcast_to(tracer, x, shape):
+    """A read-only view of x repeated to `shape` (its axes aligned on the right)."""
+    b = tracer.builder
+    array = wrap(tracer, _array_arg(tracer, x, "np.broadcast_to"))
+    sizes = _shape_arg(tracer, shape)
+    if len(sizes) < array.rank:
+        raise ValueError("input operand has more dimensions than allowed by the axis remapping")
+    dims = tuple(range(len(sizes) - array.rank, len(sizes)))
+    static = tuple(n if type(n) is int else None for n in sizes)
+    for n, d in zip(array.type.shape, dims):
+        if n is not None and n != 1 and static[d] is not None and static[d] != n:
+            raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                             f"[original->remapped]: {arrays.shape_text(array.type)} and requested shape {tuple(sizes)}")
+    return arrays.make_view(tracer, array, "broadcast_in_dim", tuple(b.value(n) for n in sizes), shape=static,
+                            dims=dims)
+
+
+# ---------------------------------------------------------------------------------- creation
+def _shape_arg(tracer, shape) -> tuple:
+    sizes = tuple(shape) if type(shape) in (tuple, list) else (shape,)
+    for n in sizes:
+        if not (type(n) is int or (is_traced(n) and n.type == I64)):
+            raise TypeError(f"'{type(n).__name__}' object cannot be interpreted as an integer")
+        if type(n) is int and n < 0:
+            raise ValueError("negative dimensions are not allowed")
+    return sizes
+
+
+def full(tracer, shape, fill, dtype=None):
+    b = tracer.builder
+    sizes = _shape_arg(tracer, shape)
+    t = dtype if isinstance(dtype, ScalarType) else arrays.dtype_of(tracer, dtype) if dtype is not None else kind(fill)
+    value = b.value(convert(tracer, fill, t))
+    static = tuple(n if type(n) is int else None for n in sizes)
+    return wrap(tracer, b.emit("full", (value, *(b.value(n) for n in sizes)), shape=static))
+
+
+@implements("zeros", "empty")
+def _zeros(tracer, shape, dtype=float):
+    return full(tracer, shape, 0.0, dtype)
+
+
+@implements("ones")
+def _ones(tracer, shape, dtype=float):
+    return full(tracer, shape, 1.0, dtype)
+
+
+@implements("full")
+def _full(tracer, shape, fill_value, dtype=None):
+    return full(tracer, shape, operand(tracer, fill_value, "np.full"), dtype)
+
+
+def _like(fill):
+    def impl(tracer, x, dtype=None):
+        v = _array_arg(tracer, x, "np.*_like")
+        t = arrays.dtype_of(tracer, dtype) if dtype is not None else v.type.dtype
+        return full(tracer, tuple(arrays.sizes_of(tracer, v)), fill, t)
+    return impl
+
+
+implements("zeros_like", "empty_like")(_like(0))
+implements("ones_like")(_like(1))
+
+
+@implements("full_like")
+def _full_like(tracer, x, fill_value, dtype=None):
+    v = _array_arg(tracer, x, "np.full_like")
+    t = arrays.dtype_of(tracer, dtype) if dtype is not None else v.type.dtype
+    return full(tracer, tuple(arrays.sizes_of(tracer, v)), operand(tracer, fill_value), t)
+
+
+@implements("arange")
+def _arange(tracer, *args, dtype=None):
+    b = tracer.builder
+    if not 1 <= len(args) <= 3 or any(not (type(a) is int or (is_traced(a) and a.type == I64)) for a in args):
+        raise tracer.error("np.arange is supported with int start, stop and step")
+    start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+    if not is_traced(step) and step == 0:
+        raise ZeroDivisionError("division by zero")
+    # the count, as NumPy computes it: ceil((stop - start) / step) (iota makes a negative one 0)
+    count = b.negate(b.binary("floordiv", b.binary("sub", start, stop), step))
+    static = count if type(count) is int else None
+    n = b.value(count)
+    values = b.emit("iota", (n,), shape=(max(static, 0) if static is not None else None,))
+    if not (type(start) is int and start == 0 and type(step) is int and step == 1):
+        values = emit_elementwise(tracer, "add", [emit_elementwise(tracer, "mul", [values, step], I64), start], I64)
+    if dtype is not None:
+        values = convert(tracer, values, arrays.dtype_of(tracer, dtype))
+    return wrap(tracer, values)
+
+
+@implements("array", "asarray")
+def _array(tracer, obj, dtype=None):
+    if _is_array(obj):
+        value = obj.value
+        if dtype is not None:
+            value = convert(tracer, value, arrays.dtype_of(tracer, dtype))
+        return wrap(tracer, value) if value is not obj.value else obj
+    if type(obj) not in (list, tuple):
+        if is_traced(obj) or is_number(obj):
+            raise tracer.error("np.array of a single number (a 0-d array) is not supported yet")
+        raise tracer.error(f"np.array of a {type(obj).__name__} is not supported")
+    items = [x.value if _is_array(x) else x for x in obj]
+    if any(is_traced(x) and isinstance(x.type, ArrayType) for x in items):
+        raise tracer.error("np.array of a list of arrays is not supported yet (use np.stack when it is)")
+    value = arrays.array_from(tracer, obj)
+    if dtype is not None:
+        value = convert(tracer, value, arrays.dtype_of(tracer, dtype))
+    return wrap(tracer, value)
+
+
+@implements("float32")
+def _float32(tracer, x=0.0):
+    """np.float32(x): a float32 scalar (usable in array operations)."""
+    x = operand(tracer, x, "np.float32")
+    if is_traced(x) and isinstance(x.type, ArrayType):
+        return wrap(tracer, convert(tracer, x, F32))
+    return convert(tracer, x, F32)
+
+
+@implements("float64")
+def _float64(tracer, x=0.0):
+    x = operand(tracer, x, "np.float64")
+    return tracer.builder.convert(x, F64) if is_traced(x) else float(x)

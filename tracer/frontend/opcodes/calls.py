@@ -1,0 +1,121 @@
+"""Opcode handlers: calls, attribute and method loads, function objects."""
+from __future__ import annotations
+
+import cmath
+import math
+import operator
+import types
+
+from tracer.frontend.builder import is_traced
+from tracer.ir import BOOL, F64, I64
+from tracer.frontend import arrays
+from tracer.frontend.objects import NULL, ExternalList, ExternalObject, SymbolicFunction, TracedArray
+
+# modules whose functions are treated as immutable: reading math.sqrt (or np.exp) is not guarded
+IMMUTABLE_MODULES = (math, cmath, operator)
+
+
+class CallOps:
+    def _call_from_stack(self, nargs: int, kw_names: tuple, extra: int = 0):
+        args = self.popn(nargs)
+        # 3.11/3.12 leave [NULL or method, callable or self] below the arguments,
+        # 3.13 leaves [callable, NULL or self]; either way one of the pair may be NULL.
+        top = self.pop()
+        below = self.pop()
+        if below is NULL:
+            fn = top
+        elif top is NULL:
+            fn = below
+        else:
+            fn, args = below, [top, *args]
+        n_kw = len(kw_names)
+        kwargs = dict(zip(kw_names, args[len(args) - n_kw:])) if n_kw else {}
+        if n_kw:
+            args = args[:len(args) - n_kw]
+        self.push(self.tracer.call(fn, list(args), kwargs))
+
+    def op_CALL(self, instr):
+        kw_names, self.kw_names = self.kw_names, ()
+        self._call_from_stack(instr.arg, kw_names)
+
+    def op_CALL_KW(self, instr):   # 3.13: the keyword names tuple is on top of the stack
+        kw_names = self.pop()
+        self._call_from_stack(instr.arg, kw_names)
+
+    def op_CALL_FUNCTION_EX(self, instr):
+        kwargs = self.pop() if instr.arg & 1 else {}
+        args = self.materialize(self.pop())
+        if not isinstance(kwargs, dict):
+            raise self.tracer.error("** arguments must be a dict")
+        self.push(*args, *kwargs.values())
+        self._call_from_stack(len(args) + len(kwargs), tuple(kwargs))
+
+    # -- function objects made inside the trace: lambdas, nested defs, comprehensions (3.11)
+    def op_MAKE_FUNCTION(self, instr):
+        code = self.pop()
+        fn = SymbolicFunction(code, self.globals, code.co_qualname)
+        flags = instr.arg if isinstance(instr.arg, int) else 0   # 3.13: SET_FUNCTION_ATTRIBUTE
+        if flags & 0x08:
+            fn.closure = tuple(self.pop())
+        if flags & 0x04:
+            self.pop()   # annotations
+        if flags & 0x02:
+            fn.kwdefaults = dict(self.pop())
+        if flags & 0x01:
+            fn.defaults = tuple(self.pop())
+        self.push(fn)
+
+    def op_SET_FUNCTION_ATTRIBUTE(self, instr):
+        fn = self.pop()
+        value = self.pop()
+        if instr.arg & 0x08:
+            fn.closure = tuple(value)
+        elif instr.arg & 0x02:
+            fn.kwdefaults = dict(value)
+        elif instr.arg & 0x01:
+            fn.defaults = tuple(value)
+        self.push(fn)
+
+    # -- attributes
+    def load_attribute(self, obj, name: str):
+        if isinstance(obj, ExternalObject):
+            return obj.getattr(name)
+        if isinstance(obj, TracedArray):
+            return arrays.attribute(self.tracer, obj, name)
+        if is_traced(obj):
+            if name == "real":          # True.real is the int 1
+                return self.builder.convert(obj, I64) if obj.type == BOOL else obj
+            if name == "imag":
+                return 0.0 if obj.type == F64 else 0
+            raise self.tracer.error(f"attribute .{name} of a traced number is not supported")
+        if isinstance(obj, ExternalList):
+            if getattr(obj, "carried", False):       # a gathered.ListView
+                raise self.tracer.error(f"calling .{name}() on a list that compiled code holds in an array (a "
+                                        f"comprehension over a long list) is not supported; list(...) of it "
+                                        f"makes a Python list that is")
+            raise self.tracer.error(f"calling .{name}() on a list from outside the traced function is not supported")
+        if isinstance(obj, type) and not name.startswith("__"):
+            raw = self.tracer.class_lookup(obj, name)        # a class attribute, guarded
+            if isinstance(raw, (staticmethod, classmethod)):
+                return getattr(obj, name)
+            return self.tracer.constant(raw, f"{obj.__name__}.{name}")
+        if isinstance(obj, types.ModuleType):
+            # a module attribute is a constant whose binding in the module is guarded (so that
+            # `cfg.SCALE = 3.0` recompiles), except in math, cmath and operator, whose functions
+            # are treated as immutable
+            value = getattr(obj, name)
+            label = f"{obj.__name__}.{name}"
+            if not any(obj is m for m in IMMUTABLE_MODULES) and obj.__name__ != "numpy" and name in vars(obj):
+                self.tracer.guard_binding(obj.__dict__, name, value, f"{label} is <{type(value).__name__}>")
+            return self.tracer.constant(value, label)
+        return getattr(obj, name)
+
+    def op_LOAD_ATTR(self, instr):
+        is_method, name = instr.arg if isinstance(instr.arg, tuple) else (False, instr.arg)
+        value = self.load_attribute(self.pop(), name)
+        if is_method:
+            self.push(NULL)
+        self.push(value)
+
+    def op_LOAD_METHOD(self, instr):   # 3.11
+        self.push(NULL, self.load_attribute(self.pop(), instr.arg))

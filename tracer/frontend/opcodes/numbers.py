@@ -1,0 +1,245 @@
+"""Opcode handlers: arithmetic, comparisons, truth tests, identity and membership."""
+from __future__ import annotations
+
+import operator
+
+from bytecode import BinaryOp
+
+from tracer.frontend.builder import BINARY_OPS, is_traced
+from tracer.ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN
+from tracer.frontend import arrays
+from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
+from tracer.frontend.sources import ABSENT
+from tracer.frontend.opcodes.containers import both_true, either_true, holds_object, is_symbolic, items_equal, proxy, type_name
+
+# Compare enum names; 3.13 adds *_CAST variants (the same comparison, result cast to bool)
+COMPARE_OPS = {"LT": "lt", "LE": "le", "GT": "gt", "GE": "ge", "EQ": "eq", "NE": "ne"}
+OPERATOR_SYMBOLS = {
+    "ADD": "+", "SUBTRACT": "-", "MULTIPLY": "*", "TRUE_DIVIDE": "/", "FLOOR_DIVIDE": "//",
+    "REMAINDER": "%", "POWER": "**", "MATRIX_MULTIPLY": "@", "AND": "&", "OR": "|", "XOR": "^",
+    "LSHIFT": "<<", "RSHIFT": ">>",
+}
+_WRAPPERS = (ExternalList, ExternalObject, BoundMethod)
+# BinaryOp names -> the array operator (tracer.frontend.arrays.binary)
+ARRAY_OPERATORS = {"ADD": "add", "SUBTRACT": "sub", "MULTIPLY": "mul", "TRUE_DIVIDE": "div",
+                   "FLOOR_DIVIDE": "floordiv", "REMAINDER": "mod", "POWER": "pow", "MATRIX_MULTIPLY": "matmul",
+                   "AND": "and", "OR": "or", "XOR": "xor"}
+
+
+def operator_symbol(op) -> str:
+    name = getattr(op, "name", str(op))
+    inplace = name.startswith("INPLACE_")
+    symbol = OPERATOR_SYMBOLS.get(name.replace("INPLACE_", ""), name.lower())
+    return symbol + "=" if inplace else symbol
+
+
+def _numpy_typed(x) -> bool:
+    """An array, or a float32 scalar: NumPy's arithmetic (tracer.frontend.arrays), not Python's."""
+    return isinstance(x, TracedArray) or (is_traced(x) and x.type == F32)
+
+
+class NumberOps:
+    def op_BINARY_OP(self, instr):
+        b = self.pop()
+        a = self.pop()
+        if _numpy_typed(a) or _numpy_typed(b):
+            name = instr.arg.name
+            op = ARRAY_OPERATORS.get(name.replace("INPLACE_", ""))
+            if op is None:
+                raise arrays.unsupported(self.tracer, f"the operator {operator_symbol(instr.arg)}")
+            if name.startswith("INPLACE_") and isinstance(a, TracedArray):
+                self.push(arrays.inplace(self.tracer, op, a, b))
+            else:
+                self.push(arrays.binary(self.tracer, op, a, b))
+            return
+        for x in (a, b):
+            if isinstance(x, (ExternalObject, BoundMethod)):
+                what = f"an object of class {type(x.obj).__name__}" if isinstance(x, ExternalObject) else "a method"
+                raise self.tracer.error(f"the operator {operator_symbol(instr.arg)} with {what} is not supported "
+                                        f"(user-defined operators are not traced)")
+        if instr.arg in (BinaryOp.INPLACE_ADD, BinaryOp.INPLACE_MULTIPLY):
+            if type(a) is list:       # a list built in the trace: extended / repeated in place
+                self.push(self.inplace_list(BINARY_OPS[instr.arg], a, b))
+                return
+            if isinstance(a, ExternalList) and isinstance(a.obj, list):
+                raise self.tracer.error("mutating a list passed in is not supported")
+        op = BINARY_OPS.get(instr.arg)
+        if op is None:
+            if isinstance(instr.arg, BinaryOp) and not is_symbolic(a) and not is_symbolic(b):
+                self.push(_python_binary(instr.arg, a, b))
+                return
+            raise self.tracer.error(f"the operator {operator_symbol(instr.arg)} on traced values is not supported")
+        if _numberish(a) and _numberish(b):
+            self.push(self.builder.binary(op, a, b))
+            return
+        self.push(self.container_binary(op, a, b, inplace=instr.arg.name.startswith("INPLACE_")))
+
+    def op_COMPARE_OP(self, instr):
+        b = self.pop()
+        a = self.pop()
+        op = COMPARE_OPS[instr.arg.name.split("_")[0]]
+        if _numpy_typed(a) or _numpy_typed(b):
+            self.push(arrays.binary(self.tracer, op, a, b))
+            return
+        if _numberish(a) and _numberish(b):
+            self.push(self.builder.compare(op, a, b))
+        else:
+            self.push(self.compare_objects(op, a, b))
+
+    def _unary(self, traced_op, python_op, x):
+        if _numpy_typed(x):
+            return arrays.unary(self.tracer, python_op.__name__, x)
+        if _numberish(x):
+            return traced_op(x)
+        if isinstance(x, (ExternalObject, BoundMethod)):
+            raise self.tracer.error(f"a unary operator on {x!r} is not supported")
+        if isinstance(x, ExternalList):
+            python_op(type(x.obj)())      # Python's own TypeError: bad operand type for unary -: 'list'
+        return python_op(x)
+
+    def op_UNARY_NEGATIVE(self, instr):
+        self.push(self._unary(self.builder.negate, operator.neg, self.pop()))
+
+    def op_UNARY_POSITIVE(self, instr):
+        self.push(self._unary(self.builder.positive, operator.pos, self.pop()))
+
+    def op_UNARY_NOT(self, instr):
+        self.push(self.builder.logical_not(self.truth_of(self.pop())))
+
+    def op_UNARY_INVERT(self, instr):
+        a = self.pop()
+        if isinstance(a, TracedArray):
+            self.push(arrays.unary(self.tracer, "invert", a))
+            return
+        if is_traced(a) or isinstance(a, _WRAPPERS):
+            raise self.tracer.error("the operator ~ on traced values is not supported")
+        self.push(~a)
+
+    def op_TO_BOOL(self, instr):
+        self.push(self.truth_of(self.pop()))
+
+    def truth_of(self, x):
+        """bool(x) for anything on the stack (containers by their length)."""
+        if _numberish(x):
+            return self.builder.truth(x)
+        if isinstance(x, ExternalList):
+            return len(x) > 0
+        if isinstance(x, TracedArray):
+            raise self.tracer.error("the truth value of an array (if x:, and, or, not) is not supported; "
+                                    "use x.any(), x.all() or np.where")
+        if isinstance(x, ExternalObject):
+            return self.object_truth(x)
+        return bool(x)
+
+    def object_truth(self, obj: ExternalObject) -> bool:
+        """A user object is true unless its class defines __bool__ or __len__ (not traced)."""
+        cls = type(obj.obj)
+        for name in ("__bool__", "__len__"):
+            try:
+                self.tracer.class_lookup(cls, name)
+            except AttributeError:
+                continue
+            raise self.tracer.error(f"the truth value of {obj!r} is not supported (class {cls.__name__} "
+                                    f"defines {name})")
+        for klass in cls.__mro__:     # adding __bool__ or __len__ to the class later recompiles
+            for name in ("__bool__", "__len__"):
+                self.tracer.guard_binding(klass.__dict__, name, ABSENT, f"{name!r} not in vars({klass.__name__})")
+        return True
+
+    def op_IS_OP(self, instr):
+        b = self.pop()
+        a = self.pop()
+        same = self.identical(a, b)
+        self.push(self.builder.logical_not(same) if instr.arg else same)
+
+    def identical(self, a, b) -> bool:
+        """`a is b`. Traced values and input objects are never None (their type is guarded);
+        whether two inputs are the same object is not guarded, so that is not supported."""
+        for x, y in ((a, b), (b, a)):
+            if is_traced(x):
+                if y is None:
+                    return False
+                if x.type == BOOL and (type(y) is bool or is_traced(y) and y.type == BOOL):
+                    return self.builder.compare("eq", x, y)    # True and False are singletons
+                raise self.tracer.error(f"'is' between a traced {type_name(x)} and {_describe(y)} is not supported")
+        if isinstance(a, _WRAPPERS) and isinstance(b, _WRAPPERS):
+            raise self.tracer.error(f"'is' between {a!r} and {b!r} is not supported (aliasing of inputs is not guarded)")
+        for x, y in ((a, b), (b, a)):
+            if isinstance(x, _WRAPPERS):
+                if type(y) is tuple:    # a tuple from a global may be this very input
+                    raise self.tracer.error(f"'is' between {x!r} and a tuple is not supported")
+                return False            # None, or an object built in the trace, or a constant of another type
+        if type(a) is tuple and type(b) is tuple and a is not b and (a or b):
+            raise self.tracer.error("'is' between two tuples is not supported")
+        return a is b
+
+    def op_CONTAINS_OP(self, instr):
+        container = self.pop()
+        item = self.pop()
+        found = self.contains(container, item)
+        self.push(self.builder.logical_not(found) if instr.arg else found)
+
+    def contains(self, container, item):
+        """`item in container`: Python's own `in` on trace-time constants, else item by item with
+        CPython's comparison (identity first); the result may be a traced bool."""
+        is_iterator = hasattr(container, "__next__")
+        if not is_iterator and not is_symbolic(container) and not is_symbolic(item):
+            return item in container
+        if holds_object(container) or holds_object(item):
+            raise self.tracer.error(f"'in' with {_describe(container)} and {_describe(item)} is not supported")
+        if is_traced(container):
+            raise TypeError(f"argument of type '{type_name(container)}' is not iterable")
+        if isinstance(container, _WRAPPERS) and not isinstance(container, ExternalList):
+            raise self.tracer.error(f"'in' {_describe(container)} is not supported")
+        if type(container) is range and is_traced(item) and item.type != F64:
+            return self.int_in_range(item, container)
+        if type(container) in (str, bytes):
+            proxy(item) in container   # Python's TypeError: 'in <string>' requires string as left operand
+            raise self.tracer.error(f"'in' {_describe(container)} is not supported")
+        if is_iterator:
+            # an iterator is consumed up to the first match, as in CPython: each test is concrete
+            for x in container:
+                if self.builder.concretize(items_equal(self.tracer, x, item), "an 'in' test"):
+                    return True
+            return False
+        found = False
+        for x in self.materialize(container):
+            found = either_true(self.builder, found, items_equal(self.tracer, x, item))
+            if found is True:
+                break
+        return found
+
+    def int_in_range(self, x, r: range):
+        """A traced int or bool in a constant range, by arithmetic (as CPython's range does)."""
+        b = self.builder
+        if not all(I64_MIN <= v <= I64_MAX for v in (r.start, r.stop, r.step)):
+            raise self.tracer.error("'in' a range with bounds beyond 64 bits is not supported")
+        if len(r) == 0:
+            return False
+        first, last = r[0], r[-1]
+        inside = both_true(b, b.compare("ge", x, min(first, last)), b.compare("le", x, max(first, last)))
+        if abs(r.step) == 1:
+            return inside
+        x_inside = b.emit("select", (inside, b.convert(x, I64), b.const(first)))
+        offset = b.binary("sub", x_inside, first)
+        return both_true(b, inside, b.compare("eq", b.binary("mod", offset, abs(r.step)), 0))
+
+
+def _numberish(x) -> bool:
+    return is_traced(x) or type(x) in (bool, int, float)
+
+
+def _describe(x) -> str:
+    if is_traced(x):
+        return f"a traced {type_name(x)}"
+    if isinstance(x, _WRAPPERS):
+        return repr(x)
+    return f"a {type(x).__name__}"
+
+
+def _python_binary(op: BinaryOp, a, b):
+    name = op.name.replace("INPLACE_", "").lower()
+    name = {"and": "and_", "or": "or_", "matrix_multiply": "matmul"}.get(name, name)
+    if op.name.startswith("INPLACE_"):     # a |= b: Python's in-place operator (and its messages)
+        name = "i" + name.rstrip("_")
+    return getattr(operator, name)(a, b)

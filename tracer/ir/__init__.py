@@ -1,0 +1,26 @@
+"""The IR: the contract between the front end and the back end (`codegen` reads nothing else).
+
+    types.py          f64, f32, i64, bool, tuples, arrays, tapes; EntryArg (how an entry takes an argument)
+    graph.py          Value, Block, Function: typed SSA with structured regions, and its printed table
+    registry.py       OpDef and `define`: what an op is (type rule, evaluator, failures, derivative)
+    scalar_ops.py     the ops on numbers              ┐
+    structure_ops.py  tuples, control flow, tapes     ├ declared into registry.OPS
+    array_ops.py      the ops on NumPy arrays         ┘
+    ops.py            OPS complete; `evaluate` and `run`, the IR's meaning as a Python program
+    verify.py         the verifier run after every pass in tests
+
+The names most code needs are importable from here: `from tracer import ir; ir.F64, ir.Value`.
+"""
+from tracer.ir.graph import (REGION_NAMES, Block, Function, Value, clone, copy_block, defined_in, format_function,
+                             free_values, make_param, used_in, value_names, zero)
+from tracer.ir.ops import OPS, evaluate, run
+from tracer.ir.types import (BOOL, F32, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, EntryArg, ScalarType,
+                             TapeType, TupleType, Type, leaf_types, type_of_constant)
+from tracer.ir.verify import REGION_CHECKS, VerificationError, verify
+
+__all__ = [
+    "BOOL", "F32", "F64", "I64", "I64_MAX", "I64_MIN", "NUMPY_DTYPE_NAMES", "OPS", "REGION_CHECKS", "REGION_NAMES",
+    "ArrayType", "Block", "EntryArg", "Function", "ScalarType", "TapeType", "TupleType", "Type", "Value",
+    "VerificationError", "clone", "copy_block", "defined_in", "evaluate", "format_function", "free_values",
+    "leaf_types", "make_param", "run", "type_of_constant", "used_in", "value_names", "verify", "zero",
+]

@@ -1,0 +1,62 @@
+"""The IR's op set, complete: `OPS` (every op, declared in `tracer.ir.registry`'s way by the three
+families below), and the op set's meaning as a program: `evaluate` one value, `run` a function.
+
+    scalar_ops     numbers: arithmetic, comparisons, conversions, `math` (Python's semantics)
+    structure_ops  tuples, control flow (if, loop, raise, map), autodiff's tapes
+    array_ops      NumPy arrays: elementwise versions of the scalar ops, views, reductions, matmul
+
+Every other stage keeps one table keyed by op name (grep for the op's name): `codegen.lower`
+lowers it, passes use `evaluate` to fold it, and `tracer.transforms.autodiff` differentiates it
+with the derivative rules declared next to it.
+"""
+from __future__ import annotations
+
+from tracer.ir import array_ops, scalar_ops, structure_ops
+from tracer.ir.array_ops import ELEMENTWISE, evaluate_elementwise, run_map, with_array_failures
+from tracer.ir.graph import Function, Value
+from tracer.ir.registry import OPS, OpDef
+from tracer.ir.scalar_ops import MATH_CAN_OVERFLOW, MATH_UNARY
+from tracer.ir.types import ArrayType
+
+__all__ = ["MATH_CAN_OVERFLOW", "MATH_UNARY", "OPS", "OpDef", "Raised", "evaluate", "run"]
+FAMILIES = (scalar_ops, structure_ops, array_ops)   # the modules that declare ops, in order
+with_array_failures(OPS)
+
+
+def evaluate(v: Value, operands: list) -> object:
+    """The value of `v` given the Python values of its operands; raises OpFailure."""
+    if isinstance(v.type, ArrayType) and v.op in ELEMENTWISE:
+        return evaluate_elementwise(v, operands)
+    return OPS[v.op].evaluate(*operands, **v.attrs)
+
+
+class Raised(Exception):
+    """`run` met a `raise` op (or an op that failed): the exception the function raises."""
+
+
+def run(fn: Function, args: list) -> object:
+    """Interpret an IR function on Python values: the reference semantics for passes and codegen.
+    A failing op raises OpFailure; a `raise` op raises its exception."""
+    env = {p: a for p, a in zip(fn.params, args)}
+
+    def run_block(block, params=()):
+        env.update(zip(block.params, params))
+        for v in block.values:
+            if v.op == "raise":
+                raise v.attrs["exception"]
+            if v.op == "if":
+                env[v] = run_block(v.regions[0] if env[v.args[0]] else v.regions[1])
+            elif v.op == "loop":
+                carried = [env[a] for a in v.args]
+                while True:
+                    go, *carried = run_block(v.regions[0], carried)
+                    if not go:
+                        break
+                env[v] = tuple(carried)
+            elif v.op == "map":
+                env[v] = run_map(v, [env[a] for a in v.args], run_block)
+            else:
+                env[v] = evaluate(v, [env[a] for a in v.args])
+        return tuple(env[r] for r in block.results)
+
+    return run_block(fn.body)[0]
