@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import shutil
+import subprocess
 
 import pytest
 
@@ -149,3 +151,11 @@ def test_no_file_is_too_long():
                            for part in p.relative_to(ROOT).parts)]
     long = {str(p.relative_to(ROOT)): n for p in sources if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert long == {}
+
+
+def test_ruff_is_clean():
+    ruff = shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff is not installed (pip install -e '.[test]')")
+    done = subprocess.run([ruff, "check", "--no-cache", str(ROOT)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr

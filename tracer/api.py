@@ -9,14 +9,16 @@ each trace before it is compiled.
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
+from typing import Any
 
 from tracer import native
-from tracer.frontend.capture import call_intercepted, run_plain, warn_storm
 from tracer.errors import BigIntInput
-from tracer.frontend.interpreter import CO_VARARGS, bind_arguments, trace_frame
 from tracer.frontend.arrays import is_ndarray
-from tracer.ir import I64_MAX, I64_MIN
+from tracer.frontend.capture import call_intercepted, run_plain, warn_storm
+from tracer.frontend.interpreter import CO_VARARGS, bind_arguments, trace_frame
 from tracer.frontend.loader import ALIASED
+from tracer.ir import I64_MAX, I64_MIN
 from tracer.specialize import NeedsPython, Specialization
 
 DEFAULT_MAX_SPECIALIZATIONS = 16
@@ -164,12 +166,14 @@ class _Fallback:
         return run_plain(self.py_func, *args)
 
 
-def trace(fn=None, *, fuse_fma: bool = True, max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS):
+def trace(fn: Callable[..., Any] | None = None, *, fuse_fma: bool = True,
+          max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS) -> Any:
     """Compile `fn` to native code on its first call (per argument types), then call that.
 
     `fuse_fma=False` keeps every multiply and add separately rounded, so results equal CPython's
     bit for bit. The returned callable has `py_func` (the original), `specializations` (what has
-    been compiled, with guards) and `dump(*args, stage=...)`.
+    been compiled, with guards) and `dump(*args, stage=...)`. Without `fn`, a decorator:
+    `@trace(fuse_fma=False)`.
     """
     if fn is None:
         return lambda f: trace(f, fuse_fma=fuse_fma, max_specializations=max_specializations)

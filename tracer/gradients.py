@@ -22,19 +22,28 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 from tracer.api import DEFAULT_MAX_SPECIALIZATIONS, make_dispatcher, unwrap
-from tracer.transforms.autodiff import BlockEmitter, NotDifferentiable, backpropagate, grad_function, vjp_functions, zero_if_none
 from tracer.errors import TracerError
-from tracer.frontend.interpreter import Trace
-from tracer.ir import F64, TupleType, Value
 from tracer.frontend import gathered
+from tracer.frontend.arrays import is_ndarray, wrap
+from tracer.frontend.interpreter import Trace
 from tracer.frontend.library import implements
 from tracer.frontend.loader import PY_TYPE
-from tracer.frontend.arrays import is_ndarray, wrap
 from tracer.frontend.objects import SymbolicFunction, TracedArray, TransformedFunction
 from tracer.frontend.sources import ArgSource
+from tracer.ir import F64, TupleType, Value
 from tracer.specialize import compile_ir
+from tracer.transforms.autodiff import (
+    BlockEmitter,
+    NotDifferentiable,
+    backpropagate,
+    grad_function,
+    vjp_functions,
+    zero_if_none,
+)
 
 
 def _float_array(x) -> bool:
@@ -66,7 +75,7 @@ class Transform:
     `fn` is a Python function, or a `SymbolicFunction` when `grad(lambda ...)` is made inside
     traced code."""
 
-    def __init__(self, fn, inner: "Transform | None"):
+    def __init__(self, fn, inner: Transform | None):
         self.fn = fn
         self.inner = inner                  # applied first (grad(grad(f)): the inner grad)
         code = fn.code if isinstance(fn, SymbolicFunction) else fn.__code__
@@ -264,14 +273,16 @@ def _shape(t) -> str:
 
 
 # ------------------------------------------------------------------------------------ the API
-def grad(fn, argnums: int | tuple[int, ...] = 0, *, fuse_fma: bool | None = None):
+def grad(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
+         fuse_fma: bool | None = None) -> Callable[..., Any]:
     """The gradient of `fn` (which returns a float) with respect to positional argument(s)
     `argnums`: a float for an int `argnums`, a tuple of floats for a tuple. Compiled like
     `@trace`. Differentiating with respect to an int or bool argument is a TypeError."""
     return _transformed(fn, "grad", lambda f, inner: Grad(f, inner, argnums, with_value=False), fuse_fma)
 
 
-def value_and_grad(fn, argnums: int | tuple[int, ...] = 0, *, fuse_fma: bool | None = None):
+def value_and_grad(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
+                   fuse_fma: bool | None = None) -> Callable[..., Any]:
     """`(fn(*args), grad(fn, argnums)(*args))`, both from one compiled function."""
     return _transformed(fn, "value_and_grad", lambda f, inner: Grad(f, inner, argnums, with_value=True), fuse_fma)
 
@@ -283,10 +294,10 @@ def _transformed(fn, caller: str, make, fuse_fma):
     return make_dispatcher(py_func, make(py_func, inner), fuse_fma, DEFAULT_MAX_SPECIALIZATIONS)
 
 
-_vjp_forwards: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_vjp_forwards: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def vjp(fn, *args):
+def vjp(fn: Callable[..., Any], *args: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     """`(fn(*args), pullback)`: `pullback(ct)` gives the gradients of `sum(ct * fn(*args))` with
     respect to every argument (a tuple, one float per argument), from a compiled backward that
     reuses what the compiled forward saved. `ct` has the shape of the output: a float, or a

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sysconfig
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from tracer import native
@@ -95,7 +96,8 @@ _compilers: dict = {}   # (code, globals, closure cells) -> CodeCompiler, for ca
 
 
 @contextlib.contextmanager
-def capture(modules=None, *, fuse_fma: bool = True, max_specializations: int = 8):
+def capture(modules: str | Iterable[str] | None = None, *, fuse_fma: bool = True,
+            max_specializations: int = 8) -> Iterator[CaptureStats]:
     """Compile every Python function called inside the block when the tracer can handle it.
 
     `modules` limits capture to functions defined in those modules (names or prefixes). Functions

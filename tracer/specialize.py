@@ -14,14 +14,13 @@ import functools
 import types
 from dataclasses import dataclass, field
 
-import codegen.jit   # a module reference: codegen imports tracer.ir, so no names at import
-
+import codegen.jit  # a module reference: codegen imports tracer.ir, so no names at import
 from tracer import native
 from tracer.frontend.interpreter import Trace
-from tracer.ir import EntryArg, Function, type_of_constant
 from tracer.frontend.loader import make_loader, type_label
-from tracer.transforms.passes import optimize
 from tracer.frontend.sources import ABSENT, ArgSource
+from tracer.ir import EntryArg, Function, type_of_constant
+from tracer.transforms.passes import optimize
 
 
 class NeedsPython(Exception):
@@ -46,7 +45,7 @@ class Specialization:
 
     # ------------------------------------------------------------------ building
     @classmethod
-    def build(cls, trace: Trace, name: str, fuse_fma: bool, fallback) -> "Specialization":
+    def build(cls, trace: Trace, name: str, fuse_fma: bool, fallback) -> Specialization:
         optimized = optimize(trace.function, fuse_fma=fuse_fma)
         fast = _is_fast(trace)
         entry_args = entry_args_for(trace, optimized)
@@ -126,7 +125,7 @@ def entry_args_for(trace: Trace, optimized: Function) -> list[EntryArg]:
     """How the native entry takes its Python arguments: the call's own arguments on the fast
     path, or the loaded leaves (one per IR parameter) otherwise."""
     if _is_fast(trace):
-        return _entry_args_for_arguments(trace)
+        return entry_args_for_arguments(trace)
     return [EntryArg(p.type, i) for i, p in enumerate(optimized.params)]
 
 
@@ -135,7 +134,7 @@ def _native_guard(g) -> bool:
     return type(g.namespace) is dict or g.key is None or isinstance(g.namespace, types.FunctionType)
 
 
-def _entry_args_for_arguments(trace: Trace) -> list[EntryArg]:
+def entry_args_for_arguments(trace: Trace) -> list[EntryArg]:
     by_arg: dict[int, EntryArg] = {}
     for i, (source, param) in enumerate(trace.leaves):
         by_arg[source.index] = EntryArg(param.type, i)

@@ -17,13 +17,16 @@ runs `numpy.vectorize` on the Python function instead.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from tracer import ir
 from tracer.api import unwrap
-from tracer.ir import F64, ArrayType, Block, Function, TupleType, Value
 from tracer.frontend.sources import ArgSource
+from tracer.ir import F64, ArrayType, Block, Function, TupleType, Value
 
 
-def vectorize(fn, *, fuse_fma: bool = True):
+def vectorize(fn: Callable[..., Any], *, fuse_fma: bool = True) -> Vectorized:
     """`fn` (a Python function of floats, or grad/value_and_grad of one) applied elementwise to
     float64 arrays, compiled into one loop; see the module docstring."""
     return Vectorized(fn, fuse_fma)

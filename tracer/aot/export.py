@@ -17,18 +17,19 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
-import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+import codegen.export as cexport
+from tracer.aot.toolchain import ExportError, link_shared
+from tracer.aot.wasm import js_loader_text, link_wasm
 from tracer.api import make_dispatcher, unwrap
 from tracer.frontend.arrays import is_ndarray
-from tracer.errors import TracerError
+from tracer.frontend.sources import ArgSource
 from tracer.gradients import Grad
 from tracer.ir import BOOL, F32, F64, I64, ArrayType, leaf_types
-from tracer.frontend.sources import ArgSource
-from tracer.specialize import _entry_args_for_arguments
+from tracer.specialize import entry_args_for_arguments
 
 C_TYPES = {F64: "double", F32: "float", I64: "int64_t", BOOL: "bool"}
 # target -> (LLVM triple, None for this machine's; what links the library)
@@ -38,12 +39,6 @@ TARGETS = {
     "aarch64-linux": ("aarch64-unknown-linux-gnu", "aarch64-linux-gnu-gcc"),
     "wasm32": ("wasm32-unknown-unknown", "wasm-ld"),
 }
-WASI_LIBC = "/usr/lib/wasm32-wasi/libc.a"     # Debian's wasi-libc: malloc and the math functions
-
-
-class ExportError(TracerError):
-    """A function that cannot be exported as asked (and why)."""
-
 
 @dataclass
 class Exported:
@@ -54,7 +49,7 @@ class Exported:
     symbols: list[str]
 
 
-def export(functions, *example_args, out_dir: str, target: str = "host", name: str | None = None,
+def export(functions: Callable[..., Any] | list, *example_args: Any, out_dir: str, target: str = "host", name: str | None = None,
            grad: bool = False, fuse_fma: bool = True, cpu: str | None = None) -> Exported:
     """Compile `functions` (a function, or a list of functions and `(function, example_args)`
     pairs) into `out_dir/lib<name>.so` with `<name>.h` and `<name>.py`.
@@ -64,7 +59,6 @@ def export(functions, *example_args, out_dir: str, target: str = "host", name: s
     every float argument, from the compiled backward (`grad` may also list the functions that
     get one). `cpu` is the CPU the code may assume:
     a portable baseline by default (x86-64-v2), "native" for this machine's."""
-    import codegen.export as cexport
 
     if target not in TARGETS:
         raise ValueError(f"export: unknown target {target!r} (known: {', '.join(TARGETS)})")
@@ -94,13 +88,12 @@ def export(functions, *example_args, out_dir: str, target: str = "host", name: s
     obj = cexport.emit_object(exported, prefix, cpu=cpu, triple=triple)
     os.makedirs(out_dir, exist_ok=True)
     if target == "wasm32":
-        from tracer.aot.wasm import js_loader_text, link_wasm
         library = os.path.join(out_dir, f"{name}.wasm")
         link_wasm(obj, library, [*symbols, f"{prefix}last_error", f"{prefix}free"])
         loader, loader_text = os.path.join(out_dir, f"{name}.js"), js_loader_text(name, prefix, exported)
     else:
         library = os.path.join(out_dir, f"lib{name}.so")
-        _link_shared(obj, library, linker, triple)
+        link_shared(obj, library, linker, triple)
         loader, loader_text = os.path.join(out_dir, f"{name}.py"), _loader_text(name, prefix, exported)
     header = os.path.join(out_dir, f"{name}.h")
     with open(header, "w") as out:
@@ -132,7 +125,6 @@ def _gradient_of(py_func, args):
 
 def _specialize(py_func, transform, args, symbol: str, fuse_fma: bool):
     """Trace and compile one function for `args`: its ExportedFunction and a doc line."""
-    import codegen.export as cexport
     dispatcher = make_dispatcher(py_func, transform, fuse_fma, max_specializations=1)
     # the first call traces and compiles, as under @trace (on copies: it may update arrays in place)
     dispatcher(*(a.copy() if is_ndarray(a) else a for a in args))
@@ -149,7 +141,7 @@ def _specialize(py_func, transform, args, symbol: str, fuse_fma: bool):
         raise ExportError(f"export: {py_func.__qualname__} must take its inputs as arguments: numbers and "
                           f"NumPy arrays, not lists or objects{what}")
     names = py_func.__code__.co_varnames[:trace.nargs]
-    c_args = tuple(cexport.CArgument(_c_name(n), e) for n, e in zip(names, _entry_args_for_arguments(trace)))
+    c_args = tuple(cexport.CArgument(_c_name(n), e) for n, e in zip(names, entry_args_for_arguments(trace)))
     leaves = leaf_types(spec.optimized.result_type)
     if transform is not None and isinstance(transform, Grad) and transform.with_value:
         value = len(leaves) - len(transform.argnums if isinstance(transform.argnums, tuple) else (0,))
@@ -165,38 +157,8 @@ def _specialize(py_func, transform, args, symbol: str, fuse_fma: bool):
     return cexport.ExportedFunction(symbol, spec.optimized, c_args, tuple(result_names)), doc
 
 
-# ------------------------------------------------------------------------------ linking
-def find_tool(name: str) -> str:
-    """The path of a toolchain program, or an ExportError that says how to get it."""
-    path = shutil.which(name)
-    if path is None:
-        raise ExportError(f"export: {name} is not installed (Debian: apt-get install "
-                          f"{DEBIAN_PACKAGES.get(name, name)})")
-    return path
-
-
-DEBIAN_PACKAGES = {"aarch64-linux-gnu-gcc": "gcc-aarch64-linux-gnu", "x86_64-linux-gnu-gcc": "gcc-x86-64-linux-gnu",
-                   "wasm-ld": "lld wasi-libc", "cc": "gcc"}
-
-
-def _link_shared(obj: bytes, library: str, linker: str, triple: str | None) -> None:
-    import platform
-    if triple is None or triple.split("-")[0] == platform.machine():
-        cc = os.environ.get("CC") or shutil.which("cc") or find_tool("gcc")    # this machine's compiler
-    else:
-        cc = find_tool(linker)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "export.o")
-        with open(path, "wb") as out:
-            out.write(obj)
-        done = subprocess.run([cc, "-shared", "-o", library, path, "-lm"], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise ExportError(f"export: linking {library} failed:\n{done.stderr}")
-
-
 # ------------------------------------------------------------------------------ the header
 def _array_structs(prefix: str, exported) -> dict[str, ArrayType]:
-    import codegen.export as cexport
     return {cexport.array_struct_name(prefix, t): t for f in exported
             for t in leaf_types(f.fn.result_type) if isinstance(t, ArrayType)}
 
@@ -213,7 +175,6 @@ def _c_params(f) -> list[str]:
 
 
 def _c_outs(prefix: str, f) -> list[str]:
-    import codegen.export as cexport
     outs = []
     for t, n in zip(leaf_types(f.fn.result_type), f.result_names):
         c_type = cexport.array_struct_name(prefix, t) if isinstance(t, ArrayType) else C_TYPES[t]
@@ -233,7 +194,6 @@ def _describe_argument(a) -> str:
 
 
 def _header_text(name: str, prefix: str, exported, docs) -> str:
-    import codegen.export as cexport
     guard = f"{name.upper()}_H"
     lines = [f"/* {name}.h: functions compiled ahead of time by tracer (generated; do not edit).",
              "",
@@ -326,7 +286,6 @@ def _result(struct, dtype, rank):
 
 
 def _loader_text(name: str, prefix: str, exported) -> str:
-    import codegen.export as cexport
     errors = {code: exc.__name__ for code_name, (code, exc) in cexport.CODES.items() if exc is not None}
     first = exported[0].symbol[len(prefix):]
     parts = [_LOADER_HEAD.format(name=name, prefix=prefix, first=first,

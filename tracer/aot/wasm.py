@@ -13,11 +13,12 @@ import os
 import subprocess
 import tempfile
 
+from codegen.export import CODES
+from tracer.aot.toolchain import WASI_LIBC, ExportError, find_tool
 from tracer.ir import BOOL, F32, F64, I64, ArrayType, leaf_types
 
 
 def link_wasm(obj: bytes, library: str, exports: list[str]) -> None:
-    from tracer.aot.export import WASI_LIBC, ExportError, find_tool
     wasm_ld = find_tool("wasm-ld")
     if not os.path.exists(WASI_LIBC):
         raise ExportError(f"export: {WASI_LIBC} is missing (Debian: apt-get install wasi-libc)")
@@ -117,7 +118,6 @@ module.exports = { load };
 
 
 def js_loader_text(name: str, prefix: str, exported) -> str:
-    from codegen.export import CODES
     kinds = {code: exc.__name__ for code_name, (code, exc) in CODES.items() if exc is not None}
     parts = [_HEAD.format(name=name, prefix=prefix, first=exported[0].symbol[len(prefix):], kinds=json.dumps(kinds))]
     for f in exported:
