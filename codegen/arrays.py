@@ -4,7 +4,7 @@ An IR array is NumPy's layout. At the kernel ABI an array parameter is 1 + 2 * r
 
     ptr data, i64 size_0 ... size_{r-1}, i64 stride_0 ... stride_{r-1}      (strides in bytes)
 
-and inside the kernel it is an `ArrayValue` of those LLVM values. Element (i_0, ..., i_{r-1}) is
+and inside the kernel it is an `ArrayValue` of those LLVM values (codegen.kernel). Element (i_0, ..., i_{r-1}) is
 at byte offset sum(i_k * stride_k) from `data`; a stride may be negative (a reversed view) or
 zero (a broadcast axis). Loads are unaligned (align 1): a NumPy view can start anywhere.
 
@@ -20,43 +20,18 @@ is taken out of the arena); any other (a view, an argument) is copied into a new
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from llvmlite import ir as ll
 
+from codegen.kernel import DOUBLE, FLOAT, I1, I64, PTR, ArrayValue, KernelBuilder
+from codegen.lowerings import lowering_for, lowers
 from tracer import ir
 from tracer.errors import Status
-
-from codegen.kernel import DOUBLE, FLOAT, I1, I64, PTR, KernelBuilder
 
 I8 = ll.IntType(8)
 ELEMENT_TYPES = {ir.F64: DOUBLE, ir.F32: FLOAT, ir.I64: I64, ir.BOOL: I8}     # NumPy's bool is one byte
 ITEM_SIZE = {ir.F64: 8, ir.F32: 4, ir.I64: 8, ir.BOOL: 1}
 ARENA_HEADER = 16           # bytes before each arena block's data: the next block (keeps 16-byte alignment)
 NULL = ll.Constant(PTR, None)
-
-
-class ArrayValue(NamedTuple):
-    data: ll.Value
-    sizes: tuple
-    strides: tuple
-
-
-def abi_types(t: ir.ArrayType) -> list[ll.Type]:
-    """The kernel arguments an array parameter takes (and the LLVM values an ArrayValue is)."""
-    return [PTR] + [I64] * (2 * t.rank)
-
-
-def from_arguments(t: ir.ArrayType, args: list) -> ArrayValue:
-    """The ArrayValue of an array parameter, from its kernel arguments (consumed)."""
-    data = args.pop(0)
-    sizes = tuple(args.pop(0) for _ in range(t.rank))
-    strides = tuple(args.pop(0) for _ in range(t.rank))
-    return ArrayValue(data, sizes, strides)
-
-
-def fields(a: ArrayValue) -> list:
-    return [a.data, *a.sizes, *a.strides]
 
 
 def result_struct(t: ir.ArrayType) -> ll.LiteralStructType:
@@ -73,10 +48,12 @@ def uses_arena(fn: ir.Function) -> bool:
 
 
 def start_arena(k: KernelBuilder) -> None:
-    """The arena's head slot, empty, at the kernel's entry (call before lowering any op)."""
+    """The arena's head slot, empty, at the kernel's entry (call before lowering any op), and
+    the arena freed at every return."""
     slot = k.builder.alloca(PTR, name="arena")
     k.builder.store(NULL, slot)
     k.arena = slot
+    k.cleanups.append(free_arena)
 
 
 def free_arena(k: KernelBuilder) -> None:
@@ -201,22 +178,26 @@ def _bounded_index(k: KernelBuilder, i, n):
 
 
 # ------------------------------------------------------------------------------ the ops
+@lowers("dim")
 def dim(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     return a.sizes[v.attrs["axis"]]
 
 
+@lowers("load")
 def load(k: KernelBuilder, v: ir.Value, a: ArrayValue, *indices):
     """a[indices]: a negative index counts from the end; out of bounds returns SHAPE_MISMATCH."""
     indices = [_bounded_index(k, i, n) for i, n in zip(indices, a.sizes)]
     return load_element(k, a, indices, v.type)
 
 
+@lowers("index")
 def index(k: KernelBuilder, v: ir.Value, a: ArrayValue, *indices):
     indices = [_bounded_index(k, i, n) for i, n in zip(indices, a.sizes)]
     data = element_address(k, a, indices)
     return ArrayValue(data, a.sizes[len(indices):], a.strides[len(indices):])
 
 
+@lowers("broadcast_in_dim")
 def broadcast_in_dim(k: KernelBuilder, v: ir.Value, a: ArrayValue, *sizes):
     dims, source = v.attrs["dims"], v.args[0].type.shape
     strides = [k.i64(0)] * len(sizes)
@@ -229,6 +210,7 @@ def broadcast_in_dim(k: KernelBuilder, v: ir.Value, a: ArrayValue, *sizes):
     return ArrayValue(a.data, tuple(sizes), tuple(strides))
 
 
+@lowers("transpose")
 def transpose(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     perm = v.attrs["perm"]
     return ArrayValue(a.data, tuple(a.sizes[p] for p in perm), tuple(a.strides[p] for p in perm))
@@ -243,6 +225,7 @@ def _slice_bound(k: KernelBuilder, i, n, step: int):
     return b.select(b.icmp_signed(">=", i, n), high, i)
 
 
+@lowers("slice")
 def slice_view(k: KernelBuilder, v: ir.Value, a: ArrayValue, *bounds):
     """x[start:stop:step, ...]: the view starts at the first element, its strides are step times."""
     b = k.builder
@@ -310,11 +293,13 @@ def _repeats_along_last_axis(a: ArrayValue) -> bool:
     return isinstance(stride, ll.Constant) and stride.constant == 0
 
 
-def elementwise(k: KernelBuilder, v: ir.Value, operands, scalar_lowering) -> ArrayValue:
-    """A scalar op applied to every element (its scalar operands are the same for each)."""
+def elementwise(k: KernelBuilder, v: ir.Value, operands) -> ArrayValue:
+    """A scalar op applied to every element (its scalar operands are the same for each), by the
+    op's lowering for the element type."""
     positions = [i for i, a in enumerate(v.args) if isinstance(a.type, ir.ArrayType)]
     scalar = ir.Value(v.op, tuple(ir.Value("param", (), a.type.dtype) if isinstance(a.type, ir.ArrayType) else a
                                   for a in v.args), v.type.dtype, v.attrs)
+    scalar_lowering = lowering_for(scalar)
 
     def element(*xs):
         args = list(operands)
@@ -362,6 +347,7 @@ def reduction_start(k: KernelBuilder, kind: str, dtype: ir.ScalarType, count):
     return k.i64({"sum": 0, "prod": 1, "max": ir.I64_MIN, "min": ir.I64_MAX}[kind])
 
 
+@lowers("reduce")
 def reduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     b = k.builder
     kind, axes, source = v.attrs["kind"], v.attrs["axes"], v.args[0].type.dtype
@@ -390,6 +376,7 @@ def reduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     return out
 
 
+@lowers("argreduce")
 def argreduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     """The first index of the largest (smallest) element; a NaN counts as the extreme."""
     b = k.builder
@@ -435,6 +422,7 @@ def _merge(first, kept, idx):
     return out
 
 
+@lowers("full")
 def full(k: KernelBuilder, v: ir.Value, fill, *sizes):
     for s in sizes:
         k.fail_if(k.builder.icmp_signed("<", s, k.i64(0)), Status.SHAPE_MISMATCH)   # NumPy's ValueError
@@ -443,6 +431,7 @@ def full(k: KernelBuilder, v: ir.Value, fill, *sizes):
     return out
 
 
+@lowers("iota")
 def iota(k: KernelBuilder, v: ir.Value, n):
     b = k.builder
     n = b.select(b.icmp_signed("<", n, k.i64(0)), k.i64(0), n)
@@ -451,6 +440,7 @@ def iota(k: KernelBuilder, v: ir.Value, n):
     return out
 
 
+@lowers("pack")
 def pack(k: KernelBuilder, v: ir.Value, *elements):
     shape = v.type.shape
     out = allocate(k, v.type.dtype, tuple(k.i64(n) for n in shape))
@@ -462,12 +452,14 @@ def pack(k: KernelBuilder, v: ir.Value, *elements):
     return out
 
 
+@lowers("copy")
 def copy(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     out = allocate(k, v.type.dtype, a.sizes)
     copy_elements(k, a, out, v.type.dtype)
     return out
 
 
+@lowers("reshape")
 def reshape(k: KernelBuilder, v: ir.Value, a: ArrayValue, *sizes):
     b = k.builder
     for s in sizes:
@@ -477,6 +469,7 @@ def reshape(k: KernelBuilder, v: ir.Value, a: ArrayValue, *sizes):
     return ArrayValue(dense.data, tuple(sizes), contiguous_strides(k, v.type.dtype, sizes))
 
 
+@lowers("store")
 def store(k: KernelBuilder, v: ir.Value, target: ArrayValue, value, *indices):
     dtype = v.args[0].type.dtype
     place = index(k, v, target, *indices) if indices else target
@@ -502,6 +495,7 @@ def _extent(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType):
     return b.gep(a.data, [low], source_etype=I8), b.gep(a.data, [high], source_etype=I8)
 
 
+@lowers("writeback")
 def writeback(k: KernelBuilder, v: ir.Value, *pairs, arguments=()):
     """Copy each new contents into its argument array; first, if a written argument shares
     memory with another argument array, FALLBACK (the Python function does it, in its order)."""
@@ -525,6 +519,7 @@ def _check_apart(k: KernelBuilder, target: ArrayValue, dtype: ir.ScalarType) -> 
         k.fail_if(b.not_(apart), Status.FALLBACK)
 
 
+@lowers("in_place_check")
 def in_place_check(k: KernelBuilder, v: ir.Value, *arrays):
     """Before maps write argument arrays in place: per group, the argument's sizes are those of
     the arrays its map reads (else SHAPE_MISMATCH), and it shares no memory with another
@@ -607,8 +602,3 @@ def export_result(k: KernelBuilder, a: ArrayValue, t: ir.ArrayType, out) -> None
     for axis, size in enumerate(a.sizes):
         b.store(size, word(2 + axis))
 
-
-LOWERINGS = {"dim": dim, "load": load, "index": index, "broadcast_in_dim": broadcast_in_dim,
-             "transpose": transpose, "slice": slice_view, "reduce": reduce, "argreduce": argreduce,
-             "full": full, "iota": iota, "pack": pack, "copy": copy, "reshape": reshape, "store": store,
-             "writeback": writeback, "in_place_check": in_place_check}

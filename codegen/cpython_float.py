@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from tracer.errors import Status
-
 from codegen.kernel import DOUBLE, I64
+from tracer.errors import Status
 
 
 def float_mod(k, vx, wx):

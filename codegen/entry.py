@@ -20,13 +20,12 @@ import struct
 
 from llvmlite import ir as ll
 
+from codegen.arrays import result_struct
+from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, llvm_type
+from codegen.lower import raise_sites
 from tracer import ir
 from tracer.errors import RAISE_BASE, STATUS_EXCEPTIONS, Status
 from tracer.ir.ops import OPS
-
-from codegen.arrays import result_struct
-from codegen.lower import raise_sites
-from codegen.kernel import DOUBLE, I1, I32, I64, PTR, llvm_type
 
 I8 = ll.IntType(8)
 PY_OBJECT = ll.LiteralStructType([I64, PTR])            # ob_refcnt, ob_type
@@ -158,7 +157,6 @@ class EntryBuilder:
     def unbox_array(self, obj: ll.Value, t: ir.ArrayType):
         """An exact numpy.ndarray of t's rank whose dtype is the builtin (native byte order)
         descriptor of t's dtype, as the kernel's ArrayValue (its memory, not a copy)."""
-        from codegen.arrays import ArrayValue
         b, api = self.builder, self.api
 
         def field(index, typ):

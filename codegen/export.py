@@ -23,13 +23,13 @@ from dataclasses import dataclass
 
 from llvmlite import ir as ll
 
-from tracer import ir
-from tracer.errors import RAISE_BASE, STATUS_EXCEPTIONS, Status
-from tracer.ir.ops import OPS
-
 from codegen.arrays import ITEM_SIZE
 from codegen.kernel import DOUBLE, I32, I64, PTR, llvm_type
 from codegen.lower import lower_function, raise_sites
+from codegen.target import initialize, optimize
+from tracer import ir
+from tracer.errors import RAISE_BASE, STATUS_EXCEPTIONS, Status
+from tracer.ir.ops import OPS
 
 # The status codes of the C ABI (the header lists them as TRACER_*), and the Python exception
 # each stands for (the ctypes loader raises it)
@@ -265,8 +265,7 @@ def export_target_machine(triple: str | None = None, cpu: str | None = None):
     """A target machine for position-independent code: this machine's triple by default, the
     baseline CPU of its architecture unless `cpu` names one ("native": this machine's)."""
     import llvmlite.binding as llvm
-    from codegen.target import _initialize
-    _initialize()
+    initialize()
     if triple is not None:
         _initialize_all_targets()
     triple = triple or llvm.get_process_triple()
@@ -281,7 +280,6 @@ def export_target_machine(triple: str | None = None, cpu: str | None = None):
 def emit_object(functions: list[ExportedFunction], prefix: str, cpu: str | None = None,
                 triple: str | None = None) -> bytes:
     """The optimized object file of `lower_library` for the target."""
-    from codegen.target import optimize
     tm = export_target_machine(triple, cpu)
     module = lower_library(functions, prefix, tm.triple, str(tm.target_data))
     return tm.emit_object(optimize(str(module), tm))

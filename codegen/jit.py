@@ -10,12 +10,11 @@ from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
 
-from tracer import ir
-
 from codegen.entry import object_symbols
 from codegen.module import entry_symbol, kernel_symbol, lower_module
 from codegen.runtime import JIT_MEMORY, RUNTIME, RUNTIME_FUNCTIONS
 from codegen.target import assembly, host_target_machine, optimize
+from tracer import ir
 
 _lock = threading.Lock()          # LLVM's global context is not thread safe
 _serial = itertools.count()

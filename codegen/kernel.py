@@ -1,6 +1,10 @@
-"""The kernel being emitted: LLVM types of the IR's scalars, and `KernelBuilder`, the helpers
-every lowering uses (early exits with a status, libm calls, intrinsics, checked i64 arithmetic)."""
+"""The kernel being emitted: LLVM types of the IR's scalars, the form an array takes inside a
+kernel (`ArrayValue`; codegen.arrays lowers the array ops), and `KernelBuilder`, the helpers every
+lowering uses (early exits with a status, libm calls, intrinsics, checked i64 arithmetic)."""
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
 
 from llvmlite import ir as ll
 
@@ -32,10 +36,34 @@ def llvm_type(t: ir.Type) -> ll.Type:
         raise NotImplementedError(f"codegen: no LLVM type for IR type {t}") from None
 
 
+class ArrayValue(NamedTuple):
+    """An array inside a kernel: its data pointer, and its sizes and byte strides (i64 values)."""
+    data: ll.Value
+    sizes: tuple
+    strides: tuple
+
+
+def abi_types(t: ir.ArrayType) -> list[ll.Type]:
+    """The kernel arguments an array parameter takes (and the LLVM values an ArrayValue is):
+    ptr data, i64 size_0 ... size_{r-1}, i64 stride_0 ... stride_{r-1}."""
+    return [PTR] + [I64] * (2 * t.rank)
+
+
+def from_arguments(t: ir.ArrayType, args: list) -> ArrayValue:
+    """The ArrayValue of an array parameter, from its kernel arguments (consumed)."""
+    data = args.pop(0)
+    sizes = tuple(args.pop(0) for _ in range(t.rank))
+    strides = tuple(args.pop(0) for _ in range(t.rank))
+    return ArrayValue(data, sizes, strides)
+
+
+def fields(a: ArrayValue) -> list:
+    return [a.data, *a.sizes, *a.strides]
+
+
 def param_types(t: ir.Type) -> list[ll.Type]:
     """The kernel arguments one parameter of type `t` takes (an array takes several)."""
     if isinstance(t, ir.ArrayType):
-        from codegen.arrays import abi_types
         return abi_types(t)
     return [llvm_type(t)]
 
@@ -55,10 +83,9 @@ class KernelBuilder:
         self.memory = memory
         self.function = function
         args = list(function.args)
-        self.params = []             # one per IR parameter (an array: a codegen.arrays.ArrayValue)
+        self.params = []             # one per IR parameter (an array: an ArrayValue)
         for p in fn.params:
             if isinstance(p.type, ir.ArrayType):
-                from codegen.arrays import from_arguments
                 self.params.append(from_arguments(p.type, args))
             else:
                 self.params.append(args.pop(0))
@@ -67,6 +94,8 @@ class KernelBuilder:
         self.tapes: dict = {}            # tape_new op -> its header (codegen.tape)
         self.arena = None                # the slot of the arena's head, if arrays are made (codegen.arrays)
         self.deferred = None             # a flag's slot: failures are noted there, not returned (lower_map)
+        self.cleanups: list[Callable[[KernelBuilder], None]] = []   # run by `ret`, in order (tapes, arena)
+        self.regions = None              # what lowers the regions of if/loop/map (codegen.lower.BlockLowering)
         self.array_params = [(a, p.type) for a, p in zip(self.params, fn.params) if isinstance(p.type, ir.ArrayType)]
 
     # -- constants -------------------------------------------------------------------------
@@ -96,13 +125,10 @@ class KernelBuilder:
         self.builder.position_at_end(ok)
 
     def ret(self, status: int) -> None:
-        """Return `status`, releasing every tape's buffer and the arrays made first."""
-        from codegen.tape import free_buffer
-        for header in self.tapes.values():
-            free_buffer(self, header)
-        if self.arena is not None:
-            from codegen.arrays import free_arena
-            free_arena(self)
+        """Return `status`, releasing first what the kernel holds: each of `cleanups` emits its
+        release (every tape's buffer, codegen.tape; the arrays made, codegen.arrays)."""
+        for cleanup in self.cleanups:
+            cleanup(self)
         self.builder.ret(ll.Constant(I32, int(status)))
 
     # -- calls ---------------------------------------------------------------------------------

@@ -16,11 +16,20 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
+from codegen.arrays import (
+    ITEM_SIZE,
+    allocate,
+    check_same_sizes,
+    contiguous_strides,
+    element_address,
+    for_range,
+    load_element,
+    reduction_start,
+    store_element,
+)
+from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, KernelBuilder
+from codegen.lowerings import lowers
 from tracer import ir
-
-from codegen.arrays import (ITEM_SIZE, ArrayValue, allocate, check_same_sizes, contiguous_strides, element_address,
-                     for_range, load_element, reduction_start, store_element)
-from codegen.kernel import DOUBLE, I1, I32, I64, PTR, KernelBuilder
 
 ITEM = ITEM_SIZE[ir.F64]
 LANES = 4                       # doubles per vector (AVX2; other targets split or scalarize it)
@@ -31,6 +40,7 @@ TILE_VECTORS = 2
 TERMS = 4                       # terms of the sum per pass over an output row (rows left over)
 
 
+@lowers("matmul")
 def matmul(k: KernelBuilder, v: ir.Value, x: ArrayValue, y: ArrayValue):
     b = k.builder
     zero = k.i64(0)

@@ -5,12 +5,11 @@ import re
 
 from llvmlite import ir as ll
 
-from tracer import ir
-
 from codegen.entry import lower_entry
 from codegen.kernel import C_MEMORY
 from codegen.lower import lower_function
 from codegen.target import host_target_machine
+from tracer import ir
 
 SYMBOL_PREFIX = "__tracer_"
 

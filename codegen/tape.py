@@ -6,29 +6,38 @@ of one 8-byte word per field (an f64, an i64, or a bool widened to i64).
 
 `tape_push` appends a record, doubling the buffer with realloc when it is full (MemoryError when
 that fails). Every header starts empty at kernel entry and `KernelBuilder.ret` frees every
-tape's buffer before any return, so a function that fails halfway (a raise, a math error) leaks
+tape's buffer before any return (`free_tapes`, one of its cleanups), so a function that fails halfway (a raise, a math error) leaks
 nothing; `tape_free` releases a buffer as soon as its backward loop is done.
 """
 from __future__ import annotations
 
 from llvmlite import ir as ll
 
+from codegen.kernel import DOUBLE, I1, I64, PTR, KernelBuilder
+from codegen.lowerings import lowers
 from tracer import ir
 from tracer.errors import Status
-
-from codegen.kernel import DOUBLE, I1, I64, PTR, KernelBuilder
 
 LENGTH, CAPACITY, DATA = 0, 1, 2
 FIRST_CAPACITY = 64         # records
 
 
 def allocate_headers(k: KernelBuilder, fn: ir.Function) -> None:
-    """One empty header per `tape_new` op of `fn`, made at entry (call before lowering)."""
+    """One empty header per `tape_new` op of `fn`, made at entry (call before lowering), and
+    their buffers freed at every return."""
     for v in fn.walk():
         if v.op == "tape_new":
             header = _untyped(k, k.builder.alloca(I64, size=3, name="tape"))
             _reset(k, header)
             k.tapes[v] = header
+    if k.tapes:
+        k.cleanups.append(free_tapes)
+
+
+def free_tapes(k: KernelBuilder) -> None:
+    """Free every tape's buffer (emitted before each return)."""
+    for header in k.tapes.values():
+        free_buffer(k, header)
 
 
 def _untyped(k: KernelBuilder, pointer):
@@ -59,7 +68,7 @@ def free_buffer(k: KernelBuilder, header) -> None:
     k.call_c("free", ll.VoidType(), [PTR], k.builder.load(_field(k, header, DATA), typ=PTR))
 
 
-
+@lowers("tape_new")
 def tape_new(k: KernelBuilder, v: ir.Value):
     header = k.tapes[v]
     free_buffer(k, header)            # made again (inside a loop): start empty
@@ -67,6 +76,7 @@ def tape_new(k: KernelBuilder, v: ir.Value):
     return header
 
 
+@lowers("tape_push")
 def tape_push(k: KernelBuilder, v: ir.Value, header, *record):
     b = k.builder
     words = len(record)
@@ -89,6 +99,7 @@ def tape_push(k: KernelBuilder, v: ir.Value, header, *record):
     return header
 
 
+@lowers("tape_get")
 def tape_get(k: KernelBuilder, v: ir.Value, header, index):
     b = k.builder
     data = b.load(_field(k, header, DATA), typ=PTR)
@@ -106,15 +117,14 @@ def tape_get(k: KernelBuilder, v: ir.Value, header, index):
     return tuple(out)
 
 
+@lowers("tape_len")
 def tape_len(k: KernelBuilder, v: ir.Value, header):
     return k.builder.load(_field(k, header, LENGTH), typ=I64)
 
 
+@lowers("tape_free")
 def tape_free(k: KernelBuilder, v: ir.Value, header):
     free_buffer(k, header)
     _reset(k, header)
     return ()
 
-
-LOWERINGS = {"tape_new": tape_new, "tape_push": tape_push, "tape_get": tape_get, "tape_len": tape_len,
-             "tape_free": tape_free}

@@ -8,8 +8,9 @@ from llvmlite import ir as ll
 
 
 @functools.cache
-def _initialize() -> None:
-    # llvm.initialize() is gone in llvmlite 0.50; the native target still needs these
+def initialize() -> None:
+    """Make the host's target and assembly printer available to LLVM (once; llvm.initialize()
+    is gone in llvmlite 0.50, the native target still needs these)."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
 
@@ -17,7 +18,7 @@ def _initialize() -> None:
 @functools.cache
 def host_target_machine() -> llvm.TargetMachine:
     """This CPU, by name and features (so llvm.fma.f64 is one vfmadd), at opt level 3."""
-    _initialize()
+    initialize()
     target = llvm.Target.from_default_triple()
     return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
                                         features=llvm.get_host_cpu_features().flatten(),

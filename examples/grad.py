@@ -10,7 +10,7 @@ from tracer import grad, trace, value_and_grad, vjp
 
 
 def d(a, b, c):
-    """Seed 004's expression."""
+    """The benchmark expression of docs/performance.md (B2), written for floats."""
     return -a*b + (c - a/b)*(a + b)*c - (b*c - a)/(a + c) + b*b*c/a
 
 

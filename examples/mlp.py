@@ -2,7 +2,7 @@
 
 The model is ordinary Python objects; `@trace` reads their weights on every call (they are
 inputs, not frozen constants), so training the model in Python keeps the compiled forward right.
-Its loops stay loops: the neurons' weights are gathered into arrays per call (tracer/gathered.py),
+Its loops stay loops: the neurons' weights are gathered into arrays per call (tracer/frontend/gathered.py),
 so the IR has a loop per layer instead of one multiply-add per weight.
 
     python examples/mlp.py

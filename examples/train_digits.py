@@ -11,9 +11,10 @@ import sys
 import time
 
 import numpy as np
+from train_step import loss  # the loss and compiled step of examples/train_step.py
+from train_step import step as train_step
 
 from tracer import trace
-from train_step import loss, step as train_step   # the loss and compiled step of examples/train_step.py
 
 
 @trace

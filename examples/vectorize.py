@@ -1,6 +1,6 @@
 """`vectorize`: a scalar function and its gradient over a million samples, in one native loop.
 
-Seed 004's `d(a, b, c)` is written for floats. `vectorize(value_and_grad(d, argnums=(0, 1, 2)))`
+The benchmark function `d(a, b, c)` (B2 in docs/performance.md) is written for floats. `vectorize(value_and_grad(d, argnums=(0, 1, 2)))`
 runs the value and all three partial derivatives per sample in one loop over the arrays (no
 Python per element, no temporary arrays between the forward and the gradient), checked here
 against finite differences and timed against NumPy running the forward alone.

@@ -229,6 +229,7 @@ def main():
     first = samples[:CHECK]
 
     import llvmlite
+
     from tracer import value_and_grad
     vg = value_and_grad(d, argnums=(0, 1, 2))
     t = time.perf_counter()

@@ -1,5 +1,5 @@
 """The micrograd-style MLP of examples/mlp.py (plain Python lists and objects), forward pass:
-compiled with its loops kept (the weights gathered into arrays per call, tracer/gathered.py)
+compiled with its loops kept (the weights gathered into arrays per call, tracer/frontend/gathered.py)
 against the same model unrolled (one input per weight: how lists of at most 8 items compile),
 plain Python, and a NumPy forward over arrays holding the same weights. Every result is
 checked against Python first.
@@ -17,11 +17,11 @@ import timeit
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import mlp  # noqa: E402
+import mlp
 
-import tracer.frontend.branches  # noqa: E402
-import tracer.frontend.gathered  # noqa: E402
-from tracer import trace  # noqa: E402
+import tracer.frontend.branches
+import tracer.frontend.gathered
+from tracer import trace
 
 
 def per_call(f, *args, repeat=5) -> float:

@@ -19,9 +19,9 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import train_lists  # noqa: E402
+import train_lists
 
-from tracer import grad, trace  # noqa: E402
+from tracer import grad, trace
 
 
 def numpy_step(W1, b1, W2, b2, W3, b3, x, y, lr):

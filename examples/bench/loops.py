@@ -27,8 +27,8 @@ are still timed, and the script ends by raising that error (exit status 1).
 
     python examples/bench/loops.py [--repeat 5] [--min-sample 0.1]
 
-(on this project's build machine: `/tmp/bench/bin/python examples/bench/loops.py`, a Python 3.11
-venv with numba, JAX and PyTorch; the tracer's C extension must be built for that interpreter.)
+(To compare against numba, run it with an interpreter whose environment has numba installed;
+the tracer's C extension must be built for that interpreter.)
 """
 import argparse
 import math
@@ -60,7 +60,7 @@ def newton_sqrt(x):
 def integrate(x0, v0, dt, n):
     x = x0
     v = v0
-    for i in range(n):
+    for _ in range(n):
         v += dt * (-math.sin(x) - 0.05 * v)
         x += dt * v
     return 0.5 * v * v + (1.0 - math.cos(x))
@@ -249,6 +249,7 @@ def main():
     args = parser.parse_args()
 
     import llvmlite
+
     from tracer import trace
     versions = [f"llvmlite {llvmlite.__version__}"]
     startup = {"tracer": startup_ms(trace)}

@@ -18,8 +18,8 @@ import argparse
 import platform
 import time
 
-import one_thread  # noqa: F401  (before NumPy: every peer on one thread)
 import numpy as np
+import one_thread  # noqa: F401  (before NumPy: every peer on one thread)
 
 from tracer import grad, trace
 

@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.dirname(HERE))           # examples/: fma.py and mlp_
 
 from fma import fma  # noqa: E402
 from mlp_numpy import mlp  # noqa: E402
+
 from tracer import export  # noqa: E402
 
 BATCH = 4

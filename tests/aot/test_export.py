@@ -10,12 +10,11 @@ import sys
 import numpy as np
 import pytest
 
-from tracer import trace
-from tracer import export
+from tracer import export, trace
 from tracer.aot.export import ExportError
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
-from mlp_numpy import mlp  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+from mlp_numpy import mlp
 
 CC = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler to link and run exported libraries")
@@ -298,7 +297,7 @@ def test_wasm32_module_runs_in_node(tmp_path):
     assert shape[:2] == [4, "ValueError"]
 
 
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 
 
 def test_the_c_example_builds_and_runs(tmp_path):

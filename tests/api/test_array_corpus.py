@@ -1,4 +1,4 @@
-"""Whole-array NumPy code compiled by the tracer: every function of `tests/array_corpus.py`.
+"""Whole-array NumPy code compiled by the tracer: every function of `tests/support/array_corpus.py`.
 
 For each corpus entry and each seed (the seed also draws the shapes):
 - `trace(fn)` against the plain function run by NumPy, twice (the call that compiles and a native
@@ -15,11 +15,11 @@ import copy
 import types
 import zlib
 
+import array_corpus
 import numpy as np
 import pytest
-
-import array_corpus
 from array_corpus import CORPUS
+
 from tracer import grad, trace
 
 SEEDS = (0, 1, 2)

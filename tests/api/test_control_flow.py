@@ -1,4 +1,4 @@
-"""Data-dependent control flow: every function of `tests/cf_corpus.py`, compiled, against CPython.
+"""Data-dependent control flow: every function of `tests/support/cf_corpus.py`, compiled, against CPython.
 
 For each corpus function, on every argument tuple listed with it:
 - fusion off (`trace(fn, fuse_fma=False)`): the compiled call returns what CPython returns, bit for
@@ -23,11 +23,10 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from cf_corpus import CASES
-from oracle import (central_difference, close, close_value, outcome, same_outcome, same_value, show,
-                    show_outcome)
-from tracer import native, grad, trace, value_and_grad
+from oracle import central_difference, close, close_value, outcome, same_outcome, same_value, show, show_outcome
+
+from tracer import grad, native, trace, value_and_grad
 from tracer.errors import TracerError
 
 FD_REL, FD_ABS = 1e-5, 1e-7
@@ -184,7 +183,7 @@ def carry_over(x):
     for k in range(4):
         if x * k > 1.0:
             out = prev * 2.0   # noqa: F821  (bound by the previous iteration; pyflakes cannot tell)
-        prev = x * k
+        prev = x * k       # noqa: F841  (read by the next iteration)
     return out
 
 

@@ -1,6 +1,6 @@
-"""Differential tests: every corpus function, compiled, against CPython running the same function.
+"""Differential tests of `trace` (tracer.api): every corpus function, compiled, against CPython running the same function.
 
-For each function in `tests/corpus.py` (argument kinds included) and generated arguments:
+For each function in `tests/support/corpus.py` (argument kinds included) and generated arguments:
 - fusion off (`trace(fn, fuse_fma=False)`): the compiled call returns what CPython returns, bit
   for bit (same Python types, nested tuples included; floats by their bytes, any NaN matching any
   NaN), or raises the same exception type with the same message;
@@ -26,12 +26,12 @@ import os
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 from corpus import CASES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from oracle import close_value, outcome, same_outcome, show, show_outcome
-from tracer import trace
-from tracer import native
+
+from tracer import native, trace
 
 EXAMPLES = int(os.environ.get("TRACER_EXAMPLES", "40"))
 SETTINGS = settings(

@@ -1,7 +1,7 @@
 """tracer.native.Dispatcher: native entries, guards, the miss fallback.
 
 Native entries are stand-ins for LLVM-generated code, built for the tests by
-tests/native_entries.py: entry_address(kind) with kind in
+tests/support/native_entries.py: entry_address(kind) with kind in
   "add_floats"  sum of two exact floats, miss for anything else
   "echo"        returns (self, args), always a hit
   "raise"       raises ValueError
@@ -16,8 +16,8 @@ import types
 import weakref
 
 import pytest
-
 from native_entries import entry_address
+
 from tracer import native as F
 
 ADD = entry_address()

@@ -1,4 +1,4 @@
-"""`python -m tracer dump`: a golden test of the fma table, every stage, and one-line errors."""
+"""`python -m tracer dump` (tracer.__main__, tracer.dump): a golden test of the fma table, every stage, and one-line errors."""
 import os
 import subprocess
 import sys
@@ -8,7 +8,7 @@ import pytest
 
 from tracer import trace
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FMA = os.path.join("examples", "fma.py") + ":fma"
 
 GOLDEN_IR = """\

@@ -1,4 +1,4 @@
-"""Gradient tests: every function of `tests/grad_corpus.py`, differentiated by the tracer.
+"""Gradient tests: every function of `tests/support/grad_corpus.py`, differentiated by the tracer (tracer.gradients).
 
 For each corpus entry and each of its points:
 - grad (tuple argnums) against central finite differences of the plain Python function
@@ -23,9 +23,9 @@ import math
 import types
 
 import pytest
-
 from grad_corpus import GRAD_CASES
 from oracle import central_difference, close, float_bits
+
 from tracer import grad, trace, value_and_grad, vjp
 
 FD_REL, FD_ABS = 1e-5, 1e-6

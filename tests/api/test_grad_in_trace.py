@@ -1,6 +1,6 @@
-"""`grad(f)` called inside a `@trace`d function is differentiated while tracing (as `jax.grad`
+"""`grad(f)` (tracer.gradients) called inside a `@trace`d function is differentiated while tracing (as `jax.grad`
 inside `jax.jit`): the caller's native code computes the gradient. Oracle: the same gradient
-computed outside any trace, which tests/test_autodiff.py checks against finite differences."""
+computed outside any trace, which tests/ir/test_derivative_rules.py checks against finite differences."""
 import math
 
 import pytest
@@ -92,6 +92,7 @@ def test_grad_called_inside_a_plain_python_run_gives_the_gradient():
     """A compiled function that falls back to Python runs its body plainly; a `grad` called
     there must still compile and give the gradient (not run the function for its value)."""
     import math
+
     from tracer import grad
     from tracer.frontend.capture import run_plain
     assert run_plain(lambda x: grad(math.sin)(x), 1.0) == math.cos(1.0)

@@ -1,4 +1,4 @@
-"""Gradients of the foundation's differential corpus (`tests/corpus.py`), against finite differences.
+"""Gradients (tracer.gradients) of the differential corpus (`tests/support/corpus.py`), against finite differences.
 
 For every corpus function with float arguments, at seeded random points where CPython computes a
 finite float result:
@@ -17,8 +17,8 @@ import math
 import random
 
 import pytest
+from corpus import CASES, I64, NUM, SMALL_NUM, B, Count, F, I, ListOf, ObjectOf, TupleOf
 
-from corpus import B, CASES, F, I, I64, NUM, SMALL_NUM, Count, ListOf, ObjectOf, TupleOf
 from tracer import grad, value_and_grad, vjp
 
 POINTS = 6            # random points tried per function

@@ -1,6 +1,6 @@
 """Random programs: `trace(fn, fuse_fma=False)` against CPython, on generated functions.
 
-`tests/program_gen.py` generates small plain-Python functions with data-dependent control flow
+`tests/support/program_gen.py` generates small plain-Python functions with data-dependent control flow
 (if/elif/else on traced floats, `while` loops with traced conditions, `for` over `range`, break,
 continue, early returns, conditional expressions, `and`/`or`/`not`), float and int arithmetic and
 `math` calls. Each is written to a real `.py` file, compiled once with `trace(fn, fuse_fma=False)`
@@ -14,7 +14,7 @@ unsupported construct) is a failure, as is a function that ends up with no speci
 
 Run thousands of programs locally (300 by default, for CI):
 
-    TRACER_RANDOM_PROGRAMS=5000 python -m pytest -q tests/test_random_programs.py
+    TRACER_RANDOM_PROGRAMS=5000 python -m pytest -q tests/api/test_random_programs.py
 
 The examples are derandomized (the same programs on every run, like `test_corpus.py`);
 TRACER_RANDOM=1 draws fresh ones. A failure prints the program's source, the arguments and
@@ -26,11 +26,10 @@ import math
 import os
 
 from hypothesis import HealthCheck, given, settings
-
 from oracle import outcome, same_outcome
 from program_gen import load_function, program_cases
-from tracer import TracerError, trace
-from tracer import native
+
+from tracer import TracerError, native, trace
 
 PROGRAMS = int(os.environ.get("TRACER_RANDOM_PROGRAMS", "300"))
 SETTINGS = settings(

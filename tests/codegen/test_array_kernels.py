@@ -17,9 +17,8 @@ from hypothesis.extra import numpy as hnp
 
 from codegen.jit import compile_function
 from tracer import ir
-from tracer.ir import ops
 from tracer.errors import OpFailure, Status
-from tracer.ir import BOOL, F64, I64, ArrayType
+from tracer.ir import BOOL, F64, I64, ArrayType, ops
 
 CTYPES = {F64: ctypes.c_double, I64: ctypes.c_int64, BOOL: ctypes.c_bool}
 DTYPES = {F64: np.float64, I64: np.int64, BOOL: np.bool_}

@@ -1,4 +1,4 @@
-"""Whole-array ops against NumPy: operators with broadcasting and promotion, ufuncs, reductions,
+"""Whole-array ops (tracer.frontend.numpy_api, tracer.ir.array_ops) against NumPy: operators with broadcasting and promotion, ufuncs, reductions,
 matmul, shape ops, creation, in-place updates, errors, and their gradients.
 
 Arrays come from hypothesis: any shape up to rank 3 (sizes 0 to 4, so size-1 and empty axes
@@ -439,7 +439,7 @@ def test_train_step_matches_a_hand_written_numpy_backward():
     rng = np.random.default_rng(0)
     params = [rng.normal(0, 0.3, (6, 5)), np.zeros(5), rng.normal(0, 0.3, (5, 4)), np.zeros(4)]
     reference = [p.copy() for p in params]
-    for i in range(50):
+    for _ in range(50):
         x, y = rng.random(6), int(rng.integers(0, 4))
         step(*params, x, y, 0.1)
         numpy_step(*reference, x, y, 0.1)

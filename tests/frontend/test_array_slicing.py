@@ -1,4 +1,4 @@
-"""NumPy's basic indexing against NumPy: ints, slices with steps and negative bounds, np.newaxis
+"""NumPy's basic indexing (tracer.frontend.arrays) against NumPy: ints, slices with steps and negative bounds, np.newaxis
 and `...`, read as views, written in place (`x[a:b] += y`), and differentiated.
 
 Each case is a function written out with its index (`x[i0, s1:e1:-2, None]`), whose bounds are

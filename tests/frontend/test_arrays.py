@@ -1,4 +1,4 @@
-"""NumPy array arguments in traced code (issue 5, first slice): element reads, sizes, loops.
+"""NumPy array arguments in traced code (tracer.frontend.arrays; issue 5, first slice): element reads, sizes, loops.
 
 Each function is plain Python over NumPy arrays; the compiled call must give what CPython (with
 NumPy) gives on the same arrays, bit for bit with fusion off (compiled results are Python floats
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-
 from oracle import central_difference, close
+
 from tracer import grad, trace
 from tracer.errors import TracerError
 
@@ -316,7 +316,7 @@ def test_numpy_array_layout_the_entry_reads():
     offsets = {ARRAY_DATA: 16, ARRAY_ND: 24, ARRAY_DIMENSIONS: 32, ARRAY_STRIDES: 40, ARRAY_DESCR: 56}
     a = np.zeros((3, 5))[::2, ::-1]
     base = id(a)
-    word = lambda field: ctypes.c_int64.from_address(base + offsets[field]).value  # noqa: E731
+    word = lambda field: ctypes.c_int64.from_address(base + offsets[field]).value
     assert word(ARRAY_DATA) == a.ctypes.data
     assert ctypes.c_int32.from_address(base + offsets[ARRAY_ND]).value == 2
     assert [ctypes.c_int64.from_address(word(ARRAY_DIMENSIONS) + 8 * k).value for k in range(2)] == list(a.shape)
@@ -382,7 +382,7 @@ def test_results_outlive_the_code_that_made_them():
         "del keep\n"
         "gc.collect()\n"
     )
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": root})
     assert done.returncode == 0, done.stderr[-2000:]

@@ -1,4 +1,4 @@
-"""float32 arrays against NumPy: NEP 50 promotion, arithmetic bit for bit, math functions to an
+"""float32 arrays (tracer.frontend.numpy_api, tracer.ir.types) against NumPy: NEP 50 promotion, arithmetic bit for bit, math functions to an
 ulp, reductions and matmul (summed in float64 here, pairwise in float32 by NumPy), np.float32
 scalars, in-place updates, and the clear errors where float32 is not supported.
 """

@@ -6,16 +6,16 @@ import random
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracle import outcome, same_outcome
 
 import tracer.frontend.branches
 import tracer.frontend.gathered
 from tracer import grad, trace
 
-from oracle import outcome, same_outcome
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
-import mlp  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+import mlp
 
 N = 40          # longer than gathered.LIST_UNROLL_LIMIT: these lists are gathered
 
@@ -190,6 +190,7 @@ def test_gradient_through_a_loop_over_a_gathered_list():
 
 def test_gather_checks_every_item_exactly():
     import numpy as np
+
     from tracer.native import gather
     out = np.empty(3)
     assert gather(out, [1.0, 2.5, -3.0], None, 0) and out.tolist() == [1.0, 2.5, -3.0]

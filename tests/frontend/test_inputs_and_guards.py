@@ -1,5 +1,6 @@
 """Inputs are told apart structurally, nothing is stale after the user changes something the trace
-depended on, and capture() regions and argument binding behave like CPython."""
+depended on, and capture() regions and argument binding behave like CPython (tracer.frontend.sources,
+tracer.frontend.loader, tracer.specialize, tracer.regions)."""
 import math
 import struct
 import warnings
@@ -7,8 +8,7 @@ import warnings
 import pytest
 
 import tracer
-from tracer import trace
-from tracer import native
+from tracer import native, trace
 
 
 def outcome(f, *args, **kwargs):
@@ -40,7 +40,7 @@ def test_a_global_and_an_argument_with_the_same_name_are_different_inputs():
 
 
 def test_two_list_defaults_are_different_inputs():
-    def g(a=[1.0, 2.0], b=[3.0, 4.0]):
+    def g(a=[1.0, 2.0], b=[3.0, 4.0]):   # noqa: B006  (the defaults are what this test is about)
         return a[0] + b[0]
 
     def f(x):

@@ -1,7 +1,7 @@
 """Traced code that writes into the caller's Python lists, and `grad` with respect to lists.
 
-A list the compiled code writes into is held in an array (tracer/gathered.py): the loader
-gathers it before the call and scatters the array back into the list after (tracer/_gather.c).
+A list the compiled code writes into is held in an array (tracer.frontend.gathered): the loader
+gathers it before the call and scatters the array back into the list after (tracer/csrc/gather.c, in tracer.native).
 Every test compares the lists and the result with CPython running the same function on a copy.
 """
 import copy

@@ -1,4 +1,4 @@
-"""Array functions in the style of real numeric code, for `tests/test_array_corpus.py`.
+"""Array functions in the style of real numeric code, for `tests/api/test_array_corpus.py`.
 
 Each function is plain Python over NumPy float64 arrays (no tracer import). `CORPUS` lists
 `(fn, args_factory, grad_argnums)`: `args_factory(rng)` draws one tuple of arguments (shapes

@@ -1,6 +1,6 @@
 """The gradient corpus: differentiable plain-Python functions of float arguments.
 
-Every function here is ordinary Python that CPython runs as it is; `tests/test_grad_corpus.py`
+Every function here is ordinary Python that CPython runs as it is; `tests/api/test_grad_corpus.py`
 differentiates each one with `tracer.grad` / `value_and_grad` / `vjp` and checks the result
 against central finite differences of the plain function, against CPython's own value, against
 the other transforms and, where JAX is installed, against `jax.grad` of the same function.

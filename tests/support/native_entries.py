@@ -1,5 +1,5 @@
 """Stand-ins for the native entries the compiler generates, for the tests of the C dispatcher and
-the frame hook: tests/native/entries.c, built here into a shared library (it is not part of the
+the frame hook: tests/support/native/entries.c, built here into a shared library (it is not part of the
 shipped extension), and the address of each entry.
 
     ADD = entry_address("add_floats")   # two exact floats -> their sum; anything else: a miss

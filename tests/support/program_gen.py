@@ -3,7 +3,7 @@
 `program_cases()` is a hypothesis strategy for a `Program` (a small function `f` as source text)
 together with argument tuples for it; `load_function(source)` turns the text into a function
 whose code lives in a real `.py` file, so `inspect`, `linecache` and the tracer's file:line error
-messages see its lines. `tests/test_random_programs.py` compiles each program with `trace` and
+messages see its lines. `tests/api/test_random_programs.py` compiles each program with `trace` and
 compares it with CPython.
 
 A generated program (one drawn at random, as printed):

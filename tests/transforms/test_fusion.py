@@ -10,13 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from ir_builder import Builder
 
 from tracer import ir, trace
-from tracer.ir.ops import run
 from tracer.dump import dump_function
+from tracer.ir.ops import run
 from tracer.transforms.passes import count_maps, fuse_elementwise
-
-from ir_builder import Builder
 
 
 def maps(compiled):

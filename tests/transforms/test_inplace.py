@@ -9,8 +9,8 @@ import pytest
 from tracer import trace
 from tracer.transforms.passes import count_in_place
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
-from train_step import step  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+from train_step import step
 
 
 def weights(seed=0, n_in=30, hidden=12, n_out=5):

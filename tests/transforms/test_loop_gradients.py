@@ -11,15 +11,13 @@ import math
 
 import numpy as np
 import pytest
+from oracle import central_difference, close, outcome, same_outcome
 
 from tracer import grad, trace, value_and_grad
-
-from tracer.ir import ops
-from tracer.transforms.autodiff import grad_function
 from tracer.dump import capture_trace
 from tracer.errors import UnsupportedError
-
-from oracle import central_difference, close, outcome, same_outcome
+from tracer.ir import ops
+from tracer.transforms.autodiff import grad_function
 
 
 def newton_sqrt(x):
@@ -38,7 +36,7 @@ def long_range(x):
 
 def traced_bound(x, n):
     acc = x
-    for i in range(n):
+    for _ in range(n):
         acc = acc * 0.9 + math.cos(acc) * x
     return acc
 
@@ -80,7 +78,7 @@ def free_values_read(x, y):
 
 def raises_midway(x):
     s = 1.0
-    for i in range(200):
+    for _ in range(200):
         s = s * x
         if s > 1e6:
             raise ValueError("too big")

@@ -1,19 +1,28 @@
-"""Unit and property tests for the IR passes (tracer/passes). IR is built by hand."""
+"""Unit and property tests for the IR passes (tracer.transforms.passes). IR is built by hand."""
 from __future__ import annotations
 
 import math
 import struct
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ir_builder import Builder
+
 from tracer import ir
-from tracer.ir import ops
 from tracer.errors import OpFailure, Status
-from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN
-from tracer.transforms.passes import (PIPELINE, count_fused, eliminate_common_subexpressions, eliminate_dead_code,
-                           fold_constants, fuse_multiply_add, optimize, simplify, stages)
+from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, ops
+from tracer.transforms.passes import (
+    PIPELINE,
+    count_fused,
+    eliminate_common_subexpressions,
+    eliminate_dead_code,
+    fold_constants,
+    fuse_multiply_add,
+    optimize,
+    simplify,
+    stages,
+)
 
 EXACT_PASSES = [fold_constants, simplify, eliminate_common_subexpressions, eliminate_dead_code]
 

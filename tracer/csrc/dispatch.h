@@ -1,6 +1,6 @@
 /* Dispatcher: the steady-state fast path of a traced function.
  *
- * Shared between _dispatch.c (which defines the type) and _frame.c (whose
+ * Shared between dispatch.c (which defines the type) and frame.c (whose
  * PEP 523 hook tries a Dispatcher's native entries before asking Python).
  */
 #ifndef TRACER_DISPATCH_H

@@ -1,6 +1,6 @@
 /* tracer.native.gather: copy a Python list's numbers into an array, checking every item.
  *
- * A loop over a long Python list compiles to a loop over an array (tracer/gathered.py).
+ * A loop over a long Python list compiles to a loop over an array (tracer/frontend/gathered.py).
  * The loader fills that array on every call, so this copy is on the call path: done here it
  * costs a few nanoseconds per item instead of a Python-level check and conversion.
  *

@@ -1,4 +1,4 @@
-/* tracer.native.gather (tracer/_gather.c): a list's numbers into an array, checked. */
+/* tracer.native.gather (tracer/csrc/gather.c): a list's numbers into an array, checked. */
 #ifndef TRACER_GATHER_H
 #define TRACER_GATHER_H
 #include <Python.h>

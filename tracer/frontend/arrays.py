@@ -22,8 +22,9 @@ from __future__ import annotations
 import math
 
 from tracer.frontend.builder import is_number, is_traced
+from tracer.frontend.iteration import RangeIter
+from tracer.frontend.objects import ArrayMethod, TracedArray, array_unsupported
 from tracer.ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, Value
-from tracer.frontend.objects import ArrayMethod, TracedArray
 
 READABLE_DTYPES = (F64, F32, I64)   # bool arrays wait for NumPy's bool arithmetic (not Python's)
 
@@ -47,10 +48,6 @@ def readable_dtype(array):
 def param_shape(array) -> tuple:
     """The shape a parameter's type records: 1 where the size is 1, else None (run time)."""
     return tuple(1 if n == 1 else None for n in array.shape)
-
-
-def unsupported(tracer, what: str):
-    return tracer.error(f"{what} of a NumPy array is not supported yet")
 
 
 def wrap(tracer, v):
@@ -315,8 +312,8 @@ def store(tracer, array: TracedArray, indices: tuple, value) -> None:
     value = operand(tracer, value, "assignment")
     if kind(value) != element:
         if element == I64 and kind(value) in (F64, F32) or element == BOOL and kind(value) != BOOL:
-            raise unsupported(tracer, f"storing {NUMPY_DTYPE_NAMES[kind(value)]} values into a "
-                                      f"{NUMPY_DTYPE_NAMES[element]} array")
+            raise array_unsupported(tracer, f"storing {NUMPY_DTYPE_NAMES[kind(value)]} values into a "
+                                            f"{NUMPY_DTYPE_NAMES[element]} array")
         value = convert(tracer, value, element)
     value = b.value(value)
     if rest:
@@ -357,9 +354,9 @@ def _index(tracer, i):
     if is_traced(i) and i.type == I64:
         return i
     if type(i) is bool or (is_traced(i) and i.type == BOOL) or isinstance(i, TracedArray):
-        raise unsupported(tracer, "indexing with a bool or an array")
+        raise array_unsupported(tracer, "indexing with a bool or an array")
     if type(i) in (list, tuple):
-        raise unsupported(tracer, "indexing with a sequence")
+        raise array_unsupported(tracer, "indexing with a sequence")
     raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
                      "integer or boolean arrays are valid indices")
 
@@ -488,7 +485,6 @@ def length(tracer, array: TracedArray):
 
 def iterate(tracer, array: TracedArray):
     """`for v in x`: a loop over the first axis (elements, or rows as views)."""
-    from tracer.frontend.branches import RangeIter
     if array.rank == 0:
         raise TypeError("iteration over a 0-d array")
     b = tracer.builder
@@ -518,25 +514,7 @@ def attribute(tracer, array: TracedArray, name: str):
         return transpose(tracer, array)
     if name in METHODS:
         return ArrayMethod(array, name)
-    raise unsupported(tracer, f"the attribute .{name}")
-
-
-def call_method(tracer, method: ArrayMethod, args: list, kwargs: dict):
-    from tracer.frontend import numpy_api
-    x, name = method.array, method.name
-    if name == "reshape":
-        shape = args[0] if len(args) == 1 and type(args[0]) in (tuple, list) else tuple(args)
-        return reshape(tracer, x, shape, **kwargs)
-    if name == "transpose":
-        axes = args[0] if len(args) == 1 and type(args[0]) in (tuple, list) else (tuple(args) or None)
-        return transpose(tracer, x, axes, **kwargs)
-    if name == "astype":
-        return astype(tracer, x, *args, **kwargs)
-    if name in ("ravel", "flatten"):
-        return reshape(tracer, x, (-1,))
-    if name == "copy":
-        return wrap(tracer, tracer.builder.emit("copy", (x.value,)))
-    return numpy_api.call_function(tracer, name, [x, *args], kwargs)
+    raise array_unsupported(tracer, f"the attribute .{name}")
 
 
 # ------------------------------------------------------------------------------- shape ops
@@ -556,7 +534,7 @@ def reshape(tracer, array: TracedArray, shape, order="C"):
     """x.reshape(shape): one size may be -1 (worked out from the others)."""
     b = tracer.builder
     if order != "C":
-        raise unsupported(tracer, f"reshape with order={order!r}")
+        raise array_unsupported(tracer, f"reshape with order={order!r}")
     shape = tuple(shape) if type(shape) in (tuple, list) else (shape,)
     total = array.type.shape
     known = None not in total
@@ -623,10 +601,10 @@ def matmul(tracer, a, b):
             raise ValueError("matmul: Input operand does not have enough dimensions (has 0, gufunc core with "
                              "signature (n?,k),(k,m?)->(n?,m?) requires 1)")
         if v.type.rank > 2:
-            raise unsupported(tracer, "matmul of arrays of rank above 2")
+            raise array_unsupported(tracer, "matmul of arrays of rank above 2")
     dtype = promote(tracer, x, y)
     if dtype not in (F64, F32):
-        raise unsupported(tracer, "matmul of integer arrays")
+        raise array_unsupported(tracer, "matmul of integer arrays")
     x, y = convert(tracer, x, F64), convert(tracer, y, F64)     # float32: summed in float64, rounded once
     k_x, k_y = x.type.shape[-1], y.type.shape[0]
     if None not in (k_x, k_y) and k_x != k_y:
@@ -652,7 +630,7 @@ def array_from(tracer, items):
     flat = flatten(items)
     for x in flat:
         if isinstance(x, TracedArray) or not (is_traced(x) or is_number(x)):
-            raise unsupported(tracer, "np.array of anything but numbers (and lists of them)")
+            raise array_unsupported(tracer, "np.array of anything but numbers (and lists of them)")
     if not flat:
         return b.emit("full", (b.const(0.0), *(b.const(n) for n in shape)), shape=shape)
     dtype = promote(tracer, *flat)

@@ -12,11 +12,11 @@ state there, and when there are several, a traced `selector` saying which (the p
 for a return). An outcome with a place that is not a stop of the current run is *settled*: the
 run continues from there (under `if selector == place` when there are several).
 
-Loops. A `for` over a range with traced bounds (or a long constant range), or a `while` whose
-exit depends on a traced value, becomes a `loop` op: the body is interpreted once from the loop
-header with the values that change between iterations as block parameters (found by running the
-body until that set stops growing), and yields whether to go on, the next values, and the state
-at each exit. A while loop is noticed only when its exit test turns out to be traced, in the
+Loops. A `for` over a range with traced bounds (or a long constant range: a `RangeIter`, with the
+unroll limits in tracer.frontend.iteration), or a `while` whose exit depends on a traced value,
+becomes a `loop` op: the body is interpreted once from the loop header with the values that
+change between iterations as block parameters (found by running the body until that set stops
+growing), and yields whether to go on, the next values, and the state at each exit. A while loop is noticed only when its exit test turns out to be traced, in the
 middle of an iteration: the frame then rolls back to its last arrival at the loop header (a
 checkpoint) and builds the loop from there. A loop whose carried types change on the first
 iteration (`acc = 0` then `acc += x`) has that iteration peeled off first.
@@ -31,16 +31,15 @@ from dataclasses import dataclass, field
 
 from bytecode import Instr
 
-from tracer.frontend.builder import is_number, is_traced
 from tracer import ir
 from tracer.errors import BigIntInput, InternalError, SourceLoc, TracerError, UnsupportedError, is_internal
-from tracer.ir import BOOL, F64, I64, Block, TupleType, Value
+from tracer.frontend.builder import NeedsPython, is_number, is_traced
+from tracer.frontend.generators import SUM_LOCAL
+from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged
 from tracer.frontend.objects import NULL
+from tracer.ir import BOOL, F64, I64, Block, TupleType, Value
 
 RETURN = -1                 # the place of a returning outcome (pcs are >= 0)
-SUM_LOCAL = "<sum>"         # the running sum of a generator consumed by sum() (library.SumState)
-UNROLL_LIMIT = 16           # a loop over a constant range longer than this stays a loop
-AUTODIFF_UNROLL_LIMIT = 64    # traced for autodiff, loops over known ranges up to this long unroll (longer: a tape)
 MAX_PEELS = 2               # iterations peeled off a loop before its carried types must settle
 MAX_LOOP_ATTEMPTS = 50      # the carried set grows on each attempt; it is bounded by the state
 
@@ -56,11 +55,6 @@ class _Peel(Exception):
     """The carried values change type in the first iteration: peel it off."""
 
 
-class ListChanged(UnsupportedError):
-    """A list changed in a region (a branch side, a loop body): a loop over a range known at
-    trace time unrolls instead."""
-
-
 class MergeError(UnsupportedError):
     pass
 
@@ -71,34 +65,6 @@ class MaybeUnbound:
     """A local bound on some paths only: `value` where `bound` (a traced bool) holds."""
     bound: Value
     value: object
-
-
-@dataclass(frozen=True, eq=False)
-class RangeIter:
-    """Iteration over range(start, stop, step) with traced bounds (or a long constant range):
-    `index` is the next value to produce. Over a NumPy array (`for v in x`), `array` is the
-    TracedArray and the loop produces array[index] instead."""
-    start: object
-    stop: object
-    step: object
-    index: object
-    array: object = None
-    carried = True
-
-    def fields(self) -> tuple:
-        return (self.start, self.stop, self.step, self.index, self.array)
-
-    def has_next(self, b, fold: bool = False):
-        step, index = self.step, self.index
-        if fold and is_traced(index) and index.op == "const":
-            index = index.attrs["value"]         # (a peeled first iteration of a known range)
-        if not is_traced(step):
-            return b.compare("lt" if step > 0 else "gt", index, self.stop)
-        up = b.compare("gt", step, 0)
-        return b.emit("select", (up, b.compare("lt", self.index, self.stop), b.compare("gt", self.index, self.stop)))
-
-    def advanced(self, b) -> "RangeIter":
-        return RangeIter(self.start, self.stop, self.step, b.binary("add", self.index, self.step), self.array)
 
 
 # ------------------------------------------------------------------------------ frame states
@@ -131,7 +97,7 @@ class Outcome:
         return list(self.states)
 
     @classmethod
-    def at(cls, place, state) -> "Outcome":
+    def at(cls, place, state) -> Outcome:
         return cls({place: state})
 
 
@@ -664,7 +630,3 @@ class Branching:
             out.states[p] = self._rebuild_state(p, exit_layouts[p], items)
         return out                     # no exits: the loop never ends (or always raises)
 
-
-class NeedsPython(Exception):
-    """Raised from compiled code where only Python gives the exact result (big ints): the call
-    runs the Python function instead (a non-builtin exception falls back to Python)."""

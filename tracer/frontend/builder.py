@@ -9,17 +9,39 @@ Every traced value also carries its *example*: its value for the arguments of th
 traced, evaluated with the op's reference semantics. When the tracer needs a concrete Python value
 (`range(n)`, an index, an `if` on an int) it `concretize`s: that is allowed for values computed
 only from int and bool arguments, and records a guard that those arguments keep their values.
-A branch on a float is data-dependent control flow, a clear error for now.
+A branch on a float is data-dependent control flow: the interpreter forks (tracer.frontend.branches).
 """
 from __future__ import annotations
 
 from bytecode import BinaryOp
 
-from tracer.ir import ops
-from tracer.errors import (BigIntConstant, BigIntInput, DataDependentControlFlow, NeedsConcreteValue, OpFailure, SourceLoc, Status, UnsupportedError,
-                     exception_for)
-from tracer.ir import (BOOL, F32, F64, I64, I64_MAX, I64_MIN, ArrayType, Block, Function, ScalarType, TupleType, Value,
-                 type_of_constant)
+from tracer.errors import (
+    BigIntConstant,
+    BigIntInput,
+    DataDependentControlFlow,
+    NeedsConcreteValue,
+    OpFailure,
+    SourceLoc,
+    Status,
+    UnsupportedError,
+    exception_for,
+)
+from tracer.ir import (
+    BOOL,
+    F32,
+    F64,
+    I64,
+    I64_MAX,
+    I64_MIN,
+    ArrayType,
+    Block,
+    Function,
+    ScalarType,
+    TupleType,
+    Value,
+    ops,
+    type_of_constant,
+)
 
 Operand = "Value | int | float | bool"
 
@@ -36,6 +58,12 @@ class Unknown:
 
 
 UNKNOWN = Unknown()
+
+
+class NeedsPython(Exception):
+    """Raised from compiled code where only Python gives the exact result (big ints): the call
+    runs the Python function instead (a non-builtin exception falls back to Python)."""
+
 
 # BinaryOp -> (IR op, Python operator for constants)
 BINARY_OPS = {
@@ -131,7 +159,7 @@ class GraphBuilder:
         op = self.append(Value("if", (cond,), TupleType(()), loc=self.loc))
         op.regions = [then, otherwise]
 
-    def region(self, block: Block) -> "_InRegion":
+    def region(self, block: Block) -> _InRegion:
         """`with builder.region(block):` emits into `block` (a region of an op being built)."""
         return _InRegion(self, block)
 

@@ -16,9 +16,8 @@ Exception-handler edges are not followed (try/except is not compiled).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import sys
+from dataclasses import dataclass, field
 
 from bytecode import Instr, Label
 

@@ -27,11 +27,11 @@ from __future__ import annotations
 import types
 
 from tracer.frontend import arrays
-from tracer.frontend.branches import ListChanged
-from tracer.frontend.builder import is_number, is_traced
-from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, ArrayType
+from tracer.frontend.builder import NeedsPython, is_number, is_traced
+from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, ListChanged, RangeIter
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
-from tracer.frontend.sources import EachGuard, GatherSource
+from tracer.frontend.sources import AttrSource, EachGuard, GatherSource, ItemSource
+from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, ArrayType
 
 
 class NotGatherable(ListChanged):
@@ -205,7 +205,6 @@ class ListView(ExternalList):
         runs the Python function, which builds the list itself)."""
         if self.buffer is None:
             return self
-        from tracer.frontend.branches import NeedsPython
         b = tracer.builder
         b.raise_if(b.compare("ne", self.count, self.length),
                    NeedsPython("a list comprehension that skips items is computed by Python"))
@@ -231,7 +230,7 @@ def _row(kind):
 # --------------------------------------------------------------------------------- writes
 def store(tracer, view: ListView, index, value) -> None:
     """`view[index] = value` into the array that holds the list. An input list's array is
-    written back into the list after each call (the loader scatters it, tracer/_gather.c); from
+    written back into the list after each call (the loader scatters it, tracer/csrc/gather.c); from
     here on, the trace reads that list from the array (`held_in_array`), never from the list."""
     b = tracer.builder
     array = view.array
@@ -277,7 +276,6 @@ def held_in_array(tracer, ext: ExternalList):
 def _array_holding(tracer, ext: ExternalList):
     """(ListView, GatherSource) of the array already holding input list `ext`: its own gather,
     or a row of the gathered rows of its parent list (`rows[i]`, or `objs[i].attr`); else None."""
-    from tracer.frontend.sources import AttrSource, ItemSource
     source = ext.source
     own = tracer.arrays.get((source.key, "gather", None))
     if own is not None:
@@ -418,14 +416,12 @@ def unroll_limit(tracer) -> int:
     """Differentiated, lists up to AUTODIFF_UNROLL_LIMIT unroll: a loop needs a tape there, and
     the list MLP of examples/train_lists.py (2 -> 16 -> 16 -> 1) compiled its train step in 4.5 s
     and stepped in 42 us so, against 7.4 s and 47 us with its 16-item sums as loops."""
-    from tracer.frontend.branches import AUTODIFF_UNROLL_LIMIT
     return AUTODIFF_UNROLL_LIMIT if tracer.unroll_loops else LIST_UNROLL_LIMIT
 
 
 def loop_over(tracer, view):
     """The iterator of a `for` over `view` (a ListView, ObjectGroup or Zipped): a RangeIter, whose
     loop compiles to a loop op, or (short) a Python iterator over its items, which unrolls."""
-    from tracer.frontend.branches import RangeIter
     if len(view) <= unroll_limit(tracer):
         return view.unrolled(tracer, 0)
     tracer.gathered_lists = True

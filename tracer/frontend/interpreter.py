@@ -6,9 +6,9 @@ Arithmetic on traced values goes to the `GraphBuilder`; everything known at trac
 from `range`, list lengths, branches on constants) is simply executed, so loops over known ranges
 unroll and calls to other Python functions are inlined (a new `SymbolicFrame`).
 
-Opcode handlers live in `tracer/opcodes/`, one mixin per family; the handler for an instruction
-is the method `op_<NAME>`. An instruction without a handler is an `UnsupportedError` naming it and
-the user's line.
+Opcode handlers live in `tracer/frontend/opcodes/`, one mixin per family; the handler for an
+instruction is the method `op_<NAME>`. An instruction without a handler is an `UnsupportedError`
+naming it and the user's line.
 """
 from __future__ import annotations
 
@@ -18,21 +18,50 @@ from dataclasses import dataclass, field
 
 from bytecode import Bytecode, Instr, Label, TryBegin
 
-from tracer.frontend.builder import GraphBuilder, is_number, is_traced
-from tracer.errors import BigIntConstant, BigIntInput, InternalError, SourceLoc, TracerError, UnsupportedError, is_internal
-from tracer.ir import I64_MAX, I64_MIN, ArrayType, Function, Value, verify
-from tracer.frontend.objects import (NULL, ArrayMethod, BoundMethod, Cell, ExternalList, ExternalObject, SymbolicFunction, TracedArray,
-                      TransformedFunction)
+from tracer import native
+from tracer.errors import (
+    BigIntConstant,
+    BigIntInput,
+    InternalError,
+    SourceLoc,
+    TracerError,
+    UnsupportedError,
+    is_internal,
+)
+from tracer.frontend import arrays, gathered, library, numpy_api
+from tracer.frontend.branches import RETURN, Branching
+from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
+from tracer.frontend.flow import flow_graph
+from tracer.frontend.generators import SymbolicGenerator
+from tracer.frontend.objects import (
+    NULL,
+    ArrayMethod,
+    BoundMethod,
+    Cell,
+    ExternalList,
+    ExternalObject,
+    SymbolicFunction,
+    TracedArray,
+    TransformedFunction,
+)
 from tracer.frontend.opcodes.calls import CallOps
 from tracer.frontend.opcodes.containers import ContainerOps
 from tracer.frontend.opcodes.control import ControlFlowOps
 from tracer.frontend.opcodes.numbers import NumberOps
 from tracer.frontend.opcodes.stack import StackOps
-from tracer.frontend.branches import RETURN, SUM_LOCAL, Branching, NeedsPython
-from tracer.frontend.flow import flow_graph
-from tracer.frontend.sources import ArgSource, AttrSource, BindingGuard, EachGuard, MissingAttrGuard, RootSource, Source, StructureGuard, ValueGuard
-from tracer import native
-from tracer.frontend import arrays, library, numpy_api
+from tracer.frontend.sources import (
+    ABSENT,
+    ArgSource,
+    AttrSource,
+    BindingGuard,
+    EachGuard,
+    MissingAttrGuard,
+    RootSource,
+    Source,
+    StructureGuard,
+    ValueGuard,
+)
+from tracer.ir import I64_MAX, I64_MIN, ArrayType, Function, Value, verify
 
 _MISSING = object()
 MAX_INSTRUCTIONS = 2_000_000   # a trace this long is almost certainly an endless trace-time loop
@@ -165,7 +194,6 @@ class Tracer:
         self.binding_guards.setdefault((id(namespace), key), BindingGuard(namespace, key, expected, label))
 
     def read_global(self, globals: dict, builtins: dict, name: str):
-        from tracer.frontend.sources import ABSENT
         if name in globals:
             value = globals[name]
             self.guard_binding(globals, name, value, f"globals()[{name!r}] is <{type(value).__name__}>")
@@ -220,6 +248,11 @@ class Tracer:
             return raw   # a class attribute: the class dict binding is guarded
         raise self.error(f"attribute {name!r} of class {cls.__name__} is not supported")
 
+    def held_in_array(self, ext: ExternalList):
+        """The ListView holding input list `ext` once the trace has written into it (its items are
+        then read from that array: tracer.frontend.gathered), else None."""
+        return gathered.held_in_array(self, ext) if self.written_gathers else None
+
     def class_lookup(self, cls: type, name: str):
         """`name` found on a class (through its MRO), guarded: redefining it recompiles."""
         for klass in cls.__mro__:
@@ -244,7 +277,7 @@ class Tracer:
             return self.inline(fn.code, fn.globals, fn.globals.get("__builtins__", {}), fn.name,
                                args, kwargs, fn.defaults, fn.kwdefaults, dict(zip(fn.code.co_freevars, fn.closure)))
         if isinstance(fn, ArrayMethod):
-            return arrays.call_method(self, fn, list(args), kwargs)
+            return numpy_api.call_array_method(self, fn, list(args), kwargs)
         implementation = library.lookup(fn)    # builtins, math, and tracer's own grad()
         if implementation is None and "numpy" in sys.modules:
             implementation = numpy_api.lookup(fn)
@@ -325,57 +358,6 @@ def _numpy_constant(obj) -> bool:
 
 class AlwaysRaises:
     """The return value of a frame whose every path raises (in the compiled code)."""
-
-
-class SymbolicGenerator:
-    """A generator created by traced code (a generator expression): like CPython's, it runs its
-    frame only when the consumer asks for the next value, so late binding and laziness hold."""
-
-    def __init__(self, frame: "SymbolicFrame"):
-        self.frame = frame
-
-    def __iter__(self):
-        return self
-
-    def fresh(self) -> bool:
-        """Whether no value has been asked of it yet."""
-        return self.frame.pc == 0 and self.frame.return_value is NULL
-
-    def run_into(self, state, add):
-        """Consume the generator, folding each value into `state` with add(state, tracer, value),
-        inside its own frame (the state is a variable of it, SUM_LOCAL): a loop that yields
-        compiles to a loop op carrying the state. The final state."""
-        frame, b = self.frame, self.frame.builder
-        start, size, caller_loc = frame.save(), len(b.block.values), b.loc
-        frame.is_generator, frame.sink = False, add
-        frame.locals[SUM_LOCAL] = state
-        try:
-            frame.execute()
-            return frame.return_value
-        except UnsupportedError:
-            # e.g. sum() over a traced range is an int when it is empty and a float when not: no
-            # single type. Run it as a generator again (its loop unrolls; a traced range pins).
-            del b.block.values[size:]
-            frame.restore(start)
-            frame.is_generator, frame.sink = True, None
-            frame.locals.pop(SUM_LOCAL, None)
-            frame.yielded.clear()
-            return None
-        finally:
-            b.loc = caller_loc
-
-    def __next__(self):
-        frame = self.frame
-        if frame.return_value is not NULL:
-            raise StopIteration
-        caller_loc = frame.builder.loc
-        try:
-            frame.execute()
-        finally:
-            frame.builder.loc = caller_loc
-        if frame.yielded:
-            return frame.yielded.pop()
-        raise StopIteration
 
 
 def describe(obj) -> str:

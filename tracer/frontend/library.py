@@ -11,12 +11,20 @@ import builtins
 import math
 import sys
 
-from tracer.frontend.builder import is_number, is_traced
-from tracer.ir import BOOL, F64, I64
 from tracer.frontend import arrays, gathered
-from tracer.frontend.branches import RangeIter
-from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange, TracedArray
+from tracer.frontend.builder import is_number, is_traced
+from tracer.frontend.generators import SymbolicGenerator
+from tracer.frontend.iteration import RangeIter
+from tracer.frontend.objects import (
+    BoundMethod,
+    ExternalList,
+    ExternalObject,
+    SymbolicFunction,
+    SymbolicRange,
+    TracedArray,
+)
 from tracer.frontend.opcodes.containers import is_symbolic, items_equal, materialize, type_name
+from tracer.ir import BOOL, F64, I64
 
 _TABLE: dict = {}
 
@@ -230,7 +238,6 @@ def tracer_items(tracer, x) -> list:
 
 @implements(builtins.sum)
 def _sum(tracer, iterable, start=0):
-    from tracer.frontend.interpreter import SymbolicGenerator
     if isinstance(iterable, SymbolicGenerator) and iterable.fresh():
         # sum(f(v) for v in xs): the generator runs once with the sum as its own variable, so
         # a loop in it compiles to a loop op that carries the sum
@@ -264,11 +271,11 @@ class SumState:
         return (self.phase, self.total, self.compensation)
 
     @classmethod
-    def starting(cls, tracer, start) -> "SumState":
+    def starting(cls, tracer, start) -> SumState:
         kind = tracer.builder.kind(start)
         return cls("plain" if kind == BOOL else "int" if kind == I64 else "float", start)
 
-    def add(self, tracer, item) -> "SumState":
+    def add(self, tracer, item) -> SumState:
         b = tracer.builder
         item = _number(tracer, item, "sum()")
         if self.phase != "float" or sys.version_info < (3, 12) or b.kind(item) != F64:

@@ -12,8 +12,8 @@ inputs, so the loaded path costs a few tens of nanoseconds per input instead of 
 from __future__ import annotations
 
 from tracer.frontend.interpreter import Trace
-from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType
 from tracer.frontend.sources import ABSENT, ArgSource, AttrSource, GatherSource, ItemSource, RootSource, Source
+from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType
 
 PY_TYPE = {F64: "float", I64: "int", BOOL: "bool"}
 
@@ -96,7 +96,7 @@ def make_loader(trace: Trace):
             lines.append(f"if {v} is not {constant(g.value)}: return None")
     def gather(source: GatherSource, base: str) -> str:
         """Lines that build the array of a gathered list (tracer.frontend.gathered): `gather` (C,
-        tracer/_gather.c) copies the numbers, checking every item's type exactly."""
+        tracer/csrc/gather.c) copies the numbers, checking every item's type exactly."""
         name = f"g{len(names)}"
         names[id(source)] = name
         kind = source.kind
@@ -130,6 +130,7 @@ def make_loader(trace: Trace):
     lines.append(f"return [{', '.join(leaves)}]")
     if trace.each_guards or any(isinstance(source, GatherSource) for source, _ in trace.leaves):
         import numpy
+
         from tracer.native import gather, same_values
         constants.update(np_empty=numpy.empty, gather=gather, same_values=same_values)
     body = "\n".join("        " + line for line in lines)

@@ -1,4 +1,5 @@
-"""What calls to NumPy functions mean inside a trace: `np.exp(x)`, `np.sum(x, axis=1)`, `np.zeros(n)`.
+"""What calls to NumPy functions mean inside a trace: `np.exp(x)`, `np.sum(x, axis=1)`, `np.zeros(n)`,
+and array methods (`x.sum()`, `x.reshape(2, 3)`: `call_array_method`).
 
 `lookup(fn)` maps the NumPy callable itself (so `np.exp`, `numpy.exp` and `from numpy import exp`
 are the same) to `(tracer, *args, **kwargs) -> symbolic result`. Ufuncs work on arrays and on
@@ -8,11 +9,11 @@ not take.
 """
 from __future__ import annotations
 
-from tracer.frontend.builder import is_number, is_traced
-from tracer.ir import BOOL, F32, F64, I64, ArrayType, ScalarType
-from tracer.frontend.objects import TracedArray
 from tracer.frontend import arrays
 from tracer.frontend.arrays import convert, emit_elementwise, kind, operand, promote, wrap
+from tracer.frontend.builder import is_number, is_traced
+from tracer.frontend.objects import ArrayMethod, TracedArray
+from tracer.ir import BOOL, F32, F64, I64, ArrayType, ScalarType
 
 # ufunc -> (IR op, result dtype rule): "float" computes in f64, "same" keeps int/float
 UNARY_UFUNCS = {
@@ -63,6 +64,25 @@ def implements(*names):
 def call_function(tracer, name: str, args: list, kwargs: dict):
     """np.<name>(*args, **kwargs) (array methods come here too: x.sum() is np.sum(x))."""
     return _IMPLEMENTATIONS[name](tracer, *args, **kwargs)
+
+
+def call_array_method(tracer, method: ArrayMethod, args: list, kwargs: dict):
+    """`x.name(*args, **kwargs)` for an array method (tracer.frontend.arrays.METHODS): the shape
+    methods take NumPy's extra spellings (`x.reshape(2, 3)`), the rest are NumPy functions."""
+    x, name = method.array, method.name
+    if name == "reshape":
+        shape = args[0] if len(args) == 1 and type(args[0]) in (tuple, list) else tuple(args)
+        return arrays.reshape(tracer, x, shape, **kwargs)
+    if name == "transpose":
+        axes = args[0] if len(args) == 1 and type(args[0]) in (tuple, list) else (tuple(args) or None)
+        return arrays.transpose(tracer, x, axes, **kwargs)
+    if name == "astype":
+        return arrays.astype(tracer, x, *args, **kwargs)
+    if name in ("ravel", "flatten"):
+        return arrays.reshape(tracer, x, (-1,))
+    if name == "copy":
+        return wrap(tracer, tracer.builder.emit("copy", (x.value,)))
+    return call_function(tracer, name, [x, *args], kwargs)
 
 
 def _no_out(tracer, name, kwargs):

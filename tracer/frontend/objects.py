@@ -7,11 +7,17 @@
 - `SymbolicFunction` / `BoundMethod`: functions made or looked up inside the trace, to inline.
 - `TransformedFunction`: `grad(f)` made inside the trace; calling it differentiates `f` in place.
 - `Cell`: a closure cell of a traced frame.
+- `SymbolicRange`: range() with a traced bound.
+- `TracedArray` / `ArrayMethod`: a NumPy array and its bound methods (what traced code does with
+  them: tracer.frontend.arrays); `array_unsupported` is the error for what it cannot do yet.
 Lists and tuples *built* inside the traced code are plain Python lists and tuples of symbolic items.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from tracer.errors import UnsupportedError
+from tracer.frontend.sources import ItemSource
 
 
 class _Null:
@@ -39,13 +45,10 @@ class ExternalList:
         return len(self.obj)
 
     def item(self, index: int):
-        if self.tracer.written_gathers:      # written into in the trace: its items are in an array now
-            from tracer.frontend.gathered import held_in_array
-            held = held_in_array(self.tracer, self)
-            if held is not None:
-                return held.item(index)
+        held = self.tracer.held_in_array(self)    # written into in the trace: its items are in an array now
+        if held is not None:
+            return held.item(index)
         if index not in self._items:
-            from tracer.frontend.sources import ItemSource
             self._items[index] = self.tracer.wrap(self.obj[index], ItemSource(self.source, index))
         return self._items[index]
 
@@ -127,7 +130,7 @@ class TracedArray:
     base's new value after the base is updated. `param` is the IR parameter when the array is a
     function argument (its final contents are written back, tracer.frontend.arrays)."""
 
-    def __init__(self, tracer, value, base: "TracedArray | None" = None, view: tuple | None = None, param=None):
+    def __init__(self, tracer, value, base: TracedArray | None = None, view: tuple | None = None, param=None):
         self.tracer, self._value, self.base, self.view, self.param = tracer, value, base, view, param
         self._made_from = base.value if base is not None else None
 
@@ -158,15 +161,21 @@ class TracedArray:
 
 @dataclass(eq=False)
 class ArrayMethod:
-    """`x.sum` and the other array methods, bound to their array (called by tracer.frontend.arrays)."""
+    """`x.sum` and the other array methods, bound to their array (called by
+    tracer.frontend.numpy_api.call_array_method)."""
     array: TracedArray
     name: str
 
 
+def array_unsupported(tracer, what: str) -> UnsupportedError:
+    """The error for `what` (an operation, a method, an argument) of a NumPy array the tracer does
+    not handle yet."""
+    return tracer.error(f"{what} of a NumPy array is not supported yet")
+
+
 def _array_operation_unsupported(name: str):
     def method(self, *args):
-        from tracer.frontend.arrays import unsupported
-        raise unsupported(self.tracer, f"the operation {name}")
+        raise array_unsupported(self.tracer, f"the operation {name}")
     return method
 
 

@@ -11,11 +11,39 @@
 
 The names most code needs are importable from here: `from tracer import ir; ir.F64, ir.Value`.
 """
-from tracer.ir.graph import (REGION_NAMES, Block, Function, Value, clone, copy_block, defined_in, format_function,
-                             free_values, make_param, used_in, value_names, zero)
+from tracer.ir.graph import (
+                             REGION_NAMES,
+                             Block,
+                             Function,
+                             Value,
+                             clone,
+                             copy_block,
+                             defined_in,
+                             format_function,
+                             free_values,
+                             make_param,
+                             used_in,
+                             value_names,
+                             zero,
+)
 from tracer.ir.ops import OPS, evaluate, run
-from tracer.ir.types import (BOOL, F32, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, EntryArg, ScalarType,
-                             TapeType, TupleType, Type, leaf_types, type_of_constant)
+from tracer.ir.types import (
+                             BOOL,
+                             F32,
+                             F64,
+                             I64,
+                             I64_MAX,
+                             I64_MIN,
+                             NUMPY_DTYPE_NAMES,
+                             ArrayType,
+                             EntryArg,
+                             ScalarType,
+                             TapeType,
+                             TupleType,
+                             Type,
+                             leaf_types,
+                             type_of_constant,
+)
 from tracer.ir.verify import REGION_CHECKS, VerificationError, verify
 
 __all__ = [

@@ -26,10 +26,21 @@ from dataclasses import replace
 
 from tracer.errors import OpFailure, Status
 from tracer.ir.graph import Value
-from tracer.ir.types import (BOOL, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, TupleType, Type,
-                 type_of_constant)
 from tracer.ir.registry import OPS, FailureRule, OpDef, define, may_fail_by_status
 from tracer.ir.scalar_ops import MATH_UNARY, fused_multiply_add
+from tracer.ir.types import (
+    BOOL,
+    F64,
+    I64,
+    I64_MAX,
+    I64_MIN,
+    NUMPY_DTYPE_NAMES,
+    ArrayType,
+    ScalarType,
+    TupleType,
+    Type,
+    type_of_constant,
+)
 
 ELEMENTWISE = {
     "add", "sub", "mul", "div", "fdiv", "floordiv", "mod", "pow", "ieee_pow", "neg", "abs", "min", "max",

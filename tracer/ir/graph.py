@@ -50,7 +50,7 @@ class Value:
 
     __slots__ = ("op", "args", "attrs", "type", "loc", "name", "regions")
 
-    def __init__(self, op: str, args: tuple["Value", ...], type: Type, attrs: dict | None = None,
+    def __init__(self, op: str, args: tuple[Value, ...], type: Type, attrs: dict | None = None,
                  loc: SourceLoc | None = None, name: str | None = None):
         self.op = op
         self.args = tuple(args)

@@ -5,7 +5,7 @@ families below), and the op set's meaning as a program: `evaluate` one value, `r
     structure_ops  tuples, control flow (if, loop, raise, map), autodiff's tapes
     array_ops      NumPy arrays: elementwise versions of the scalar ops, views, reductions, matmul
 
-Every other stage keeps one table keyed by op name (grep for the op's name): `codegen.lower`
+Every other stage keeps one table keyed by op name (grep for the op's name): `codegen.lowerings`
 lowers it, passes use `evaluate` to fold it, and `tracer.transforms.autodiff` differentiates it
 with the derivative rules declared next to it.
 """

@@ -13,9 +13,9 @@
 
 The ops themselves are declared by family in `scalar_ops`, `structure_ops` and `array_ops`;
 importing `tracer.ir.ops` declares them all. The stages that need more keep one table each,
-keyed by op name: codegen's lowerings (`codegen.lower.LOWERINGS`) and autodiff's structural
-rules (`tracer.transforms.autodiff`). `tests/test_op_registry.py` checks every table covers
-every op.
+keyed by op name: codegen's lowerings (`codegen.lowerings.LOWERINGS`, filled by `@lowers`) and
+autodiff's structural rules and explicit non-derivatives (`tracer.transforms.autodiff.STRUCTURAL`,
+`NOT_DIFFERENTIABLE`). `tests/ir/test_op_registry.py` checks every table covers every op.
 """
 from __future__ import annotations
 

@@ -15,8 +15,8 @@ import math
 from collections.abc import Callable
 
 from tracer.errors import OpFailure, Status
-from tracer.ir.registry import OpDef, define, may_fail_by_status, signature
 from tracer.ir.graph import Value
+from tracer.ir.registry import OpDef, define, may_fail_by_status, signature
 from tracer.ir.types import BOOL, F32, F64, I64, I64_MAX, I64_MIN, type_of_constant
 
 

@@ -8,7 +8,6 @@ from tracer.errors import Status
 from tracer.ir.registry import define
 from tracer.ir.types import I64, TapeType, TupleType, Type
 
-
 define("tuple", "a tuple of its operands", lambda t, a: TupleType(tuple(t)), lambda *xs: tuple(xs))
 define("getitem", "element attrs['index'] of a tuple (a constant index)",
         lambda t, a: t[0].elements[a["index"]], lambda t, index: t[index], attrs=("index",))

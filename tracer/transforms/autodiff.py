@@ -3,8 +3,12 @@
 `backpropagate` is the whole algorithm: walk the forward values backwards, and for each value that
 carries a gradient (`ct`, its cotangent) apply its op's derivative rules (`tracer.ir.ops`, one rule
 per operand) to emit the gradient's share for each operand, summing shares that meet. The rules
-build new IR through `Sym`, so the gradient is ordinary IR: it is optimized (CSE, DCE, FMA
-fusion), compiled and differentiated again (`grad(grad(f))`) like any other function.
+build new IR through `Sym` (tracer.transforms.sym), so the gradient is ordinary IR: it is optimized
+(CSE, DCE, FMA fusion), compiled and differentiated again (`grad(grad(f))`) like any other function.
+
+Every op has one entry, found by op: its `vjp` rules (declared with the op), a rule in STRUCTURAL
+(`@structural`: tuples, getitem, if, loop, and array reads), or a line in NOT_DIFFERENTIABLE saying
+why it has none (tests/ir/test_op_registry.py checks that).
 
 Two ways to use it:
 - `grad_function(fn, wrt)`: one *joint* function that computes the value and the gradient in one
@@ -29,97 +33,17 @@ respect to a parameter it does not use is 0.0.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from tracer import ir
 from tracer.errors import TracerError, UnsupportedError
 from tracer.ir import F64, Block, Function, TupleType, Value
 from tracer.ir.ops import OPS
+from tracer.transforms.sym import BlockEmitter, Sym
 
 
 class NotDifferentiable(TracerError, TypeError):
     """The function's output is not a float (grad of a tuple, an int or a bool)."""
-
-
-# ------------------------------------------------------------------------------- emitting IR
-class BlockEmitter:
-    """Appends new values to a block. `tracer.frontend.builder.GraphBuilder` has the same `emit`, so the
-    same rules can also differentiate while tracing."""
-
-    def __init__(self, block: Block):
-        self.block = block
-        self.loc = None
-
-    def emit(self, op: str, args: tuple[Value, ...], **attrs) -> Value:
-        result_type = OPS[op].result_type(tuple(a.type for a in args), attrs)
-        v = Value(op, args, result_type, attrs, loc=self.loc)
-        self.block.values.append(v)
-        return v
-
-    def append(self, v: Value) -> Value:
-        self.block.values.append(v)
-        return v
-
-
-class Sym:
-    """An IR value in a derivative rule: arithmetic on it emits IR, so rules read like math.
-
-    `a + b`, `a - b`, `a * b`, `-a`, comparisons, and `a / b` and `a ** b` as IEEE operations that
-    never raise (`fdiv`, `ieee_pow`); any op of `tracer.ir.ops` as a method (`x.cos()`,
-    `a.atan2(b)`); `cond.select(a, b)` and `a.eq(b)`. Python floats become constants.
-    """
-
-    __slots__ = ("value", "emitter")
-
-    def __init__(self, value: Value, emitter):
-        self.value = value
-        self.emitter = emitter
-
-    @property
-    def type(self) -> ir.Type:
-        return self.value.type
-
-    def _sym(self, x) -> "Sym":
-        if isinstance(x, Sym):
-            return x
-        return Sym(self.emitter.emit("const", (), value=float(x)), self.emitter)
-
-    def apply(self, op: str, *others) -> "Sym":
-        args = (self.value, *(self._sym(o).value for o in others))
-        return Sym(self.emitter.emit(op, args), self.emitter)
-
-    def apply_attrs(self, op: str, *others, **attrs) -> "Sym":
-        """`op` on self and `others` with attributes (the array ops: reduce, transpose...)."""
-        args = (self.value, *(self._sym(o).value for o in others))
-        return Sym(self.emitter.emit(op, args, **attrs), self.emitter)
-
-    def constant(self, x) -> "Sym":
-        """A constant of x's own type (an int is an i64, a float an f64)."""
-        return Sym(self.emitter.emit("const", (), value=x), self.emitter)
-
-    def __add__(self, o): return self.apply("add", o)
-    def __radd__(self, o): return self._sym(o).apply("add", self)
-    def __sub__(self, o): return self.apply("sub", o)
-    def __rsub__(self, o): return self._sym(o).apply("sub", self)
-    def __mul__(self, o): return self.apply("mul", o)
-    def __rmul__(self, o): return self._sym(o).apply("mul", self)
-    def __truediv__(self, o): return self.apply("fdiv", o)
-    def __rtruediv__(self, o): return self._sym(o).apply("fdiv", self)
-    def __pow__(self, o): return self.apply("ieee_pow", o)
-    def __neg__(self): return self.apply("neg")
-    def __lt__(self, o): return self.apply("lt", o)
-    def __le__(self, o): return self.apply("le", o)
-    def __gt__(self, o): return self.apply("gt", o)
-    def __ge__(self, o): return self.apply("ge", o)
-
-    def eq(self, o) -> "Sym":
-        return self.apply("eq", o)
-
-    def select(self, if_true, if_false) -> "Sym":
-        return self.apply("select", if_true, if_false)
-
-    def __getattr__(self, op: str):
-        if op not in OPS:
-            raise AttributeError(op)
-        return lambda *others: self.apply(op, *others)
 
 
 # ------------------------------------------------------------------------------- the algorithm
@@ -162,6 +86,9 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
     `home` is the block holding `values`: a loop among them gets its tape created there.
     `sinks` maps outer arrays read inside a loop to the buffers their gradients are added into,
     element by element, as the backward loop runs (see `_backpropagate_loop`).
+
+    Each value with a gradient goes through its op's rule: the op's entry in STRUCTURAL if it has
+    one, else the op's per-operand `vjp` rules (`per_operand`).
     """
     sinks = sinks or {}
     active = set(wrt) | set(sinks)            # values that depend on `wrt` (and carry gradients)
@@ -172,65 +99,149 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
             raise UnsupportedError("cannot differentiate through float32 values yet (gradients are float64)", v.loc)
         if differentiable(v.type) and any(a in active for a in (*v.args, *ir.free_values(v))):
             active.add(v)
-    adjoint: dict[Value, object] = {}
-
-    def accumulate(x: Value, ct):
-        if x in active and ct is not None:
-            adjoint[x] = _add(emitter, adjoint.get(x), ct)
-
-    # An array read element by element (x[i], or row by row) gets one gradient buffer, and each
-    # read adds its share into buffer[i] in place: not an array of zeros per read, summed whole
-    buffers: dict[Value, Value] = {}
-
+    walk = Backward(emitter, active, sinks, home)
     for v, ct in seeds.items():
-        accumulate(v, ct)
+        walk.accumulate(v, ct)
     for v in reversed(values):
-        if v in buffers:                      # every read of v is behind: its buffer is complete
-            accumulate(v, buffers.pop(v))
-        ct = adjoint.get(v)
+        if v in walk.buffers:                 # every read of v is behind: its buffer is complete
+            walk.accumulate(v, walk.buffers.pop(v))
+        ct = walk.adjoint.get(v)
         if ct is None or v in wrt:
             continue
         emitter.loc = v.loc
-        if v.op == "tuple":
-            for x, c in zip(v.args, ct):
-                accumulate(x, c)
-            continue
-        if v.op == "getitem":
-            accumulate(v.args[0], _one_hot(v.args[0].type, v.attrs["index"], ct))
-            continue
-        if v.op == "if":
-            for x, g in _backpropagate_if(emitter, v, ct, [x for x in ir.free_values(v) if x in active], sinks):
-                accumulate(x, g)
-            continue
-        if v.op == "loop":
-            for x, g in _backpropagate_loop(emitter, v, ct, active, home, sinks):
-                accumulate(x, g)
-            continue
-        if v.op == "load" and v.args[0] in sinks:       # buffer[i] += ct
-            buffer, indices = sinks[v.args[0]], v.args[1:]
-            total = emitter.emit("add", (emitter.emit("load", (buffer, *indices)), ct))
-            emitter.emit("store", (buffer, total, *indices))
-            continue
-        if any(a in sinks for a in v.args):
-            raise UnsupportedError("cannot differentiate an array used whole inside a loop yet (only its "
-                                   "elements, x[i])", v.loc)
-        if v.op in ("load", "index") and v.args[0] in active:      # buffer[i] += ct
-            x, indices = v.args[0], v.args[1:]
-            if x not in buffers:
-                buffers[x] = _zeros_of(emitter, x)
-            part = emitter.emit(v.op, (buffers[x], *indices), **v.attrs)
-            emitter.emit("store", (buffers[x], emitter.emit("add", (part, _fit(emitter, ct, v.type))), *indices))
-            continue
-        rules = OPS[v.op].vjp
-        if rules is None:
-            raise UnsupportedError(f"cannot differentiate through the op {v.op!r}", v.loc)
-        out, operands = Sym(v, emitter), [Sym(a, emitter) for a in v.args]
-        for x, rule in zip(v.args, rules):
-            if rule is not None and x in active:
-                accumulate(x, _fit(emitter, rule(Sym(ct, emitter), out, *operands, **v.attrs).value, x.type))
-    for x, buffer in buffers.items():         # arrays defined before `values` (the wrt arrays)
-        accumulate(x, buffer)
-    return [adjoint.get(w) for w in wrt]
+        for x, g in STRUCTURAL.get(v.op, per_operand)(walk, v, ct):
+            walk.accumulate(x, g)
+    for x, buffer in walk.buffers.items():    # arrays defined before `values` (the wrt arrays)
+        walk.accumulate(x, buffer)
+    return [walk.adjoint.get(w) for w in wrt]
+
+
+class Backward:
+    """One walk of `backpropagate`: what its rules read (the emitter, the active values, the
+    sinks, the home block) and the gradients found so far (`adjoint`, `buffers`)."""
+
+    def __init__(self, emitter, active: set, sinks: dict, home: Block | None):
+        self.emitter = emitter
+        self.active = active
+        self.sinks = sinks
+        self.home = home
+        self.adjoint: dict[Value, object] = {}
+        # An array read element by element (x[i], or row by row) gets one gradient buffer, and
+        # each read adds its share into buffer[i] in place: not an array of zeros per read, summed
+        self.buffers: dict[Value, Value] = {}
+
+    def accumulate(self, x: Value, ct) -> None:
+        if x in self.active and ct is not None:
+            self.adjoint[x] = _add(self.emitter, self.adjoint.get(x), ct)
+
+
+# ------------------------------------------------------------------------- the rules, by op
+# A rule is `rule(walk: Backward, v, ct) -> iterable of (operand, its share of the gradient)`,
+# given `ct`, the gradient of v; it may emit IR (through walk.emitter) as it goes.
+Rule = Callable[[Backward, Value, object], Iterable[tuple[Value, object]]]
+
+# The ops whose gradient is not one share per operand from the op's `vjp` rules: tuples,
+# control flow, and array reads (whose gradients go into buffers).
+STRUCTURAL: dict[str, Rule] = {}
+
+# The ops with no derivative, on purpose, and why. `backpropagate` refuses them if a gradient
+# reaches one (most never carry one: their results are not floats).
+NOT_DIFFERENTIABLE: dict[str, str] = {
+    "param": "a leaf: its gradient is the result",
+    "block_param": "a leaf: a region's parameter, differentiated by its region's op (loop)",
+    "const": "a constant",
+    **dict.fromkeys(("lt", "le", "gt", "ge", "eq", "ne", "not", "isnan", "isinf", "isfinite", "to_bool"),
+                    "a bool result: piecewise constant"),
+    "to_i64": "an int result: piecewise constant",
+    "to_f64": "from an int or a bool: a constant (from float32: gradients are float64 only)",
+    "to_f32": "float32 values carry no gradients yet (refused where one would flow)",
+    "dim": "an int result (an array's size)",
+    "iota": "an int array (0, 1, ..., n - 1)",
+    "store": "a write into an array (refused where a gradient would flow through it)",
+    "writeback": "a write into argument arrays (made by the in-place pass, after autodiff)",
+    "in_place_check": "a check before in-place writes (made by the in-place pass, after autodiff)",
+    "raise": "has no value",
+    "map": "made by fusion and vectorize, after autodiff",
+    **dict.fromkeys(("tape_new", "tape_push", "tape_get", "tape_len", "tape_free"),
+                    "autodiff's own tapes: second-order gradients through a compiled loop are not supported"),
+}
+
+
+def structural(*ops: str) -> Callable[[Rule], Rule]:
+    """Register the decorated rule as the gradient rule of `ops` (once each)."""
+    def register(rule: Rule) -> Rule:
+        for op in ops:
+            assert op not in STRUCTURAL, f"two structural rules for {op}"
+            STRUCTURAL[op] = rule
+        return rule
+    return register
+
+
+def per_operand(walk: Backward, v: Value, ct) -> Iterable[tuple[Value, object]]:
+    """The default rule: each active operand's share from the op's `vjp` rules (tracer.ir.ops)."""
+    _refuse_sinks(walk, v)
+    rules = OPS[v.op].vjp
+    if rules is None:
+        raise UnsupportedError(f"cannot differentiate through the op {v.op!r}", v.loc)
+    emitter = walk.emitter
+    out, operands = Sym(v, emitter), [Sym(a, emitter) for a in v.args]
+    for x, rule in zip(v.args, rules):
+        if rule is not None and x in walk.active:
+            yield x, _fit(emitter, rule(Sym(ct, emitter), out, *operands, **v.attrs).value, x.type)
+
+
+def _refuse_sinks(walk: Backward, v: Value) -> None:
+    if any(a in walk.sinks for a in v.args):
+        raise UnsupportedError("cannot differentiate an array used whole inside a loop yet (only its "
+                               "elements, x[i])", v.loc)
+
+
+@structural("tuple")
+def _tuple(walk: Backward, v: Value, ct: tuple):
+    return zip(v.args, ct)
+
+
+@structural("getitem")
+def _getitem(walk: Backward, v: Value, ct):
+    return [(v.args[0], _one_hot(v.args[0].type, v.attrs["index"], ct))]
+
+
+@structural("if")
+def _if(walk: Backward, v: Value, ct: tuple):
+    outer = [x for x in ir.free_values(v) if x in walk.active]
+    return _backpropagate_if(walk.emitter, v, ct, outer, walk.sinks)
+
+
+@structural("loop")
+def _loop(walk: Backward, v: Value, ct: tuple):
+    return _backpropagate_loop(walk.emitter, v, ct, walk.active, walk.home, walk.sinks)
+
+
+@structural("load")
+def _load(walk: Backward, v: Value, ct):
+    """x[i] of an array whose gradient goes into a sink (a buffer outside the loop): buffer[i] += ct."""
+    if v.args[0] not in walk.sinks:
+        return _read(walk, v, ct)
+    emitter = walk.emitter
+    buffer, indices = walk.sinks[v.args[0]], v.args[1:]
+    total = emitter.emit("add", (emitter.emit("load", (buffer, *indices)), ct))
+    emitter.emit("store", (buffer, total, *indices))
+    return ()
+
+
+@structural("index")
+def _read(walk: Backward, v: Value, ct):
+    """x[i] (an element, or a row) of an active array: buffer[i] += ct, in x's gradient buffer."""
+    _refuse_sinks(walk, v)
+    x, indices = v.args[0], v.args[1:]
+    if x not in walk.active:
+        return per_operand(walk, v, ct)
+    emitter = walk.emitter
+    if x not in walk.buffers:
+        walk.buffers[x] = _zeros_of(emitter, x)
+    part = emitter.emit(v.op, (walk.buffers[x], *indices), **v.attrs)
+    emitter.emit("store", (walk.buffers[x], emitter.emit("add", (part, _fit(emitter, ct, v.type))), *indices))
+    return ()
 
 
 def _stores_inside(v: Value, active: set) -> bool:

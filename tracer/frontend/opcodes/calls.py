@@ -6,10 +6,10 @@ import math
 import operator
 import types
 
-from tracer.frontend.builder import is_traced
-from tracer.ir import BOOL, F64, I64
 from tracer.frontend import arrays
+from tracer.frontend.builder import is_traced
 from tracer.frontend.objects import NULL, ExternalList, ExternalObject, SymbolicFunction, TracedArray
+from tracer.ir import BOOL, F64, I64
 
 # modules whose functions are treated as immutable: reading math.sqrt (or np.exp) is not guarded
 IMMUTABLE_MODULES = (math, cmath, operator)

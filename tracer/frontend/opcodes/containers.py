@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import operator
 
-from tracer.frontend.builder import PYTHON_BINARY, is_number, is_traced
-from tracer.ir import BOOL, F64, I64
 from tracer.frontend import arrays, gathered
-from tracer.frontend.branches import RangeIter
+from tracer.frontend.builder import PYTHON_BINARY, is_number, is_traced
+from tracer.frontend.iteration import RangeIter
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
+from tracer.ir import BOOL, F64, I64
 
 COMPARE_SYMBOLS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 BINARY_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%", "pow": "**"}

@@ -3,7 +3,7 @@
 A condition known at trace time is simply followed (an `if` on a constant takes one side, a loop
 over a short constant range unrolls). A condition on a traced value forks the frame
 (`tracer.frontend.branches`): both sides are compiled into an `if`. A `for` over a range with traced
-bounds, or over a constant range longer than `branches.UNROLL_LIMIT`, becomes a `loop` op.
+bounds, or over a constant range longer than `iteration.UNROLL_LIMIT`, becomes a `loop` op.
 """
 from __future__ import annotations
 
@@ -11,11 +11,19 @@ import sys
 
 from bytecode import Instr
 
-from tracer.frontend.branches import AUTODIFF_UNROLL_LIMIT, SUM_LOCAL, UNROLL_LIMIT, ListChanged, RangeIter
 from tracer.errors import BigIntInput, NeedsConcreteValue, UnsupportedError
-from tracer.frontend.builder import is_traced
 from tracer.frontend import arrays, gathered
-from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, SymbolicFunction, SymbolicRange, TracedArray
+from tracer.frontend.builder import is_traced
+from tracer.frontend.generators import SUM_LOCAL
+from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged, RangeIter
+from tracer.frontend.objects import (
+    BoundMethod,
+    ExternalList,
+    ExternalObject,
+    SymbolicFunction,
+    SymbolicRange,
+    TracedArray,
+)
 from tracer.frontend.opcodes.containers import type_name
 
 PY313 = sys.version_info >= (3, 13)

@@ -5,12 +5,20 @@ import operator
 
 from bytecode import BinaryOp
 
-from tracer.frontend.builder import BINARY_OPS, is_traced
-from tracer.ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN
 from tracer.frontend import arrays
-from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
+from tracer.frontend.builder import BINARY_OPS, is_traced
+from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray, array_unsupported
+from tracer.frontend.opcodes.containers import (
+    both_true,
+    either_true,
+    holds_object,
+    is_symbolic,
+    items_equal,
+    proxy,
+    type_name,
+)
 from tracer.frontend.sources import ABSENT
-from tracer.frontend.opcodes.containers import both_true, either_true, holds_object, is_symbolic, items_equal, proxy, type_name
+from tracer.ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN
 
 # Compare enum names; 3.13 adds *_CAST variants (the same comparison, result cast to bool)
 COMPARE_OPS = {"LT": "lt", "LE": "le", "GT": "gt", "GE": "ge", "EQ": "eq", "NE": "ne"}
@@ -46,7 +54,7 @@ class NumberOps:
             name = instr.arg.name
             op = ARRAY_OPERATORS.get(name.replace("INPLACE_", ""))
             if op is None:
-                raise arrays.unsupported(self.tracer, f"the operator {operator_symbol(instr.arg)}")
+                raise array_unsupported(self.tracer, f"the operator {operator_symbol(instr.arg)}")
             if name.startswith("INPLACE_") and isinstance(a, TracedArray):
                 self.push(arrays.inplace(self.tracer, op, a, b))
             else:
@@ -194,7 +202,7 @@ class NumberOps:
         if type(container) is range and is_traced(item) and item.type != F64:
             return self.int_in_range(item, container)
         if type(container) in (str, bytes):
-            proxy(item) in container   # Python's TypeError: 'in <string>' requires string as left operand
+            proxy(item) in container   # noqa: B015 -- evaluated for Python's TypeError: 'in <string>' requires string as left operand
             raise self.tracer.error(f"'in' {_describe(container)} is not supported")
         if is_iterator:
             # an iterator is consumed up to the first match, as in CPython: each test is concrete

@@ -1,7 +1,8 @@
 """Opcode handlers: the value stack, local variables, cells, globals, constants, returns."""
 from __future__ import annotations
 
-from tracer.frontend.branches import SUM_LOCAL, MaybeUnbound
+from tracer.frontend.branches import MaybeUnbound
+from tracer.frontend.generators import SUM_LOCAL
 from tracer.frontend.objects import NULL, Cell
 
 

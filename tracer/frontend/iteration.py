@@ -1,0 +1,52 @@
+"""Loops the tracer compiles instead of unrolling: the unroll limits, and `RangeIter`, the
+iterator of a loop that becomes a `loop` op.
+
+A `for` over a range known at trace time unrolls up to UNROLL_LIMIT iterations (traced for
+autodiff: AUTODIFF_UNROLL_LIMIT, where an unrolled gradient needs no tape); a longer one, or one
+with traced bounds, iterates a `RangeIter` and compiles to a loop (tracer.frontend.branches
+builds it). So do `for v in x` over a NumPy array's first axis (tracer.frontend.arrays) and a
+loop over a long list held in an array (tracer.frontend.gathered). A region that changes a list
+raises `ListChanged`: compiled code cannot change it on one path only, so the loop unrolls.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tracer.errors import UnsupportedError
+from tracer.frontend.builder import is_traced
+
+UNROLL_LIMIT = 16           # a loop over a constant range longer than this stays a loop
+AUTODIFF_UNROLL_LIMIT = 64    # traced for autodiff, loops over known ranges up to this long unroll (longer: a tape)
+
+
+class ListChanged(UnsupportedError):
+    """A list changed in a region (a branch side, a loop body): a loop over a range known at
+    trace time unrolls instead."""
+
+
+@dataclass(frozen=True, eq=False)
+class RangeIter:
+    """Iteration over range(start, stop, step) with traced bounds (or a long constant range):
+    `index` is the next value to produce. Over a NumPy array (`for v in x`), `array` is the
+    TracedArray and the loop produces array[index] instead."""
+    start: object
+    stop: object
+    step: object
+    index: object
+    array: object = None
+    carried = True
+
+    def fields(self) -> tuple:
+        return (self.start, self.stop, self.step, self.index, self.array)
+
+    def has_next(self, b, fold: bool = False):
+        step, index = self.step, self.index
+        if fold and is_traced(index) and index.op == "const":
+            index = index.attrs["value"]         # (a peeled first iteration of a known range)
+        if not is_traced(step):
+            return b.compare("lt" if step > 0 else "gt", index, self.stop)
+        up = b.compare("gt", step, 0)
+        return b.emit("select", (up, b.compare("lt", self.index, self.stop), b.compare("gt", self.index, self.stop)))
+
+    def advanced(self, b) -> RangeIter:
+        return RangeIter(self.start, self.stop, self.step, b.binary("add", self.index, self.step), self.array)
