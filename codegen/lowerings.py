@@ -10,10 +10,10 @@ registers its rules next to their definitions, with `@lowers`:
     def make_tuple(k, v, *xs): ...
 
 `lowering_for(v)` finds the rule for a value: the one for the exact type of its first operand,
-else its op's any-type rule. The rules live in codegen.lower (scalars, control flow),
-codegen.arrays (array ops), codegen.matmul and codegen.tape; importing `codegen.lower` (or
-`codegen`) registers them all. tests/ir/test_op_registry.py checks that every op of
-`tracer.ir.ops.OPS` has one.
+else its op's any-type rule. The rules live in codegen.scalars (numbers), codegen.lower
+(tuples, control flow), codegen.arrays (array ops), codegen.matmul and codegen.tape; importing
+`codegen.lower` (or `codegen`) registers them all. tests/ir/test_op_registry.py checks that every
+op of `tracer.ir.ops.OPS` has one.
 """
 from __future__ import annotations
 

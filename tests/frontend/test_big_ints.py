@@ -6,40 +6,13 @@ The oracle is CPython: a compiled function returns what the Python function retu
 from __future__ import annotations
 
 import math
-import struct
 
 import pytest
+from like_python import assert_like_python
 
-from tracer import native, trace
+from tracer import trace
 
 I64_MIN, I64_MAX = -2 ** 63, 2 ** 63 - 1
-
-
-def python_outcome(fn, *args, **kwargs):
-    try:
-        return ("return", fn(*args, **kwargs))
-    except Exception as exc:
-        return ("raise", type(exc), str(exc))
-
-
-def bits(x):
-    if type(x) is float:
-        return ("float", "nan" if math.isnan(x) else struct.pack("<d", x))
-    if type(x) is tuple:
-        return tuple(bits(v) for v in x)
-    return (type(x), x)
-
-
-def assert_like_python(compiled, *args, **kwargs):
-    """`compiled(*args, **kwargs)` returns/raises exactly what the Python function does."""
-    expected = python_outcome(compiled.py_func, *args, **kwargs)
-    got = python_outcome(compiled, *args, **kwargs)
-    if expected[0] == "return":
-        assert got[0] == "return" and bits(got[1]) == bits(expected[1]), (args, kwargs, got, expected)
-    else:
-        assert got == expected, (args, kwargs, got, expected)
-    assert not native.installed()
-    return got
 
 
 # ============================================================================ big ints

@@ -9,17 +9,9 @@ import gc
 import sys
 
 import pytest
-from hook_harness import ADD, ECHO, RAISE, Callback, installed_hook, module_state
+from hook_harness import ADD, ECHO, RAISE, Callback, module_state
 
 from tracer import native as F
-
-
-@pytest.fixture
-def hook():
-    """Installs the hook around a test; yields a function that registers a
-    callback and code objects.  Leaves no state behind."""
-    yield from installed_hook()
-
 
 # --- install / uninstall ------------------------------------------------------
 

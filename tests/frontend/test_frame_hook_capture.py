@@ -11,17 +11,9 @@ import threading
 import tracemalloc
 
 import pytest
-from hook_harness import ECHO, Callback, installed_hook, module_state, run_python
+from hook_harness import ECHO, Callback, module_state, run_python
 
 from tracer import native as F
-
-
-@pytest.fixture
-def hook():
-    """Installs the hook around a test; yields a function that registers a
-    callback and code objects.  Leaves no state behind."""
-    yield from installed_hook()
-
 
 # --- capture_all ---------------------------------------------------------------
 

@@ -9,44 +9,10 @@ review findings these tests pin down.
 """
 from __future__ import annotations
 
-import math
-import struct
-
 import pytest
+from like_python import same, unsupported
 
-from tracer import DataDependentControlFlow, UnsupportedError, trace
-
-
-def outcome(fn, *args):
-    try:
-        return ("return", _bits(fn(*args)))
-    except UnsupportedError:
-        raise
-    except Exception as exc:
-        return ("raise", type(exc), str(exc))
-
-
-def _bits(x):
-    """A value with its type, floats by their bits (so -0.0 and NaN compare exactly)."""
-    if type(x) is float:
-        return ("float", "nan" if math.isnan(x) else struct.pack("<d", x))
-    if type(x) in (tuple, list):
-        return (type(x), tuple(_bits(v) for v in x))
-    return (type(x), x)
-
-
-def same(fn, *args):
-    """The traced `fn` returns or raises exactly what CPython does for `args`."""
-    expected = outcome(fn, *args)
-    got = outcome(trace(fn, fuse_fma=False), *args)
-    assert got == expected, (args, got, expected)
-    return got
-
-
-def unsupported(fn, *args, match: str = ""):
-    with pytest.raises(UnsupportedError, match=match):
-        trace(fn, fuse_fma=False)(*args)
-
+from tracer import DataDependentControlFlow, trace
 
 
 # -------------------------------------------------------------- 4: methods of lists built in the trace

@@ -8,9 +8,10 @@ user's file:line and quoting the source line.
 from __future__ import annotations
 
 import math
-import struct
 
 import pytest
+from like_python import assert_like_python
+from like_python import outcome as python_outcome
 
 from tracer import DataDependentControlFlow, TracerError, UnsupportedError, native, trace
 
@@ -25,33 +26,6 @@ def line_of(marker: str) -> int:
     return lines[0]
 
 
-def python_outcome(fn, *args, **kwargs):
-    try:
-        return ("return", fn(*args, **kwargs))
-    except Exception as exc:
-        return ("raise", type(exc), str(exc))
-
-
-def bits(x):
-    if type(x) is float:
-        return ("float", "nan" if math.isnan(x) else struct.pack("<d", x))
-    if type(x) is tuple:
-        return tuple(bits(v) for v in x)
-    return (type(x), x)
-
-
-def assert_like_python(compiled, *args, **kwargs):
-    """`compiled(*args, **kwargs)` returns/raises exactly what the Python function does."""
-    expected = python_outcome(compiled.py_func, *args, **kwargs)
-    got = python_outcome(compiled, *args, **kwargs)
-    if expected[0] == "return":
-        assert got[0] == "return" and bits(got[1]) == bits(expected[1]), (args, kwargs, got, expected)
-    else:
-        assert got == expected, (args, kwargs, got, expected)
-    assert not native.installed()
-    return got
-
-
 def assert_names_line(exc: TracerError, marker: str):
     """The error names this file and the marked line, and quotes that line."""
     lineno = line_of(marker)
@@ -61,8 +35,6 @@ def assert_names_line(exc: TracerError, marker: str):
         source_line = f.readlines()[lineno - 1].strip()
     assert source_line in text, text
     assert exc.loc is not None and exc.loc.lineno == lineno and exc.loc.filename == __file__
-
-
 
 
 # ============================================================================ runtime errors

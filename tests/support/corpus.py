@@ -3,22 +3,9 @@
 Every function here is plain Python; `tests/api/test_corpus.py` compiles each one with `trace` and
 checks it against CPython (calling the function itself) on generated arguments, and
 `tests/api/test_grad_of_corpus.py` differentiates the ones with float arguments. A function is
-registered with `@case(kind, ...)`, one kind per parameter; the kinds (`corpus_kinds.py`) say what
-to generate:
-
-    F               a float, edge values included (0.0, -0.0, tiny, huge, inf, -inf, nan)
-    I               an int: small, near the 64-bit limits, and a few past them
-    I64             an int within 64 bits (items of lists: a list holding a bigger int is a TracerError)
-    B               a bool
-    NUM             a float, an int or a bool (mixed-type arithmetic)
-    SMALL_NUM       a float, an int in [-5, 40] or a bool (exponents)
-    Count(lo, hi)   a small int the trace depends on (`range(n)`, an index, an `if`)
-    ListOf(kind, n) / TupleOf(kind, n)   a list / tuple of trace-time length n
-    ObjectOf(make, *kinds)               a user object built by `make` from generated values
-
-Kinds give two strategies: `exact` (every edge value; results must match CPython bit for bit)
-and `fused` (floats of moderate size plus inf/-inf/nan, for the FMA-on comparison, where
-overflow in a product would let one fused rounding legitimately differ by more than a tolerance).
+registered with `@case(kind, ...)`, one kind per parameter; the kinds (`corpus_kinds.py`: F, I,
+I64, B, NUM, SMALL_NUM, Count, ListOf, TupleOf, ObjectOf) say what to generate, for bit-for-bit
+comparison (`exact`) and for the FMA-on comparison (`fused`).
 
 The functions live in one module per family, gathered here into `CASES` in a fixed order:
 `corpus_numbers.py` (operators on floats; ints, bools, mixing), `corpus_math.py` (`math`,
