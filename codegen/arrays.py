@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from codegen.kernel import DOUBLE, FLOAT, I1, I64, PTR, ArrayValue, KernelBuilder
+from codegen.kernel import DOUBLE, FLOAT, I1, I64, PTR, ArrayValue, KernelBuilder, for_range, for_rows
 from codegen.lowerings import lowering_for, lowers
 from tracer import ir
 from tracer.errors import Status
@@ -75,10 +75,22 @@ def free_arena(k: KernelBuilder) -> None:
     b.position_at_end(done)
 
 
+MAX_BYTES = 2 ** 62     # the largest array made: its byte count (plus a header) stays a positive i64
+
+
 def byte_size(k: KernelBuilder, dtype: ir.ScalarType, sizes) -> ll.Value:
+    """The bytes of an array of `sizes` (each >= 0). A count past MAX_BYTES returns FALLBACK (the
+    Python function raises NumPy's error), never a wrapped product: a small block would be
+    overrun. Checked by division, which every target has (no 128-bit multiply on wasm32)."""
+    b = k.builder
     n = k.i64(ITEM_SIZE[dtype])
     for s in sizes:
-        n = k.builder.mul(n, s)
+        if isinstance(n, ll.Constant) and isinstance(s, ll.Constant) and 0 <= n.constant * s.constant <= MAX_BYTES:
+            n = k.i64(n.constant * s.constant)
+            continue
+        room = b.udiv(k.i64(MAX_BYTES), b.select(b.icmp_signed("==", s, k.i64(0)), k.i64(1), s))
+        k.fail_if(b.icmp_unsigned(">", n, room), Status.FALLBACK)
+        n = b.mul(n, s)
     return n
 
 
@@ -102,38 +114,17 @@ def contiguous_strides(k: KernelBuilder, dtype: ir.ScalarType, sizes) -> tuple:
 
 
 # ------------------------------------------------------------------------------- elements
-def for_range(k: KernelBuilder, n, body, carried=()) -> list:
-    """for i in range(n): body(i), emitted at the builder's position. With `carried` (initial
-    values), body(i, *values) returns the next values (loop-carried, as phis), and the values
-    after the loop are returned."""
-    b = k.builder
-    start = b.block
-    head, loop, done = (k.function.append_basic_block(x) for x in ("for", "for_body", "for_end"))
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.phi(I64)
-    i.add_incoming(k.i64(0), start)
-    values = [b.phi(x.type) for x in carried]
-    for phi, x in zip(values, carried):
-        phi.add_incoming(x, start)
-    b.cbranch(b.icmp_signed("<", i, n), loop, done)
-    b.position_at_end(loop)
-    new = body(i, *values)
-    end = b.block
-    i.add_incoming(b.add(i, k.i64(1)), end)
-    for phi, x in zip(values, new if carried else ()):
-        phi.add_incoming(x, end)
-    b.branch(head)
-    b.position_at_end(done)
-    return values
-
-
 def for_each_index(k: KernelBuilder, sizes, body, prefix=()) -> None:
     """Nested loops over every index of `sizes` in row-major order: body(indices)."""
     if not sizes:
         body(prefix)
         return
-    for_range(k, sizes[0], lambda i: for_each_index(k, sizes[1:], body, prefix + (i,)))
+    def rest(i):
+        for_each_index(k, sizes[1:], body, prefix + (i,))
+    if len(sizes) > 1:
+        for_rows(k, sizes[0], _count(k, sizes[1:]), rest)
+    else:
+        for_range(k, sizes[0], rest)
 
 
 def element_address(k: KernelBuilder, a: ArrayValue, indices):
@@ -324,7 +315,8 @@ def _combine(k: KernelBuilder, kind: str, dtype: ir.ScalarType, acc, x):
             return b.fadd(acc, x)
         if kind == "prod":
             return b.fmul(acc, x)
-        keep = b.fcmp_ordered(">=" if kind == "max" else "<=", acc, x)   # NumPy: a NaN wins
+        # NumPy's maximum/minimum, element after element: a NaN wins, a tie of signed zeros takes x
+        keep = b.fcmp_ordered(">" if kind == "max" else "<", acc, x)
         return b.select(b.or_(keep, k.is_nan(acc)), acc, x)
     if dtype == ir.BOOL and kind in ("max", "min"):
         return b.or_(acc, x) if kind == "max" else b.and_(acc, x)
@@ -517,6 +509,20 @@ def _check_apart(k: KernelBuilder, target: ArrayValue, dtype: ir.ScalarType) -> 
         o_low, o_high = _extent(k, other, other_type.dtype)
         apart = b.or_(b.icmp_unsigned("<=", t_high, o_low), b.icmp_unsigned("<=", o_high, t_low))
         k.fail_if(b.not_(apart), Status.FALLBACK)
+
+
+def write_back_if_apart(k: KernelBuilder, target: ArrayValue, dtype: ir.ScalarType, contents: ArrayValue) -> None:
+    """target[...] = contents, unless argument array `target` shares memory with another one
+    (what an interrupted kernel keeps of a `writeback`, KernelBuilder.poll_signals)."""
+    b = k.builder
+    t_low, t_high = _extent(k, target, dtype)
+    apart = ll.Constant(I1, 1)
+    for other, other_type in k.array_params:
+        if other is not target:
+            o_low, o_high = _extent(k, other, other_type.dtype)
+            apart = b.and_(apart, b.or_(b.icmp_unsigned("<=", t_high, o_low), b.icmp_unsigned("<=", o_high, t_low)))
+    with b.if_then(apart):
+        copy_elements(k, contents, target, dtype)
 
 
 @lowers("in_place_check")

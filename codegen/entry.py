@@ -9,8 +9,14 @@ called by the dispatcher (not by CPython's call machinery), so its protocol is:
   - Status.FALLBACK (and SHAPE_MISMATCH) returns PyObject_Vectorcall(self, args, nargs, NULL):
     `self` runs the original Python function, which gives the exact (big int, complex) answer
     or raises NumPy's exact error;
-  - any other status sets the exception CPython raises (tracer.errors.STATUS_EXCEPTIONS) and
-    returns NULL.
+  - PYTHON_ERROR returns NULL: the exception is already set (a signal handler raised it, as
+    KeyboardInterrupt, while a loop ran; codegen.kernel.KernelBuilder.poll_signals);
+  - any other status sets the exception CPython raises (tracer.errors.STATUS_EXCEPTIONS), with
+    traceback entries for the user's line that failed (codegen.tracebacks), and returns NULL;
+  - an array argument the function may write into (`written_array_params`) whose
+    flags.writeable is False runs the Python function before the kernel writes anything:
+    NumPy raises its own "ValueError: assignment destination is read-only" where the write
+    happens (and nothing at all when the write is on a path this call does not take).
 Arguments are borrowed. Object layouts used (GIL builds of 3.11-3.13): PyObject is
 {ob_refcnt: i64, ob_type: ptr} and PyFloatObject adds ob_fval: double.
 """
@@ -20,9 +26,10 @@ import struct
 
 from llvmlite import ir as ll
 
-from codegen.arrays import result_struct
+from codegen.arrays import VIEWS, result_struct
 from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, llvm_type
 from codegen.lower import raise_sites
+from codegen.tracebacks import TracebackSites, traceback_symbols
 from tracer import ir
 from tracer.errors import RAISE_BASE, STATUS_EXCEPTIONS, Status
 from tracer.ir.ops import OPS
@@ -37,14 +44,36 @@ EXACT_TYPES = {ir.F64: "PyFloat_Type", ir.I64: "PyLong_Type", ir.BOOL: "PyBool_T
 # NumPy's PyArrayObject_fields (public and unchanged from NumPy 1.7 to 2.x): the header, then
 # data, nd, dimensions, strides, base, descr, flags. tests/test_arrays.py checks it on a real array.
 PY_ARRAY = ll.LiteralStructType([I64, PTR, PTR, I32, PTR, PTR, PTR, PTR, I32])
-ARRAY_DATA, ARRAY_ND, ARRAY_DIMENSIONS, ARRAY_STRIDES, ARRAY_DESCR = 2, 3, 4, 5, 7
+ARRAY_DATA, ARRAY_ND, ARRAY_DIMENSIONS, ARRAY_STRIDES, ARRAY_DESCR, ARRAY_FLAGS = 2, 3, 4, 5, 7, 8
+NPY_ARRAY_WRITEABLE = 0x0400
+
+
+def written_array_params(fn: ir.Function) -> set[int]:
+    """The indices of the array parameters `fn` may write into: the targets of `writeback`, the
+    arrays a map writes in place (its first attrs['into'] operands) and the arrays `store`
+    writes into, directly or through views."""
+    index = {p: i for i, p in enumerate(fn.params)}
+    written = set()
+    for v in fn.walk():
+        if v.op == "writeback":
+            targets = v.args[::2]
+        elif v.op == "store":
+            targets = v.args[:1]
+        else:
+            targets = v.args[:v.attrs.get("into", 0)]
+        for x in targets:
+            while x.op in VIEWS:
+                x = x.args[0]
+            if x in index:
+                written.add(index[x])
+    return written
 
 
 def object_symbols(fn: ir.Function, entry_args: list[ir.EntryArg]) -> dict[str, int]:
     """The Python objects and functions an entry uses by address, as symbols for the JIT to
     define: numpy.ndarray, the builtin dtype descriptors of the array arguments and results,
-    and NumPy's PyArray_NewFromDescr (which makes the result arrays)."""
-    symbols = {}
+    and NumPy's PyArray_NewFromDescr (which makes the result arrays); what makes tracebacks."""
+    symbols = traceback_symbols()
     results = [t for t in ir.leaf_types(fn.result_type) if isinstance(t, ir.ArrayType)]
     for t in [a.type for a in entry_args if isinstance(a.type, ir.ArrayType)] + results:
         import numpy
@@ -175,6 +204,19 @@ class EntryBuilder:
             self.guard(one if n == 1 else b.not_(one))
         return ArrayValue(field(ARRAY_DATA, PTR), sizes, tuple(axis(strides, k) for k in range(t.rank)))
 
+    def is_read_only(self, obj: ll.Value) -> ll.Value:
+        """Whether ndarray `obj` has flags.writeable False (a view of bytes, np.broadcast_to...)."""
+        b = self.builder
+        flags = b.load(b.gep(obj, [ll.Constant(I32, 0), ll.Constant(I32, ARRAY_FLAGS)], source_etype=PY_ARRAY), typ=I32)
+        return b.icmp_unsigned("==", b.and_(flags, ll.Constant(I32, NPY_ARRAY_WRITEABLE)), ll.Constant(I32, 0))
+
+    def run_python_if(self, cond: ll.Value, self_: ll.Value, args: ll.Value, nargs: ll.Value) -> None:
+        """If `cond`, return what the Python function returns for the call (or NULL with its
+        exception set), before the kernel runs."""
+        b = self.builder
+        with b.if_then(cond, likely=False):
+            b.ret(self.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+
     def unbox(self, obj: ll.Value, arg: ir.EntryArg, overflow: ll.Value) -> ll.Value:
         b, api = self.builder, self.api
         if isinstance(arg.type, ir.ArrayType):
@@ -204,8 +246,9 @@ class EntryBuilder:
         data, base = b.load(word(0), typ=PTR), b.load(word(1), typ=PTR)
         descr = api.address(f"__tracer_numpy_dtype_{ir.NUMPY_DTYPE_NAMES[t.dtype]}")
         api.call("Py_IncRef", descr)                               # NewFromDescr steals it
+        dims = word(2) if t.rank else NULL       # a 0-d array has no sizes
         array = api.call(NEW_ARRAY, api.address("__tracer_numpy_ndarray"), descr, ll.Constant(I32, t.rank),
-                         word(2), NULL, data, ll.Constant(I32, NPY_ARRAY_CARRAY), NULL)
+                         dims, NULL, data, ll.Constant(I32, NPY_ARRAY_CARRAY), NULL)
         fn = self.function
         made, wrap, owned, failed, done = (fn.append_basic_block(n) for n in
                                            ("array_made", "array_wrap", "array_owned", "array_failed", "array_done"))
@@ -355,6 +398,8 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
 
     e.guard(b.icmp_signed("==", nargs, ll.Constant(I64, len(entry_args))))
     params: list[ll.Value | None] = [None] * len(fn.params)
+    written = written_array_params(fn)
+    read_only = ll.Constant(I1, 0)
     for i, arg in enumerate(entry_args):
         obj = b.load(b.gep(args, [ll.Constant(I64, i)], source_etype=PTR), typ=PTR, name=f"arg{i}")
         value = e.unbox(obj, arg, overflow)
@@ -362,6 +407,10 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
             e.guard_equals(value, arg)
         else:
             params[arg.param] = value
+        if arg.param in written:
+            read_only = b.or_(read_only, e.is_read_only(obj))
+    if written:      # every guard passed: a read-only array the function writes is Python's to refuse
+        e.run_python_if(read_only, self_, args, nargs)
     flat = [x for p in params for x in ((p.data, *p.sizes, *p.strides) if isinstance(p, tuple) else (p,))]
     status = b.call(kernel, flat + outs, name="status")
 
@@ -381,6 +430,20 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
         switch.add_case(ll.Constant(I32, int(Status.FALLBACK)), fallback)
     with b.goto_block(fallback):
         b.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+    # a signal handler raised while a loop ran (KeyboardInterrupt): its exception propagates,
+    # and the function is not run again (what it wrote so far stays written)
+    interrupted = function.append_basic_block("python_error")
+    switch.add_case(ll.Constant(I32, int(Status.PYTHON_ERROR)), interrupted)
+    with b.goto_block(interrupted):
+        b.ret(NULL)
+    sites = TracebackSites(module, fn)         # the user's lines, for the tracebacks
+    failed = function.append_basic_block("failed")
+    with b.goto_block(failed):
+        if rerun_on_failure or not possible & STATUS_EXCEPTIONS.keys():
+            b.unreachable()
+        else:
+            sites.add_failed(b)
+            b.ret(NULL)
     for st, (exc_type, message) in STATUS_EXCEPTIONS.items():
         if st in possible:
             block = function.append_basic_block(f"raise_{st.name.lower()}")
@@ -390,7 +453,7 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
                     b.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
                 else:
                     e.api.call("PyErr_SetString", e.api.exception(exc_type), e.api.string(message))
-                    b.ret(NULL)
+                    b.branch(failed)
     for i, site in enumerate(raise_sites(fn)):
         block = function.append_basic_block(f"raise_site_{i}")
         switch.add_case(ll.Constant(I32, RAISE_BASE + i), block)
@@ -398,11 +461,12 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
             exc = site.attrs["exception"]
             if rerun_on_failure or not native_exception(exc):   # the Python function raises it exactly
                 b.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
-            elif exc.args:
-                e.api.call("PyErr_SetString", e.api.exception(type(exc)), e.api.string(exc.args[0]))
-                b.ret(NULL)
             else:
-                e.api.call("PyErr_SetNone", e.api.exception(type(exc)))
+                if exc.args:
+                    e.api.call("PyErr_SetString", e.api.exception(type(exc)), e.api.string(exc.args[0]))
+                else:
+                    e.api.call("PyErr_SetNone", e.api.exception(type(exc)))
+                sites.add(b, sites.site(site.loc))
                 b.ret(NULL)
     with b.goto_block(unknown):   # a status the op table did not declare: an error, not a crash
         e.api.call("PyErr_SetString", e.api.exception(SystemError), e.api.string("tracer: unexpected status"))

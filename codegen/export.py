@@ -14,11 +14,16 @@ For each exported function the module holds its kernel (internal) and a C entry:
 
 Everything the C entry checks the CPython entry checks too (codegen.entry), but failures come
 back as codes instead of guard misses: a NULL pointer, a pinned argument with another value, an
-array whose size-1 axes differ from the export's example (broadcasting depends on them).
+array whose size-1 axes differ from the export's example (broadcasting depends on them), and
+(BAD_ARGUMENT) an array whose sizes are negative or whose size in bytes does not fit a ptrdiff_t.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
+import sys
+import tempfile
 from dataclasses import dataclass
 
 from llvmlite import ir as ll
@@ -39,7 +44,7 @@ CODES = {
     "DOMAIN_ERROR": (2, ValueError),         # math domain error, int(nan)
     "OVERFLOW": (3, OverflowError),          # a float result too large, int(inf)
     "SHAPE_MISMATCH": (4, ValueError),       # array shapes that do not fit, an index out of range
-    "BAD_ARGUMENT": (5, TypeError),          # NULL pointers, a value other than the export's
+    "BAD_ARGUMENT": (5, TypeError),          # NULL pointers, a value other than the export's, sizes that overflow
     "RAISED": (6, None),                     # a raise/assert in the function: see last_error()
     "NO_MEMORY": (7, MemoryError),
     "NEEDS_PYTHON": (8, ArithmeticError),    # an int beyond 64 bits: only Python computes it
@@ -223,12 +228,22 @@ def _array_argument(b, fail_if, is_null, name: str, t: ir.ArrayType, data, shape
             fail_if(one, "SHAPE_MISMATCH", f"{name}_shape[{axis}] is 1; the function was exported for other "
                                            f"sizes (export it with an example of size 1 for this)")
         sizes.append(size)
+    # its size in bytes must be an address difference (ptrdiff_t), as NumPy's arrays are: the
+    # product of the sizes other than 0 (NumPy's rule too) times the item size, checked by
+    # division (wasm32 has no 128-bit multiply for llvm.smul.with.overflow)
+    limit = ll.Constant(I64, 2**31 - 1 if "-p:32" in b.module.data_layout else 2**63 - 1)
+    itemsize = ll.Constant(I64, ITEM_SIZE[t.dtype])
+    nbytes, too_big = itemsize, ll.Constant(ll.IntType(1), 0)
+    for size in sizes:
+        factor = b.select(b.icmp_signed("==", size, ll.Constant(I64, 0)), ll.Constant(I64, 1), size)
+        too_big = b.or_(too_big, b.icmp_unsigned(">", nbytes, b.udiv(limit, factor)))
+        nbytes = b.mul(nbytes, factor)
+    fail_if(too_big, "BAD_ARGUMENT", f"{name}_shape: the array's size in bytes overflows the address space")
     count = ll.Constant(I64, 1)
     for size in sizes:
         count = b.mul(count, size)
     fail_if(b.and_(is_null(data), b.icmp_signed("!=", count, ll.Constant(I64, 0))), "BAD_ARGUMENT", f"{name} is NULL")
     # NULL strides: C order
-    itemsize = ll.Constant(I64, ITEM_SIZE[t.dtype])
     contiguous, step = [None] * t.rank, itemsize
     for axis in reversed(range(t.rank)):
         contiguous[axis] = step
@@ -247,7 +262,6 @@ def _array_argument(b, fail_if, is_null, name: str, t: ir.ArrayType, data, shape
         stride.add_incoming(loaded, block_b)
         out.append(stride)
     return [data, *sizes, *out]
-
 
 
 # ------------------------------------------------------------------------------ object code
@@ -273,8 +287,31 @@ def export_target_machine(triple: str | None = None, cpu: str | None = None):
         cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
     else:
         cpu, features = cpu or BASELINE_CPUS.get(triple.split("-")[0], "generic"), ""
-    return llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features, opt=3,
-                                                                 reloc="pic", codemodel="default")
+    target = llvm.Target.from_triple(triple)
+    with _stderr_captured() as said:     # LLVM warns of an unknown CPU on stderr, then aborts at codegen
+        tm = target.create_target_machine(cpu=cpu, features=features, opt=3, reloc="pic", codemodel="default")
+    if "is not a recognized processor" in said():
+        raise ValueError(f"export: unknown CPU {cpu!r} for {triple} (e.g. {BASELINE_CPUS.get(triple.split('-')[0], 'generic')}"
+                         f", or native)")
+    sys.stderr.write(said())
+    return tm
+
+
+@contextlib.contextmanager
+def _stderr_captured():
+    """What native code writes to file descriptor 2 inside the block (a function returns it after)."""
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as sink:
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        text: list[str] = []
+        try:
+            yield lambda: "".join(text)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            text.append(sink.read().decode(errors="replace"))
 
 
 def emit_object(functions: list[ExportedFunction], prefix: str, cpu: str | None = None,

@@ -1,9 +1,19 @@
-"""Compile an IR function to native code in this process: one shared LLJIT, one library per
-compile, and a handle (`CompiledFunction`) that keeps the code loaded while it is referenced."""
+"""Compile an IR function to native code in this process, and unload it when it is dropped.
+
+Each compile links one library into an LLJIT and returns a handle (`CompiledFunction`) that keeps
+the code loaded while it is referenced; a process that compiles and drops functions forever stays
+at a fixed size:
+- each compile parses its module into an LLVM context of its own, freed with the function (the
+  global context keeps a little of everything parsed into it, for good);
+- unloading a library frees its code, but its LLJIT keeps a little bookkeeping per library ever
+  linked (about 12 KB), so an LLJIT takes at most `LIBRARIES_PER_JIT` libraries and is then
+  retired: it is freed, bookkeeping and all, once the last of its libraries is unloaded.
+"""
 from __future__ import annotations
 
 import functools
 import itertools
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -13,15 +23,20 @@ import llvmlite.binding as llvm
 from codegen.entry import object_symbols
 from codegen.module import entry_symbol, kernel_symbol, lower_module
 from codegen.runtime import JIT_MEMORY, RUNTIME, RUNTIME_FUNCTIONS
-from codegen.target import assembly, host_target_machine, optimize
+from codegen.target import assembly, host_target_machine, optimize, parse
 from tracer import ir
 
-_lock = threading.Lock()          # LLVM's global context is not thread safe
+# LLVM's global context is not thread safe, nor is the bookkeeping below. Re-entrant: a function
+# collected while this thread compiles unloads its library (under the lock) there and then.
+_lock = threading.RLock()
 _serial = itertools.count()
+
+LIBRARIES_PER_JIT = 32
 
 
 @functools.cache
-def _lljit() -> llvm.LLJIT:
+def _runtime_jit() -> llvm.LLJIT:
+    """The LLJIT of codegen.runtime's functions: one for the process, never freed."""
     return llvm.create_lljit_compiler(host_target_machine())
 
 
@@ -31,13 +46,84 @@ _runtime_library = None           # codegen.runtime's functions: loaded once, ne
 def runtime_symbols() -> dict[str, int]:
     """The RUNTIME functions' addresses (loading them on first use)."""
     global _runtime_library
-    if _runtime_library is None:
-        obj = host_target_machine().emit_object(optimize(RUNTIME))
-        library = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
-        for name in RUNTIME_FUNCTIONS:
-            library.export_symbol(name)
-        _runtime_library = library.link(_lljit(), "tracer_runtime")
+    with _lock:
+        if _runtime_library is None:
+            obj = host_target_machine().emit_object(optimize(RUNTIME))
+            library = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
+            for name in RUNTIME_FUNCTIONS:
+                library.export_symbol(name)
+            _runtime_library = library.link(_runtime_jit(), "tracer_runtime")
     return {name: _runtime_library[name] for name in RUNTIME_FUNCTIONS}
+
+
+class _Jit:
+    """An LLJIT with the count of libraries linked into it and still loaded."""
+
+    def __init__(self):
+        self.lljit = llvm.create_lljit_compiler(host_target_machine())
+        self.linked = 0
+        self.loaded = 0
+
+
+# Every open LLJIT, and the LLVM context of every loaded library, is referenced from here until
+# LoadedLibrary.unload closes it, after what lives in it (llvmlite's own finalizers run in no set
+# order within a collected cycle: an LLJIT freed before one of its libraries, or a context before
+# its module, would crash).
+_open_jits: set[_Jit] = set()
+_open_contexts: set = set()
+_current_jit: _Jit | None = None
+
+
+def _jit_for_next_library() -> _Jit:
+    global _current_jit
+    if _current_jit is None or _current_jit.linked >= LIBRARIES_PER_JIT:
+        retired, _current_jit = _current_jit, _Jit()
+        _open_jits.add(_current_jit)
+        if retired is not None and retired.loaded == 0:
+            _close(retired)
+    return _current_jit
+
+
+def _close(jit: _Jit) -> None:
+    _open_jits.discard(jit)
+    jit.lljit.close()
+
+
+class LoadedLibrary:
+    """One linked library, and the optimized module it was compiled from with its LLVM context:
+    its exported addresses are valid until it is unloaded, which happens when this handle is
+    collected."""
+
+    def __init__(self, jit: _Jit, tracker, module: llvm.ModuleRef, context):
+        self._jit = jit
+        self._tracker = tracker          # llvmlite's handle: closing it unloads the code
+        self.module = module
+        self._context = context
+        _open_contexts.add(context)
+        jit.linked += 1
+        jit.loaded += 1
+
+    def __getitem__(self, symbol: str) -> int:
+        return self._tracker[symbol]
+
+    def unload(self) -> None:
+        """Free the library's code now (its addresses must not be called afterwards)."""
+        if sys.is_finalizing():
+            return                       # the process is ending: the OS takes it all back
+        with _lock:
+            if self._tracker is None:
+                return
+            self._tracker.close()
+            self._tracker = None
+            self.module.close()
+            _open_contexts.discard(self._context)
+            self._context.close()
+            jit = self._jit
+            jit.loaded -= 1
+            if jit.loaded == 0 and jit is not _current_jit:
+                _close(jit)
+
+    __del__ = unload
 
 
 @dataclass(eq=False)
@@ -49,20 +135,19 @@ class CompiledFunction:
     entry_address: int | None        # the METH_FASTCALL entry of codegen.entry (None: no entry)
     llvm_ir: str                     # as lowered, before any pass
     timings: dict = field(repr=False)       # seconds per stage: lower, optimize, codegen, link
-    _module: llvm.ModuleRef = field(repr=False)
-    _tracker: object = field(repr=False)    # the code is unloaded when this is collected
+    _library: LoadedLibrary = field(repr=False)    # the code is unloaded when this is collected
 
     @functools.cached_property
     def optimized_ir(self) -> str:
         """The LLVM IR after O3 (text made on demand: a compile does not need it)."""
         with _lock:
-            return str(self._module)
+            return str(self._library.module)
 
     @functools.cached_property
     def assembly(self) -> str:
         """Host assembly of the optimized module, as loaded (made on demand: a second codegen)."""
         with _lock:
-            return assembly(self._module)
+            return assembly(self._library.module)
 
 
 def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name: str | None = None,
@@ -73,6 +158,7 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
     None): a third less to optimize and compile, for callers that only use the entry. With
     `entry_args=None` there is no entry (entry_address is None): the kernel ABI only."""
     name = name or fn.name
+    runtime = runtime_symbols()
     with _lock:
         t0 = time.perf_counter()
         n = next(_serial)
@@ -82,7 +168,8 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
             module.get_global(symbol).linkage = "internal"
         llvm_ir = str(module)
         t1 = time.perf_counter()
-        optimized = optimize(llvm_ir)
+        context = llvm.create_context()
+        optimized = optimize(parse(llvm_ir, context=context))
         t2 = time.perf_counter()
         # codegen with our target machine (the JIT's is built from the same one), then link
         obj = host_target_machine().emit_object(optimized)
@@ -90,29 +177,32 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
         library = (llvm.JITLibraryBuilder()
                    .add_object_img(obj)
                    .add_current_process())         # the C API and libm, resolved in process
-        for name, address in runtime_symbols().items():   # the kernel's allocator, the entry's capsules
-            library.import_symbol(name, address)
+        for runtime_name, address in runtime.items():   # the kernel's allocator, the entry's capsules
+            library.import_symbol(runtime_name, address)
         if entry_args is not None:
             library.export_symbol(entry_symbol(symbol))
-            for name, address in object_symbols(fn, entry_args).items():
-                library.import_symbol(name, address)
+            for symbol_name, address in object_symbols(fn, entry_args).items():
+                library.import_symbol(symbol_name, address)
         if export_kernel:
             library.export_symbol(symbol)
-        tracker = library.link(_lljit(), f"tracer_{n}")
+        jit = _jit_for_next_library()
+        loaded = LoadedLibrary(jit, library.link(jit.lljit, f"tracer_{n}"), optimized, context)
         t4 = time.perf_counter()
     timings = {"lower": t1 - t0, "optimize": t2 - t1, "codegen": t3 - t2, "link": t4 - t3}
-    return CompiledFunction(name, symbol, entry_symbol(symbol), tracker[symbol] if export_kernel else None,
-                            tracker[entry_symbol(symbol)] if entry_args is not None else None,
-                            llvm_ir, timings, optimized, tracker)
+    return CompiledFunction(name, symbol, entry_symbol(symbol), loaded[symbol] if export_kernel else None,
+                            loaded[entry_symbol(symbol)] if entry_args is not None else None,
+                            llvm_ir, timings, loaded)
 
 
 def llvm_ir_for(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None = None) -> str:
     """The optimized LLVM IR `compile_function` would load (for `dump`; nothing is loaded)."""
     with _lock:
-        return str(optimize(lower_module(fn, entry_args, kernel_symbol(name or fn.name), memory=JIT_MEMORY)))
+        module = lower_module(fn, entry_args, kernel_symbol(name or fn.name), memory=JIT_MEMORY)
+        return str(optimize(parse(module, context=llvm.create_context())))
 
 
 def assembly_for(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None = None) -> str:
     """The host assembly of that optimized module (for `dump`; nothing is loaded)."""
     with _lock:
-        return assembly(optimize(lower_module(fn, entry_args, kernel_symbol(name or fn.name), memory=JIT_MEMORY)))
+        module = lower_module(fn, entry_args, kernel_symbol(name or fn.name), memory=JIT_MEMORY)
+        return assembly(optimize(parse(module, context=llvm.create_context())))

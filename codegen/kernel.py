@@ -1,6 +1,7 @@
 """The kernel being emitted: LLVM types of the IR's scalars, the form an array takes inside a
 kernel (`ArrayValue`; codegen.arrays lowers the array ops), and `KernelBuilder`, the helpers every
-lowering uses (early exits with a status, libm calls, intrinsics, checked i64 arithmetic)."""
+lowering uses (early exits with a status, libm calls, intrinsics, checked i64 arithmetic, polls
+for signals), and the counted loops every loop of the array ops is (`for_range`, `for_rows`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -18,11 +19,38 @@ I32 = ll.IntType(32)
 I64 = ll.IntType(64)
 PTR = ll.PointerType()
 
-# The (alloc, free) pair kernels get their arrays' memory from: C's own, unless the caller
-# provides another with the same signatures (the JIT's caching pair, codegen.runtime)
-C_MEMORY = ("malloc", "free")
+
+class KernelRuntime(NamedTuple):
+    """What a kernel calls outside itself: the (alloc, free) pair its arrays' memory comes from,
+    and `check_signals`, an `i32 ()` that runs Python's pending signal handlers and returns
+    nonzero if one raised (None: the kernel never polls, as where no Python runs it), with its
+    LLVM calling convention (`preserve_mostcc` where the target has it: the loop around a poll
+    keeps its values in registers, and a small kernel saves none at entry)."""
+    alloc: str
+    free: str
+    check_signals: str | None = None
+    check_convention: str = ""
+
+
+# C's own memory and no polls (exported libraries), unless the caller provides another runtime
+# (the JIT's: its caching allocator and its signal check, codegen.runtime)
+C_MEMORY = KernelRuntime("malloc", "free")
+
+# How much work a kernel does between two polls for signals, in LLVM instructions of loop
+# bodies run (about 1M: well under a millisecond of scalar code, and tens of milliseconds for
+# bodies of libm calls). A poll costs a call of some 20 ns; counting costs a subtraction and a
+# branch per iteration of a `loop` (codegen.lower), per strip of iterations in array loops
+# (for_range, for_rows).
+POLL_BUDGET = 1 << 20
 
 LLVM_TYPES = {ir.F64: DOUBLE, ir.F32: FLOAT, ir.I64: I64, ir.BOOL: I1}
+
+# An i32 of each kernel's module: before a kernel returns a status its entry raises as an
+# exception, it notes there which value failed (its index in codegen.lower.failure_sites, or -1),
+# so that the traceback names the user's line (codegen.entry). The statuses on which Python runs
+# the function again need no note.
+FAILED_SITE = "__tracer_failed_site"
+RERUN_STATUSES = (Status.FALLBACK, Status.SHAPE_MISMATCH)
 
 INF = float("inf")
 
@@ -74,13 +102,24 @@ def kernel_type(fn: ir.Function) -> ll.FunctionType:
     return ll.FunctionType(I32, params + outs)
 
 
+def failed_site_slot(module: ll.Module) -> ll.GlobalVariable:
+    """The module's FAILED_SITE (made on first use)."""
+    slot = module.globals.get(FAILED_SITE)
+    if slot is None:
+        slot = ll.GlobalVariable(module, I32, FAILED_SITE)
+        slot.linkage = "internal"
+        slot.initializer = ll.Constant(I32, -1)
+    return slot
+
+
 class KernelBuilder:
     """Emits one kernel: the LLVM values of the IR values, and the early exits for failures."""
 
     def __init__(self, module: ll.Module, function: ll.Function, fn: ir.Function,
-                 memory: tuple[str, str] = C_MEMORY):
+                 memory: tuple = C_MEMORY):
         self.module = module
         self.memory = memory
+        self.check_signals = getattr(memory, "check_signals", None)   # None: no polls (poll_signals)
         self.function = function
         args = list(function.args)
         self.params = []             # one per IR parameter (an array: an ArrayValue)
@@ -91,11 +130,23 @@ class KernelBuilder:
                 self.params.append(args.pop(0))
         self.builder = ll.IRBuilder(function.append_basic_block("entry"))
         self._status_blocks: dict[Status, ll.Block] = {}
+        self._site_blocks: dict[tuple[Status, int], ll.Block] = {}
+        self.site = -1                   # the failure site being lowered (codegen.lower.failure_sites)
         self.tapes: dict = {}            # tape_new op -> its header (codegen.tape)
         self.arena = None                # the slot of the arena's head, if arrays are made (codegen.arrays)
         self.deferred = None             # a flag's slot: failures are noted there, not returned (lower_map)
         self.cleanups: list[Callable[[KernelBuilder], None]] = []   # run by `ret`, in order (tapes, arena)
         self.regions = None              # what lowers the regions of if/loop/map (codegen.lower.BlockLowering)
+        # what an interrupted kernel keeps: (IR value, write) pairs, `write(k, array)` writing the
+        # value's contents where they belong once it is lowered (codegen.lower: writebacks)
+        self.kept_on_interrupt: list[tuple[ir.Value, Callable]] = []
+        self._budget = None              # the slot of the work left before the next poll
+        self.polls = 0                   # poll sites emitted so far
+        self.loop_depth = 0              # how many array loops the builder is inside (for_range)
+        self.rows_polled = 0             # inside rows that poll for their loops (for_rows)
+        self.uncounted = 0               # instructions that run more often than they were emitted
+                                         # (short loops that do not count their own work: for_range)
+        self._interrupted = None         # the block that returns PYTHON_ERROR, and its phis
         self.array_params = [(a, p.type) for a, p in zip(self.params, fn.params) if isinstance(p.type, ir.ArrayType)]
 
     # -- constants -------------------------------------------------------------------------
@@ -119,10 +170,93 @@ class KernelBuilder:
             with self.builder.goto_block(block):
                 self.ret(status)
             self._status_blocks[status] = block
+        if status not in RERUN_STATUSES:
+            block = self._noting_site(status, block)
         ok = self.function.append_basic_block("ok")
         br = self.builder.cbranch(cond, block, ok)
         br.set_weights([1, 1 << 20])      # failures are cold: keep the fast path straight
         self.builder.position_at_end(ok)
+
+    def _noting_site(self, status: Status, fail: ll.Block) -> ll.Block:
+        """A block that notes `site` in FAILED_SITE, then goes on to `fail` (one per site)."""
+        block = self._site_blocks.get((status, self.site))
+        if block is None:
+            block = self.function.append_basic_block(f"fail_site_{self.site}")
+            with self.builder.goto_block(block):
+                self.builder.store_atomic(ll.Constant(I32, self.site), failed_site_slot(self.module), "monotonic", 4)
+                self.builder.branch(fail)
+            self._site_blocks[(status, self.site)] = block
+        return block
+
+    # -- polls for signals: Ctrl-C reaches a long loop -------------------------------------
+    def poll_signals(self, work: ll.Value) -> None:
+        """Count `work` (i64, LLVM instructions run since the last count) against the kernel's
+        budget; when it runs out, call the runtime's `check_signals` (a cold call: Python's
+        signal handlers run there, with the GIL the kernel's caller holds) and, if a handler
+        raised (KeyboardInterrupt), return PYTHON_ERROR with what `kept_on_interrupt` keeps
+        written back. Nothing at all where the kernel has no signal check (exported libraries)."""
+        if self.check_signals is None:
+            return
+        b = self.builder
+        budget = self._budget_slot()
+        left, spent = self.with_overflow("usub", b.load(budget, typ=I64), work)   # (x86: sub, jb)
+        b.store(left, budget)
+        self.polls += 1
+        poll, go_on = self.function.append_basic_block("poll"), self.function.append_basic_block("polled")
+        b.cbranch(spent, poll, go_on).set_weights([1, 1 << 20])
+        b.position_at_end(poll)
+        b.store(self.i64(POLL_BUDGET), budget)
+        convention = self.memory.check_convention
+        check = self._declare(self.check_signals, ll.FunctionType(I32, []), ("cold", "nounwind"))
+        check.calling_convention = convention
+        raised = b.icmp_signed("!=", b.call(check, [], cconv=convention or None), ll.Constant(I32, 0))
+        b.cbranch(raised, self._interrupt_exit(), go_on).set_weights([1, 1 << 20])
+        b.position_at_end(go_on)
+
+    def _budget_slot(self):
+        """The slot of the work left before the next poll (made, full, at the kernel's entry)."""
+        if self._budget is None:
+            with self.builder.goto_entry_block():
+                self._budget = self.builder.alloca(I64, name="poll_budget")
+                self.builder.store(self.i64(POLL_BUDGET), self._budget)
+        return self._budget
+
+    def mark(self) -> tuple:
+        """Where the builder is now, for `instructions_since`."""
+        return len(self.function.blocks), len(self.builder.block.instructions), self.builder.block, self.uncounted
+
+    def instructions_since(self, mark: tuple) -> int:
+        """The LLVM instructions emitted since `mark` (and `uncounted` since), at least 1: what an
+        iteration of a loop body emitted there costs, roughly, for `poll_signals`."""
+        blocks, start, block, uncounted = mark
+        count = len(block.instructions) - start + sum(len(x.instructions) for x in self.function.blocks[blocks:])
+        return max(1, count + self.uncounted - uncounted)
+
+    def _interrupt_exit(self) -> ll.Block:
+        """The block that returns PYTHON_ERROR, reached from the builder's block: one per kernel,
+        with a phi per field of each kept value (NULL data where it is not lowered yet)."""
+        b = self.builder
+        if self._interrupted is None:
+            block = self.function.append_basic_block("interrupted")
+            with b.goto_block(block):
+                kept = [[b.phi(PTR)] + [b.phi(I64) for _ in range(2 * value.type.rank)]
+                        for value, _ in self.kept_on_interrupt]
+                polls, deferred, self.check_signals, self.deferred = self.check_signals, self.deferred, None, None
+                for (value, write), phis in zip(self.kept_on_interrupt, kept):
+                    with b.if_then(b.icmp_unsigned("!=", phis[0], ll.Constant(PTR, None))):
+                        write(self, from_arguments(value.type, list(phis)))
+                self.check_signals, self.deferred = polls, deferred
+                self.ret(Status.PYTHON_ERROR)
+            self._interrupted = (block, kept)
+        block, kept = self._interrupted
+        lowered = self.regions.values if self.regions is not None else {}
+        for (value, _), phis in zip(self.kept_on_interrupt, kept):
+            array = lowered.get(value)
+            incoming = fields(array) if array is not None else [ll.Constant(p.type, None if p.type == PTR else 0)
+                                                                for p in phis]
+            for phi, x in zip(phis, incoming):
+                phi.add_incoming(x, b.block)
+        return block
 
     def ret(self, status: int) -> None:
         """Return `status`, releasing first what the kernel holds: each of `cleanups` emits its
@@ -180,7 +314,7 @@ class KernelBuilder:
         return self.builder.call(self._declare(name, fnty, attrs), args)
 
     def with_overflow(self, op: str, a: ll.Value, b: ll.Value) -> tuple[ll.Value, ll.Value]:
-        """i64 a <op> b (op: sadd, ssub, smul) and whether it overflowed."""
+        """i64 a <op> b (op: sadd, ssub, smul; usub: unsigned) and whether it overflowed."""
         fnty = ll.FunctionType(ll.LiteralStructType([I64, I1]), [I64, I64])
         pair = self.builder.call(self._declare(f"llvm.{op}.with.overflow.i64", fnty), [a, b])
         return self.builder.extract_value(pair, 0), self.builder.extract_value(pair, 1)
@@ -212,3 +346,136 @@ class KernelBuilder:
         for cond, value in reversed(cases):
             result = self.builder.select(cond, value, result)
         return result
+
+
+# --------------------------------------------------------------------------------- loops
+def for_range(k: KernelBuilder, n, body, carried=()) -> list:
+    """for i in range(n): body(i), emitted at the builder's position. With `carried` (initial
+    values), body(i, *values) returns the next values (loop-carried, as phis), and the values
+    after the loop are returned.
+
+    Where the kernel polls for signals (KernelBuilder.poll_signals), an innermost loop (one
+    whose body does not poll) inside no other (over a 1-D array) runs in strips of at most
+    STRIP iterations and polls after each, counting its work: nothing inside a strip calls
+    anything (LLVM still vectorizes it), and Ctrl-C still reaches a loop over a billion
+    elements. An innermost loop inside others polls once before it starts, counting the work
+    of all its iterations, unless it is inside `for_rows`, which polls for the loops of its
+    rows. A loop of at most STRIP iterations known at compile time is counted by the loop
+    around it, as if its body were written out that many times."""
+    b = k.builder
+    if k.check_signals is None or k.rows_polled:
+        return _counted_loop(k, k.i64(0), n, body, carried)[0]
+    polls = k.polls
+    if isinstance(n, ll.Constant) and n.constant <= STRIP:
+        values, weight = _counted_loop(k, k.i64(0), n, body, carried)
+        if k.polls == polls:
+            k.uncounted += max(0, n.constant - 1) * weight
+        return values
+    before, head, done = (k.function.append_basic_block(x) for x in ("count", "strip", "strip_end"))
+    b.branch(before)
+    b.position_at_end(head)
+    first, last = b.phi(I64), b.phi(I64)
+    values = [b.phi(x.type) for x in carried]
+    k.loop_depth += 1
+    new, weight = _counted_loop(k, first, last, body, values)
+    k.loop_depth -= 1
+    innermost = k.polls == polls
+    in_strips = innermost and k.loop_depth == 0
+    after = b.block
+    with b.goto_block(before):            # (only now is it known whether the body polls)
+        if innermost and not in_strips:
+            k.poll_signals(b.add(b.mul(n, k.i64(weight)), k.i64(1)))     # (+ 1: no iteration still counts)
+        end = _strip_end(k, k.i64(0), n) if in_strips else n
+        entered = b.block
+        b.branch(head)
+    first.add_incoming(k.i64(0), entered)
+    last.add_incoming(end, entered)
+    for phi, x in zip(values, carried):
+        phi.add_incoming(x, entered)
+    if not in_strips:                     # one pass over the whole range
+        b.branch(done)
+        b.position_at_end(done)
+        return new
+    b.position_at_end(after)
+    k.poll_signals(b.mul(b.sub(last, first), k.i64(weight)))
+    following = k.function.append_basic_block("next_strip")
+    b.cbranch(b.icmp_signed("<", last, n), following, done)
+    b.position_at_end(following)
+    first.add_incoming(last, following)
+    last.add_incoming(_strip_end(k, last, n), following)
+    for phi, x in zip(values, new):
+        phi.add_incoming(x, following)
+    b.branch(head)
+    b.position_at_end(done)
+    return new
+
+
+STRIP = 1 << 14         # iterations of a 1-D array loop between two polls, at most (for_range)
+
+
+def _strip_end(k: KernelBuilder, first, n):
+    """The end of the strip from `first`: min(n, first + STRIP)."""
+    b = k.builder
+    return b.select(b.icmp_signed(">", b.sub(n, first), k.i64(STRIP)), b.add(first, k.i64(STRIP)), n)
+
+
+def _counted_loop(k: KernelBuilder, first, last, body, carried) -> tuple[list, int]:
+    """for i in range(first, last), as `for_range` says; and, where the kernel polls, the
+    instructions its body emitted (what one iteration costs, roughly)."""
+    b = k.builder
+    start = b.block
+    head, loop, done = (k.function.append_basic_block(x) for x in ("for", "for_body", "for_end"))
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I64)
+    i.add_incoming(first, start)
+    values = [b.phi(x.type) for x in carried]
+    for phi, x in zip(values, carried):
+        phi.add_incoming(x, start)
+    b.cbranch(b.icmp_signed("<", i, last), loop, done)
+    b.position_at_end(loop)
+    mark = k.mark() if k.check_signals is not None else None
+    new = body(i, *values)
+    weight = k.instructions_since(mark) if mark is not None else 0
+    end = b.block
+    i.add_incoming(b.add(i, k.i64(1)), end)
+    for phi, x in zip(values, new if carried else ()):
+        phi.add_incoming(x, end)
+    b.branch(head)
+    b.position_at_end(done)
+    return values, weight
+
+
+def for_rows(k: KernelBuilder, n, per_row, body, weight: int | None = None) -> None:
+    """for i in range(n): body(i), where a row (body) is `per_row` (i64) iterations of inner
+    loops. Where the kernel polls for signals, the rows run in strips of about STRIP inner
+    iterations (one row at least), with a poll after each strip counting its rows' work
+    (per_row times `weight`, by default the instructions the body emitted), and the loops of
+    the body do not poll: a row costs nothing more. (A row of more than some 10^8 inner
+    iterations delays a poll until it ends.)"""
+    if k.check_signals is None or k.rows_polled:
+        for_range(k, n, body)
+        return
+    b = k.builder
+    one = k.i64(1)
+    rows = b.sdiv(k.i64(STRIP), b.select(b.icmp_signed("<", per_row, one), one, per_row))
+    rows = b.select(b.icmp_signed("<", rows, one), one, rows)
+    start = b.block
+    head, strip, done = (k.function.append_basic_block(x) for x in ("rows", "rows_strip", "rows_end"))
+    b.branch(head)
+    b.position_at_end(head)
+    first = b.phi(I64)
+    first.add_incoming(k.i64(0), start)
+    b.cbranch(b.icmp_signed("<", first, n), strip, done)
+    b.position_at_end(strip)
+    last = b.select(b.icmp_signed(">", b.sub(n, first), rows), b.add(first, rows), n)
+    k.rows_polled += 1
+    k.loop_depth += 1
+    _, measured = _counted_loop(k, first, last, body, ())
+    k.rows_polled -= 1
+    k.loop_depth -= 1
+    done_rows = b.sub(last, first)         # (+ the rows: rows of no element still count)
+    k.poll_signals(b.add(b.mul(done_rows, b.mul(per_row, k.i64(weight or measured))), done_rows))
+    first.add_incoming(last, b.block)
+    b.branch(head)
+    b.position_at_end(done)

@@ -96,16 +96,18 @@ class BlockLowering:
     their regions through `k.regions`, this object: `values` holds the LLVM value of every IR
     value lowered so far, `raise_statuses` the status each `raise` returns."""
 
-    def __init__(self, k: KernelBuilder, values: dict, raise_statuses: dict):
+    def __init__(self, k: KernelBuilder, values: dict, raise_statuses: dict, sites: dict | None = None):
         self.k = k
         self.values = values
         self.raise_statuses = raise_statuses
+        self.sites = sites or {}         # value -> its index among failure_sites (k.site while lowered)
         k.regions = self
 
     def block(self, block: ir.Block) -> list | None:
         """Lower `block`'s values; the LLVM values of its results, or None if it always raises."""
         for v in block.values:
             operands = [self.values[a] for a in v.args]
+            self.k.site = self.sites.get(v, -1)
             if isinstance(v.type, ir.ArrayType) and v.op in ELEMENTWISE:
                 result = arrays.elementwise(self.k, v, operands)
             else:
@@ -196,7 +198,11 @@ def lower_map(k: KernelBuilder, v: ir.Value, *operands):
 @lowers("loop")
 def lower_loop(k: KernelBuilder, v: ir.Value, *initial):
     """A header block whose phis carry the values, the body, and a branch back while the body
-    yields continue."""
+    yields continue. Going back counts the iteration's work towards the next poll for signals
+    (a subtraction and a predictable branch; the poll itself is a cold call,
+    KernelBuilder.poll_signals), so Ctrl-C interrupts a loop that runs long (or forever). (On
+    the way back only, after the test: LLVM still merges the body's own test of the loop
+    condition, if any, with the branch that decides.)"""
     b, fn = k.builder, k.function
     body = v.regions[0]
     header = fn.append_basic_block("loop")
@@ -218,16 +224,50 @@ def lower_loop(k: KernelBuilder, v: ir.Value, *initial):
         b.position_at_end(fn.append_basic_block("dead"))
         return _from_flat(v.type, _zeros(v.type))
     go, nexts = results[0], _flat(tuple(results[1:]))
+    again = fn.append_basic_block("loop_again")
+    b.cbranch(go, again, exit_)
+    b.position_at_end(again)
+    k.poll_signals(k.i64(INSTRUCTIONS_PER_OP * _size(body)))
     for phi, x in zip(phis, nexts):
         phi.add_incoming(x, b.block)
-    b.cbranch(go, header, exit_)
+    b.branch(header)
     b.position_at_end(exit_)
     return _from_flat(v.type, list(nexts))
+
+
+INSTRUCTIONS_PER_OP = 2      # LLVM instructions per IR op, about (what a loop counts per iteration)
+
+
+def _size(block: ir.Block) -> int:
+    """The number of ops in `block`, nested regions included (at least 1)."""
+    return max(1, sum(1 + sum(_size(r) for r in v.regions) for v in block.values))
+
+
+def keep_writes_on_interrupt(k: KernelBuilder, fn: ir.Function) -> None:
+    """An interrupted kernel (Ctrl-C in a loop, KernelBuilder.poll_signals) keeps what the
+    function wrote into its argument arrays so far, as CPython would have: each array that the
+    final `writeback` copies into an argument (the copy the writes went to) is written back
+    from the moment it is computed."""
+    top = set(fn.body.values)
+    for v in fn.body.values:
+        if v.op != "writeback":
+            continue
+        for target, contents in zip(v.args[::2], v.args[1::2]):
+            if target.op == "param" and contents in top:
+                def write(k, array, target=k.params[target.attrs["index"]], dtype=target.type.dtype):
+                    arrays.write_back_if_apart(k, target, dtype, array)
+                k.kept_on_interrupt.append((contents, write))
 
 
 def raise_sites(fn: ir.Function) -> list[ir.Value]:
     """The function's `raise` ops in walk order: the i-th returns status RAISE_BASE + i."""
     return [v for v in fn.walk() if v.op == "raise"]
+
+
+def failure_sites(fn: ir.Function) -> list[ir.Value]:
+    """The values whose op may fail, in walk order: a kernel failing at the i-th notes i in
+    codegen.kernel.FAILED_SITE, and its entry puts that value's line in the traceback."""
+    return [v for v in fn.walk() if OPS[v.op].may_fail(v)]
 
 
 def lower_function(fn: ir.Function, module: ll.Module, symbol: str, memory: tuple[str, str] = C_MEMORY) -> ll.Function:
@@ -259,9 +299,12 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str, memory: tupl
     tape.allocate_headers(k, fn)
     if arrays.uses_arena(fn):
         arrays.start_arena(k)
+    keep_writes_on_interrupt(k, fn)
     values = {p: a for p, a in zip(fn.params, k.params)}
     statuses = {v: RAISE_BASE + i for i, v in enumerate(raise_sites(fn))}
-    results = BlockLowering(k, values, statuses).block(fn.body)
+    sites = {v: i for i, v in enumerate(failure_sites(fn))}
+    results = BlockLowering(k, values, statuses, sites).block(fn.body)
+    k.site = -1
     if results is None:
         return function
     for leaf, t, out in zip(_leaves(results[0]), ir.leaf_types(fn.result_type), outs):

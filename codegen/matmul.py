@@ -22,12 +22,11 @@ from codegen.arrays import (
     check_same_sizes,
     contiguous_strides,
     element_address,
-    for_range,
     load_element,
     reduction_start,
     store_element,
 )
-from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, KernelBuilder
+from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, KernelBuilder, for_range, for_rows
 from codegen.lowerings import lowers
 from tracer import ir
 
@@ -83,7 +82,8 @@ def _tiles(k: KernelBuilder, a: ArrayValue, c: ArrayValue, out: ArrayValue, star
     """The rows of out in whole blocks of TILE_ROWS, tile by tile; returns how many rows that is."""
     b = k.builder
     blocks = b.sdiv(a.sizes[0], k.i64(TILE_ROWS))
-    for_range(k, blocks, lambda block: _row_of_tiles(k, a, c, out, start, fused, b.mul(block, k.i64(TILE_ROWS))))
+    for_rows(k, blocks, b.mul(a.sizes[1], c.sizes[1]),
+             lambda block: _row_of_tiles(k, a, c, out, start, fused, b.mul(block, k.i64(TILE_ROWS))), weight=TILE_ROWS // 2)
     return b.mul(blocks, k.i64(TILE_ROWS))
 
 
@@ -178,4 +178,4 @@ def _by_rows(k: KernelBuilder, a: ArrayValue, c: ArrayValue, out: ArrayValue, st
         for_range(k, blocks, lambda block: terms(b.mul(block, k.i64(TERMS)), TERMS))
         done = b.mul(blocks, k.i64(TERMS))
         for_range(k, b.sub(depth, done), lambda p: terms(b.add(done, p), 1))
-    for_range(k, b.sub(m, first), row)
+    for_rows(k, b.sub(m, first), b.mul(depth, n), row, weight=1)

@@ -11,12 +11,21 @@ loaded once per process and never unloaded.
   most a quarter larger), and a fresh big block is marked MADV_HUGEPAGE (2 MB pages: 512 times
   fewer faults) where the kernel allows it. The cache is lock-free (atomic exchange of its
   slots), so kernels that run without the GIL may use it too.
+- `__tracer_check_signals`: what a kernel's loops call now and then (KernelBuilder.poll_signals)
+  so that Ctrl-C interrupts them: `PyErr_CheckSignals()`, which runs Python's handlers for the
+  signals that arrived (KeyboardInterrupt for SIGINT) and returns -1 if one raised. Only where
+  this thread holds the GIL (a kernel called through the CPython entry; not one called through
+  ctypes, which releases it): elsewhere it returns 0.
 
-An exported library (codegen.export) calls plain malloc and free instead: it has no runtime.
+An exported library (codegen.export) calls plain malloc and free instead and never polls: it
+has no runtime.
 """
 from __future__ import annotations
 
+import platform
 import sys
+
+from codegen.kernel import KernelRuntime
 
 BIG_BLOCK = 256 * 1024            # bytes: glibc's malloc maps blocks this large afresh each time
 CACHE_SLOTS = 16
@@ -24,8 +33,16 @@ CACHE_BYTES = 256 * 1024 * 1024   # the most memory freed blocks keep
 SNUG = 4                          # a cached block serves requests down to (1 - 1/SNUG) of its size
 MADV_HUGEPAGE = 14                # Linux's value on every architecture
 
-JIT_MEMORY = ("__tracer_alloc_block", "__tracer_free_block")     # (alloc, free) the JIT's kernels call
-RUNTIME_FUNCTIONS = ("__tracer_free_capsule", *JIT_MEMORY)
+# the signal check saves the registers it uses (most of them) where LLVM supports that: the
+# loops that call it, on a cold path, keep their values in registers
+CHECK_CONVENTION = "preserve_mostcc" if platform.machine().lower() in ("x86_64", "amd64", "aarch64", "arm64") else ""
+
+# what the JIT's kernels call: the caching allocator and the signal check
+JIT_MEMORY = KernelRuntime("__tracer_alloc_block", "__tracer_free_block", "__tracer_check_signals", CHECK_CONVENTION)
+RUNTIME_FUNCTIONS = ("__tracer_free_capsule", JIT_MEMORY.alloc, JIT_MEMORY.free, JIT_MEMORY.check_signals)
+
+# this thread's attached thread state, NULL while it does not hold the GIL (renamed in 3.13)
+CURRENT_THREAD_STATE = "PyThreadState_GetUnchecked" if sys.version_info >= (3, 13) else "_PyThreadState_UncheckedGet"
 
 
 def _huge_pages(block: str) -> str:
@@ -48,6 +65,9 @@ declare ptr @malloc(i64)
 declare void @free(ptr)
 declare i64 @malloc_usable_size(ptr)
 declare i32 @madvise(ptr, i64, i32)
+declare ptr @{CURRENT_THREAD_STATE}()
+declare i32 @PyGILState_Check()
+declare i32 @PyErr_CheckSignals()
 
 @cache = internal global [{CACHE_SLOTS} x ptr] zeroinitializer
 @cached_bytes = internal global i64 0
@@ -56,6 +76,24 @@ define void @__tracer_free_capsule(ptr %capsule) {{
   %data = call ptr @PyCapsule_GetPointer(ptr %capsule, ptr null)
   call void @__tracer_free_block(ptr %data)
   ret void
+}}
+
+; PyErr_CheckSignals() if this thread holds the GIL (a thread state is attached, and it is this
+; thread's: on 3.11 the first is the GIL holder's, whichever thread that is), else 0
+define {CHECK_CONVENTION} i32 @__tracer_check_signals() cold nounwind {{
+entry:
+  %state = call ptr @{CURRENT_THREAD_STATE}()
+  %attached = icmp ne ptr %state, null
+  br i1 %attached, label %mine, label %skip
+mine:
+  %holds = call i32 @PyGILState_Check()
+  %held = icmp ne i32 %holds, 0
+  br i1 %held, label %check, label %skip
+check:
+  %status = call i32 @PyErr_CheckSignals()
+  ret i32 %status
+skip:
+  ret i32 0
 }}
 
 ; malloc(n), or a cached block that holds n bytes and is at most a quarter larger

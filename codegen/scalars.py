@@ -111,8 +111,11 @@ def floordiv_f64(k, v, a, b):
 def floordiv_i64(k, v, a, b):
     bld = k.builder
     k.fail_if(bld.icmp_signed("==", b, k.i64(0)), Status.INT_FLOOR_DIVISION_BY_ZERO)
-    k.fail_if(bld.and_(bld.icmp_signed("==", a, k.i64(ir.I64_MIN)), bld.icmp_signed("==", b, k.i64(-1))),
-              Status.FALLBACK)
+    overflows = bld.and_(bld.icmp_signed("==", a, k.i64(ir.I64_MIN)), bld.icmp_signed("==", b, k.i64(-1)))
+    k.fail_if(overflows, Status.FALLBACK)
+    # inside a map the failures above are only noted (k.deferred) and the division still runs:
+    # divide by 1 where the hardware would trap (SIGFPE); the element's result is discarded
+    b = bld.select(bld.or_(bld.icmp_signed("==", b, k.i64(0)), overflows), k.i64(1), b)
     q, r = bld.sdiv(a, b), bld.srem(a, b)
     # C truncates; Python floors: step down when there is a remainder of the other sign
     adjust = bld.and_(bld.icmp_signed("!=", r, k.i64(0)), bld.icmp_signed("<", bld.xor(r, b), k.i64(0)))
@@ -129,8 +132,9 @@ def mod_f64(k, v, a, b):
 def mod_i64(k, v, a, b):
     bld = k.builder
     k.fail_if(bld.icmp_signed("==", b, k.i64(0)), Status.INT_MODULO_BY_ZERO)
-    # INT_MIN % -1 traps in hardware; x % -1 == x % 1 == 0
-    b = bld.select(bld.icmp_signed("==", b, k.i64(-1)), k.i64(1), b)
+    # INT_MIN % -1 traps in hardware; x % -1 == x % 1 == 0. A zero divisor (a failure only noted
+    # inside a map, whose element is then discarded) must not trap either
+    b = bld.select(bld.or_(bld.icmp_signed("==", b, k.i64(-1)), bld.icmp_signed("==", b, k.i64(0))), k.i64(1), b)
     r = bld.srem(a, b)
     adjust = bld.and_(bld.icmp_signed("!=", r, k.i64(0)), bld.icmp_signed("<", bld.xor(r, b), k.i64(0)))
     return bld.select(adjust, bld.add(r, b), r)
@@ -207,17 +211,17 @@ def max_i64(k, v, a, b):
     return k.builder.select(k.builder.icmp_signed(">", b, a), b, a)
 
 
-# np.maximum / np.minimum: a if a >= b (a <= b) or a is NaN, else b
+# np.maximum / np.minimum: a if a > b (a < b) or a is NaN, else b (a tie of signed zeros gives b)
 @lowers("maximum", on=ir.F64)
 def maximum_f64(k, v, a, b):
     bld = k.builder
-    return bld.select(bld.or_(bld.fcmp_ordered(">=", a, b), k.is_nan(a)), a, b)
+    return bld.select(bld.or_(bld.fcmp_ordered(">", a, b), k.is_nan(a)), a, b)
 
 
 @lowers("minimum", on=ir.F64)
 def minimum_f64(k, v, a, b):
     bld = k.builder
-    return bld.select(bld.or_(bld.fcmp_ordered("<=", a, b), k.is_nan(a)), a, b)
+    return bld.select(bld.or_(bld.fcmp_ordered("<", a, b), k.is_nan(a)), a, b)
 
 
 @lowers("maximum", on=ir.I64)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 
 import llvmlite.binding as llvm
 from llvmlite import ir as ll
@@ -25,10 +26,11 @@ def host_target_machine() -> llvm.TargetMachine:
                                         opt=3, jit=True)
 
 
-def parse(module: ll.Module | str, tm: llvm.TargetMachine | None = None) -> llvm.ModuleRef:
-    """Parse LLVM IR text (or an llvmlite module) for `tm`, and verify it."""
+def parse(module: ll.Module | str, tm: llvm.TargetMachine | None = None, context=None) -> llvm.ModuleRef:
+    """Parse LLVM IR text (or an llvmlite module) for `tm`, and verify it. In LLVM's global
+    context unless `context` is given (what is parsed there leaves a little in it for good)."""
     tm = tm or host_target_machine()
-    ref = llvm.parse_assembly(str(module))
+    ref = llvm.parse_assembly(str(module), context)
     ref.triple = tm.triple
     ref.data_layout = str(tm.target_data)
     ref.verify()
@@ -39,12 +41,39 @@ def optimize(module: ll.Module | str | llvm.ModuleRef, tm: llvm.TargetMachine | 
     """The O3 pipeline of the new pass manager; returns the (parsed, optimized) module."""
     tm = tm or host_target_machine()
     ref = module if isinstance(module, llvm.ModuleRef) else parse(module, tm)
+    with _passes_lock:
+        passes = _pass_builder(tm)
+        manager = passes.getModulePassManager()
+        manager.run(ref, passes)
+        # llvmlite 0.50 never frees a ModulePassManager (ObjectRef's empty _dispose shadows the
+        # one that would): 30-60 KB per pipeline. Free it here, then detach so it is not freed twice.
+        llvm.newpassmanagers.NewPassManager._dispose(manager)
+        manager.detach()
+    return ref
+
+
+# llvmlite 0.50 never frees a pass builder's instrumentation callbacks (about 1.5 KB each), and
+# each pipeline run adds one callback to them that outlives the run (it only looks at `optnone`
+# functions, which are never made here). So the host's pass builder serves a few runs, then is
+# replaced: a process that compiles forever leaks a few bytes per compile, not 1.5 KB.
+RUNS_PER_PASS_BUILDER = 16
+_passes_lock = threading.Lock()
+_host_passes: list = [None, 0]      # the host target machine's pass builder, and its runs so far
+
+
+def _pass_builder(tm: llvm.TargetMachine):
+    """A pass builder for `tm` at O3 with both vectorizers (call with _passes_lock held)."""
+    reused = tm is host_target_machine()
+    if reused and _host_passes[0] is not None and _host_passes[1] < RUNS_PER_PASS_BUILDER:
+        _host_passes[1] += 1
+        return _host_passes[0]
     options = llvm.create_pipeline_tuning_options(speed_level=3)
     options.loop_vectorization = True
     options.slp_vectorization = True
     passes = llvm.create_pass_builder(tm, options)
-    passes.getModulePassManager().run(ref, passes)
-    return ref
+    if reused:
+        _host_passes[:] = [passes, 1]
+    return passes
 
 
 def assembly(module: ll.Module | str | llvm.ModuleRef, tm: llvm.TargetMachine | None = None) -> str:

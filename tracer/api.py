@@ -5,13 +5,23 @@ entry and, when none accepts the arguments, calls back into `CodeCompiler.on_cal
 compiles a new specialization by letting the PEP 523 hook hand the call's frame to the tracer.
 `grad(fn)` and friends (`tracer.gradients`) are the same machinery with a *transform* applied to
 each trace before it is compiled.
+
+While a debugger, profiler or coverage tool watches (`sys.settrace`, `sys.setprofile`,
+`sys.monitoring`), and everywhere when the environment has TRACER_DISABLE=1 (read at import), a
+traced function runs as the plain Python function, where the tool sees it; gradients, which have
+no plain Python version, are still compiled.
 """
 from __future__ import annotations
 
+import functools
+import os
+import threading
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
+import codegen
 from tracer import native
 from tracer.errors import BigIntInput
 from tracer.frontend.arrays import is_ndarray
@@ -22,6 +32,18 @@ from tracer.ir import I64_MAX, I64_MIN
 from tracer.specialize import NeedsPython, Specialization
 
 DEFAULT_MAX_SPECIALIZATIONS = 16
+
+# Compiles run one at a time, in every thread: tracing is Python (the GIL runs one thread at a time
+# anyway) and LLVM runs under codegen's own lock. One lock for all functions, not one each: a
+# compile may compile other functions (a fallback's call, a gradient inside a trace), and two
+# threads doing that in opposite orders would deadlock on two locks. Re-entrant for the same
+# reason. It is held while tracing and compiling, never while a compiled or Python call runs.
+COMPILE_LOCK = threading.RLock()
+
+native.set_disabled(os.environ.get("TRACER_DISABLE", "").strip().lower() not in ("", "0", "false", "no", "off"))
+# the traceback of an error raised in a call that compiled (or ran the Python function) starts at
+# the user's code: the tracer's own frames above it are left out
+native.hide_frames(tuple(os.path.dirname(os.path.abspath(path)) + os.sep for path in (__file__, codegen.__file__)))
 
 
 class CodeCompiler:
@@ -43,32 +65,54 @@ class CodeCompiler:
         self.py_func = py_func
         self.transform = transform      # Trace -> Trace (e.g. a gradient), or None
         self.specializations: list[Specialization] = []
-        self.dispatcher = native.Dispatcher(self.on_call, display_name or name)
+        # a gradient has no plain version to run while a debugger watches: it stays compiled
+        plain = py_func if transform is None else None
+        self.dispatcher = native.Dispatcher(self.on_call, display_name or name, plain=plain)
         self.bound = native.Dispatcher(_never_called, display_name or name)
         self.positional_only_vector = not code.co_kwonlyargcount and not code.co_flags & CO_VARARGS
         self._warned = False
 
     # ---------------------------------------------------------------- compiling
-    def compile_and_call(self, args: tuple, globals, builtins, closure):
-        """Trace this frame's call, compile it, keep it, and return its result for `args`."""
+    def compile(self, args: tuple, globals, builtins, closure) -> None:
+        """Trace this frame's call, compile it and keep it (with COMPILE_LOCK held)."""
         trace = trace_frame(self.code, args, globals, builtins, closure, self.name,
                             unroll_loops=self.transform is not None)
         py_func = self.py_func or types.FunctionType(self.code, globals, self.name, None, closure)
-        fallback = _Fallback(py_func)
+        fallback = functools.partial(native.run_plain, py_func)   # C: no frame of the tracer's in tracebacks
         if self.transform is not None:
             trace = self.transform.apply(trace)
             fallback = self.transform.fallback
         spec = Specialization.build(trace, trace.function.name, self.fuse_fma, fallback)
-        self.specializations.append(spec)
         if spec.fast:
             guards = spec.native_guards()
             self.bound.add_native(spec.compiled.entry_address, spec.fallback, guards)
             if self.positional_only_vector:
                 self.dispatcher.add_native(spec.compiled.entry_address, spec.fallback, guards)
+        # last: a thread that sees the new count finds the new entries in place
+        self.specializations.append(spec)
+
+    def call_compiled(self, args: tuple):
+        """The result for `args` from the specialization just compiled for them."""
         result = self.call_existing(args)
         if result is native.MISS:
             raise AssertionError(f"{self.name}: a new specialization rejected the call it was made for")
         return result
+
+    def call_or_compile(self, args: tuple, globals, builtins, closure):
+        """The result for a frame's `args`: from a specialization that takes them, else from one
+        compiled now (MISS when max_specializations are compiled already)."""
+        while True:
+            seen = len(self.specializations)
+            result = self.call_existing(args)
+            if result is not native.MISS:
+                return result
+            with COMPILE_LOCK:
+                if len(self.specializations) != seen:
+                    continue        # another thread compiled one meanwhile: it may take these arguments
+                if seen >= self.max_specializations:
+                    return native.MISS
+                self.compile(args, globals, builtins, closure)
+            return self.call_compiled(args)
 
     def call_existing(self, args: tuple):
         """Run a compiled specialization that accepts the full argument vector, or return MISS."""
@@ -99,9 +143,12 @@ class CodeCompiler:
                                             f.__kwdefaults__ or {}).values())
             except TypeError:
                 return f(*args, **kwargs)   # raises CPython's own TypeError for the call
+        seen = len(self.specializations)    # compiled so far: see COMPILE_LOCK below
         result = self.call_existing(full)
         if result is not native.MISS:
             return result
+        if any(_is_numpy_scalar(a) for a in full):
+            return self._numpy_scalar_call(args, kwargs)
         self._check_argument_types(full)
         if self.transform is not None:
             self.transform.check_arguments(full)
@@ -112,17 +159,28 @@ class CodeCompiler:
                 warn_storm(self.name, self.max_specializations)
                 self._warned = True
             return run_plain(f, *args, **kwargs)
+        if (native.interception_disabled() or native.run_as_python()) and self.transform is None:
+            return run_plain(f, *args, **kwargs)
         try:
-            if native.interception_disabled():
-                # inside the plain Python run of another function (its fallback): no frame can
-                # be intercepted here, so trace from the function object itself. A transform
-                # must: running f plainly would answer its value, not its gradient
-                if self.transform is None:
-                    return run_plain(f, *args, **kwargs)
-                return self.compile_and_call(full, f.__globals__, f.__builtins__, f.__closure__)
-            return call_intercepted(f, args, kwargs, self._on_frame)
+            with COMPILE_LOCK:
+                if len(self.specializations) != seen:
+                    outcome = _AGAIN      # another thread compiled meanwhile: it may take these arguments
+                elif native.interception_disabled() or native.run_as_python():
+                    # inside the plain Python run of another function (its fallback), or while a
+                    # debugger watches (or TRACER_DISABLE): no frame is intercepted here, so trace
+                    # from the function object itself. A transform must: running f plainly would
+                    # answer its value, not its gradient
+                    self.compile(full, f.__globals__, f.__builtins__, f.__closure__)
+                    outcome = _Compiled(full)
+                else:
+                    outcome = call_intercepted(f, args, kwargs, self._on_frame)
         except BigIntInput:
             return self._plain(args, kwargs)   # an int past 64 bits inside an input
+        if outcome is _AGAIN:
+            return self.on_call(*args, **kwargs)
+        if type(outcome) is not _Compiled:
+            return outcome                     # the frame was not handed over: it ran as Python
+        return self.call_compiled(outcome.args)
 
     def _plain(self, args, kwargs):
         """The call's answer without compiling: the original function, run by CPython (a
@@ -132,7 +190,18 @@ class CodeCompiler:
         return run_plain(self.py_func, *args, **kwargs)
 
     def _on_frame(self, code, args, globals, builtins, closure):
-        return self.compile_and_call(args, globals, builtins, closure)
+        self.compile(args, globals, builtins, closure)
+        return _Compiled(args)      # the frame is not run: on_call runs the new specialization
+
+    def _numpy_scalar_call(self, args: tuple, kwargs: dict):
+        """A call with NumPy scalars (np.float64, np.int32, np.bool_...) among its arguments. Their
+        arithmetic is NumPy's (inf and a RuntimeWarning for 1 / np.float64(0), wrapping int32, results
+        typed as NumPy types them), which compiled code for Python's numbers would not give: the
+        original function runs. A gradient has no plain version: it takes the scalars' values."""
+        if self.transform is None:
+            return run_plain(self.py_func, *args, **kwargs)
+        return self.dispatcher(*(_as_python_number(a) for a in args),
+                               **{k: _as_python_number(a) for k, a in kwargs.items()})
 
     def _check_argument_types(self, args: tuple):
         names = self.code.co_varnames
@@ -152,18 +221,30 @@ class CodeCompiler:
                             f"objects holding them")
 
 
+def _is_numpy_scalar(a) -> bool:
+    """np.float64(1.0), np.int32(2), np.bool_(True)...: a NumPy scalar, not a 0-d array."""
+    return type(a).__module__ == "numpy" and getattr(a, "ndim", None) == 0 and not is_ndarray(a)
+
+
+def _as_python_number(a):
+    return a.item() if _is_numpy_scalar(a) else a
+
+
+class _Compiled:
+    """An intercepted frame's answer once its specialization is compiled: the frame's argument
+    vector, which on_call runs the specialization with after releasing COMPILE_LOCK."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, args: tuple):
+        self.args = args
+
+
+_AGAIN = object()      # on_call: another thread compiled a specialization, try again
+
+
 def _never_called(*args):
     raise AssertionError("the bound-vector dispatcher is only used through try_entries")
-
-
-class _Fallback:
-    """Runs the original function for a call whose exact result needs Python (e.g. big ints)."""
-
-    def __init__(self, py_func):
-        self.py_func = py_func
-
-    def __call__(self, *args):
-        return run_plain(self.py_func, *args)
 
 
 def trace(fn: Callable[..., Any] | None = None, *, fuse_fma: bool = True,
@@ -174,6 +255,10 @@ def trace(fn: Callable[..., Any] | None = None, *, fuse_fma: bool = True,
     bit for bit. The returned callable has `py_func` (the original), `specializations` (what has
     been compiled, with guards) and `dump(*args, stage=...)`. Without `fn`, a decorator:
     `@trace(fuse_fma=False)`.
+
+    While `sys.settrace` or `sys.setprofile` (pdb, cProfile, coverage) or a `sys.monitoring` tool
+    is active, and always with TRACER_DISABLE=1 in the environment, `fn` runs as plain Python.
+    Errors raised in compiled code have traceback entries for the user's lines.
     """
     if fn is None:
         return lambda f: trace(f, fuse_fma=fuse_fma, max_specializations=max_specializations)
@@ -191,6 +276,7 @@ def unwrap(fn, caller: str):
     return py_func, getattr(fn, "transform", None)
 
 
+@functools.lru_cache(maxsize=256)   # one wrapper per builtin: grad(math.sin) inline compiles once
 def _python_wrapper(builtin):
     """`def sin(x): return sin(x)` for a builtin with a fixed signature such as `math.sin`, so it
     can be traced like a Python function."""
@@ -227,3 +313,37 @@ def make_dispatcher(fn, transform, fuse_fma: bool, max_specializations: int = DE
         return dump_function(fn, args, stage=stage, fuse_fma=fuse_fma, transform=transform)
     d.dump = dump
     return d
+
+
+def made_once(fn: types.FunctionType, key, make: Callable[[], Any]) -> Any:
+    """`make()` for (fn, key), made on the first call and returned again by later ones, so that
+    `grad(f)(x)` written inline compiles once. `key` holds the options (hashable).
+
+    What is made is kept in fn's own `__dict__`, so it lives exactly as long as fn: it refers to
+    fn, and that cycle is collected with fn (a table keyed by fn, even weakly, would keep fn
+    alive through its values). A copy of the entry onto another function (`functools.wraps`
+    copies `__dict__`) is not taken for that function's own."""
+    made = fn.__dict__.get(_MADE_KEY)
+    if made is None or made.owner() is not fn:
+        made = fn.__dict__[_MADE_KEY] = _Made(fn)
+    try:
+        value = made.values.get(key)
+    except TypeError:
+        return make()       # an unhashable option: make() says what is wrong with it, or not kept
+    if value is None:
+        value = made.values.setdefault(key, make())   # two threads at once: both get the first kept
+    return value
+
+
+_MADE_KEY = "__tracer_made__"
+
+
+class _Made:
+    """What `made_once` made for one function, by options."""
+
+    def __init__(self, fn):
+        self.owner = weakref.ref(fn)
+        self.values: dict = {}
+
+    def __repr__(self):
+        return f"<{len(self.values)} compiled transform(s) of this function (tracer)>"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import linecache
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class Status(enum.IntEnum):
@@ -33,6 +33,8 @@ class Status(enum.IntEnum):
     NO_MEMORY = 15                    # malloc failed (a gradient's tape of loop iterations)
     SHAPE_MISMATCH = 16               # run-time array sizes NumPy rejects (its ValueError or IndexError:
                                       # the Python function raises it; exports report it as a shape error)
+    PYTHON_ERROR = 17                 # a Python exception is already set (a signal handler raised it while
+                                      # a loop ran: KeyboardInterrupt on Ctrl-C); no re-run of the function
 
 
 RAISE_BASE = 64     # status RAISE_BASE + i: the i-th `raise` op of the function (walk order)
@@ -87,9 +89,13 @@ class OpFailure(Exception):
 
 @dataclass(frozen=True)
 class SourceLoc:
-    """Where in the user's code an IR value (or an error) comes from."""
+    """Where in the user's code an IR value (or an error) comes from: a line, the name of its
+    function, and for the line of an inlined call's callee, the caller's line it was reached
+    from (so that a compiled error's traceback reads as CPython's: caller, then callee)."""
     filename: str
     lineno: int
+    function: str = field(default="", compare=False)
+    caller: SourceLoc | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.filename}:{self.lineno}"

@@ -21,11 +21,10 @@ Called inside a traced function, `grad(f)(x)` is differentiated while tracing (`
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from collections.abc import Callable
 from typing import Any
 
-from tracer.api import DEFAULT_MAX_SPECIALIZATIONS, make_dispatcher, unwrap
+from tracer.api import COMPILE_LOCK, DEFAULT_MAX_SPECIALIZATIONS, made_once, make_dispatcher, unwrap
 from tracer.errors import TracerError
 from tracer.frontend import gathered
 from tracer.frontend.arrays import is_ndarray, wrap
@@ -248,7 +247,9 @@ class Backward:
 
     def __call__(self, residuals: tuple, cotangent):
         if self._compiled is None:
-            self._compiled = compile_ir(self.function, self.fuse_fma)
+            with COMPILE_LOCK:
+                if self._compiled is None:
+                    self._compiled = compile_ir(self.function, self.fuse_fma)
         return self._compiled(*residuals, *_flatten_cotangent(self.output_type, cotangent))
 
 
@@ -277,24 +278,29 @@ def grad(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
          fuse_fma: bool | None = None) -> Callable[..., Any]:
     """The gradient of `fn` (which returns a float) with respect to positional argument(s)
     `argnums`: a float for an int `argnums`, a tuple of floats for a tuple. Compiled like
-    `@trace`. Differentiating with respect to an int or bool argument is a TypeError."""
-    return _transformed(fn, "grad", lambda f, inner: Grad(f, inner, argnums, with_value=False), fuse_fma)
+    `@trace`. Differentiating with respect to an int or bool argument is a TypeError.
+
+    The compiled gradient is kept with `fn` for as long as `fn` lives: `grad(f)(x)` written
+    inline compiles on its first call only (`value_and_grad`, `vjp` and `vectorize` too)."""
+    return _transformed(fn, "grad", argnums, lambda f, inner: Grad(f, inner, argnums, with_value=False), fuse_fma)
 
 
 def value_and_grad(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
                    fuse_fma: bool | None = None) -> Callable[..., Any]:
     """`(fn(*args), grad(fn, argnums)(*args))`, both from one compiled function."""
-    return _transformed(fn, "value_and_grad", lambda f, inner: Grad(f, inner, argnums, with_value=True), fuse_fma)
+    return _transformed(fn, "value_and_grad", argnums, lambda f, inner: Grad(f, inner, argnums, with_value=True),
+                        fuse_fma)
 
 
-def _transformed(fn, caller: str, make, fuse_fma):
+def _transformed(fn, caller: str, argnums, make, fuse_fma):
+    """The dispatcher of `make(py_func, inner)`, made once per function and options."""
     py_func, inner = unwrap(fn, caller)
     if fuse_fma is None:
         fuse_fma = getattr(fn, "fuse_fma", True)
-    return make_dispatcher(py_func, make(py_func, inner), fuse_fma, DEFAULT_MAX_SPECIALIZATIONS)
-
-
-_vjp_forwards: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    # argnums as given: 0 and (0,) answer differently (a float, a 1-tuple)
+    key = caller, type(argnums), argnums, inner, fuse_fma
+    return made_once(py_func, key, lambda: make_dispatcher(py_func, make(py_func, inner), fuse_fma,
+                                                           DEFAULT_MAX_SPECIALIZATIONS))
 
 
 def vjp(fn: Callable[..., Any], *args: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
@@ -304,11 +310,8 @@ def vjp(fn: Callable[..., Any], *args: Any) -> tuple[Any, Callable[[Any], tuple[
     tuple for a tuple output (its int and bool entries are ignored)."""
     py_func, inner = unwrap(fn, "vjp")
     fuse_fma = getattr(fn, "fuse_fma", True)
-    forwards = _vjp_forwards.setdefault(py_func, {})      # by (inner transform, fuse_fma)
-    forward = forwards.get((inner, fuse_fma))
-    if forward is None:
-        forward = make_dispatcher(py_func, Vjp(py_func, inner, fuse_fma), fuse_fma, DEFAULT_MAX_SPECIALIZATIONS)
-        forwards[inner, fuse_fma] = forward
+    forward = made_once(py_func, ("vjp", inner, fuse_fma), lambda: make_dispatcher(
+        py_func, Vjp(py_func, inner, fuse_fma), fuse_fma, DEFAULT_MAX_SPECIALIZATIONS))
     value, tag, *residuals = forward(*args)
     backward = forward.transform.backwards[tag]
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tracer import ir
-from tracer.api import unwrap
+from tracer.api import COMPILE_LOCK, made_once, unwrap
 from tracer.frontend.sources import ArgSource
 from tracer.ir import F64
 from tracer.transforms.vectorize import map_over_arrays
@@ -29,8 +29,10 @@ from tracer.transforms.vectorize import map_over_arrays
 
 def vectorize(fn: Callable[..., Any], *, fuse_fma: bool = True) -> Vectorized:
     """`fn` (a Python function of floats, or grad/value_and_grad of one) applied elementwise to
-    float64 arrays, compiled into one loop; see the module docstring."""
-    return Vectorized(fn, fuse_fma)
+    float64 arrays, compiled into one loop; see the module docstring. Made once per function
+    and options, and kept with the function: `vectorize(f)(a)` written inline compiles once."""
+    py_func, transform = unwrap(fn, "vectorize")
+    return made_once(py_func, ("vectorize", transform, fuse_fma), lambda: Vectorized(fn, fuse_fma))
 
 
 class Vectorized:
@@ -77,14 +79,25 @@ class Vectorized:
         kernel = self.compiled.get(key)
         examples = tuple(_example(a) for a in args)
         if kernel is None or kernel.loader(examples) is None:
-            kernel = self.compiled[key] = _Kernel(self, args, examples, outs)
-            if not kernel.guarded:
-                self.array_type = numpy.ndarray, numpy.dtype(numpy.float64)
-                self.unguarded[_fast_key(args, outs, *self.array_type)] = kernel
+            kernel = self._compile(key, args, examples, outs)
         if outs is None:
             return kernel.call(*args)
         kernel.call(*args, *outs)
         return out
+
+    def _compile(self, key: tuple, args: tuple, examples: tuple, outs: list | None) -> _Kernel:
+        """The loop for this layout: compiled now, unless another thread just did."""
+        import numpy
+        with COMPILE_LOCK:
+            kernel = self.compiled.get(key)
+            if kernel is not None and kernel.loader(examples) is not None:
+                return kernel
+            kernel = _Kernel(self, args, examples, outs)
+            if not kernel.guarded:
+                self.array_type = numpy.ndarray, numpy.dtype(numpy.float64)
+                self.unguarded[_fast_key(args, outs, *self.array_type)] = kernel
+            self.compiled[key] = kernel
+            return kernel
 
 
 def _argument(a, index: int, name: str):

@@ -1,29 +1,42 @@
 """Random plain-Python programs, as source text, for differential testing of `trace`.
 
-`program_cases()` is a hypothesis strategy for a `Program` (a small function `f` as source text)
-together with argument tuples for it; `load_function(source)` turns the text into a function
+`program_cases()` is a hypothesis strategy for a `Program` (a small module whose function `f` is
+the one to trace) together with argument tuples for it; `random_program(rng)` and
+`random_arguments(rng, program)` draw the same kind of program from a seeded `random.Random`
+(the fuzzer, `python -m tests.fuzz`). `load_function(source)` turns the text into a function
 whose code lives in a real `.py` file, so `inspect`, `linecache` and the tracer's file:line error
 messages see its lines. `tests/api/test_random_programs.py` compiles each program with `trace` and
-compares it with CPython.
+compares it with CPython. Expressions and conditions are drawn by `program_exprs.py`.
 
 A generated program (one drawn at random, as printed):
 
     import math
 
 
+    def h0(u, t):
+        if u > t:
+            raise ValueError("out of range")
+        return u * 2.0
+
+
     def f(a, b, c, n):
         x0 = math.sin((-2.5))
         i0 = 0
-        i1 = 0
+        k0 = 0
         if (a <= c) and ((x0 > b) and (c <= n)):
-            c = c
             return math.tanh(c) != (c ** 2.0)
-        b = n / n
-        for i0 in range(n):
-            for i1 in range(i0):
+        b = h0(n / n, n + 1)
+        while True:
+            k0 += 1
+            if (x0 > b) or k0 > n:
+                break
+            for i0 in range(n):
                 if math.tanh(c) > a:
-                    return ((i1 % i0) - (i0 // n)) < i1
-        return i1 == math.sqrt(a)
+                    continue
+                x0 += c
+        else:
+            x0 = 0.0
+        return i0 == math.sqrt(a)
 
 Rules that make every program valid Python that always terminates quickly:
 
@@ -33,23 +46,28 @@ Rules that make every program valid Python that always terminates quickly:
   through `float(int)`, `int / int`, `math.floor`/`math.ceil`/`int`/`round` of a float.
 - The int arguments (`n m`), `for` variables (`i0 i1 i2`) and `while` counters (`k0 k1 k2`) are
   never assigned by the body: they are *bounded* (|value| <= ~30), and only bounded expressions
-  (such an atom, or a small constant, plus or minus a small constant) are `range` bounds and
-  `while` limits. At most two loops nest, so no body runs more than ~1000 times.
+  (such an atom, or a small constant, plus or minus a small constant) are `range` bounds, `while`
+  limits and int arguments of helper functions. At most two loops nest (one in a helper), so no
+  body runs more than ~1000 times.
 - Every `while` has a counter reset right before it and incremented as the first statement of
   its body, checked in the condition (`while k0 < n and x0 < 10.0:`) or by a break right after
-  the increment (`if k0 > n: break`, also in `while True:` loops), so it always makes
-  progress.
+  the increment (`if k0 > n: break`; in `while True:` loops also `if x0 > b or k0 > n: break`,
+  `if not (k0 <= n and x0 > b): break`, ...), or by a break at the end of a body that has no
+  `continue` of its own, so it always makes progress.
 - Int values cannot blow up: `*` of two ints needs a bounded operand and `**` of ints has a
   bounded base and an exponent in 0..3 (no repeated squaring in a loop); `**` of floats has a
   constant exponent, a non-integral one only on `abs(...)` (no complex results).
-- `return`, `break` and `continue` end an `if` branch (early exits are guarded); the function
-  ends with a `return`. All returns of one program return the same shape of value (a float, an
-  int, a bool or a tuple of them).
+- `return`, `break`, `continue` and `raise` end an `if` branch (early exits are guarded); the
+  function ends with a `return`. All returns of one function return the same shape of value (a
+  float, an int, a bool or a tuple of them); a helper returns a float or an int.
+- Helper functions (`h0`, `h1`: `Features.helpers`) come before `f`; a helper calls only the
+  ones before it, so nothing recurses.
 
 Exceptions are allowed and expected (ZeroDivisionError, ValueError: math domain error,
-OverflowError, ...): the test compares them with CPython's. The first choice of every draw is
-the simplest one, so hypothesis shrinks a failing program to a short one. Bodies have at most
-`MAX_LINES` lines (plus the initializations and a few closing lines: ~25 statements at most).
+OverflowError, the program's own `raise ValueError("...")` and `assert`, ...): the test compares
+them with CPython's. The first choice of every draw is the simplest one, so hypothesis shrinks a
+failing program to a short one. Bodies have at most `MAX_LINES` lines (plus the initializations
+and a few closing lines: ~25 statements at most).
 """
 from __future__ import annotations
 
@@ -62,7 +80,13 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 
-from hypothesis import strategies as st
+from program_exprs import (
+    ExpressionGenerator,
+    Helper,
+    hypothesis_choices,
+    operand,
+    random_choices,
+)
 
 FLOAT_ARGS = ("a", "b", "c")
 INT_ARGS = ("n", "m")
@@ -74,17 +98,27 @@ COUNTERS = ("k0", "k1", "k2")
 MAX_LINES = 18             # lines of the body, the initializations at the top not counted
 MAX_NESTING = 3            # nested if/for/while
 MAX_LOOP_NESTING = 2
-MAX_EXPR_DEPTH = 3
+HELPER_LINES = 6           # the same for a helper function
+HELPER_LOOP_NESTING = 1
 
 INT_ARG_RANGE = (0, 20)    # what `arguments()` draws for the int arguments
 
-FLOAT_CONSTANTS = ("1.0", "2.0", "0.5", "0.0", "-1.0", "3.0", "10.0", "100.0", "-2.5", "0.001",
-                   "1e+200", "1e-200", "math.pi")
-INT_CONSTANTS = ("1", "2", "0", "3", "-1", "5", "10", "-3", "7")
-SMALL_BOUNDS = ("3", "0", "1", "5", "8", "-2")
-
 RETURN_SHAPES = ("f", "i", "fi", "ff", "b", "if", "fb", "fff")
-COMPARISONS = ("<", ">", "<=", ">=", "==", "!=")
+EXCEPTIONS = ("ValueError", "ZeroDivisionError", "OverflowError", "RuntimeError", "ArithmeticError")
+MESSAGES = ("bad value", "out of range", "negative", "no convergence", "")
+
+
+@dataclass(frozen=True)
+class Features:
+    """Which constructs programs may use beyond the original ones (if/elif/else, for over
+    range, while with a counter, break/continue/return, float and int arithmetic, math)."""
+    while_true: bool = True   # `while True:` ended by and/or/not tests, or by a break at the end
+    loop_else: bool = True    # `while ... else:` and `for ... else:`
+    helpers: bool = True      # helper functions in the same module, called from `f`
+    raises: bool = True       # `raise SomeError("...")` and `assert` on a condition
+
+
+ORIGINAL = Features(while_true=False, loop_else=False, helpers=False, raises=False)
 
 
 @dataclass(frozen=True)
@@ -99,191 +133,18 @@ class Program:
         return self.float_params + self.int_params
 
 
-# ---------------------------------------------------------------------------- expressions
-@dataclass(frozen=True)
-class E:
-    """An expression's text; `atom` when it needs no parentheses as an operand."""
-    text: str
-    atom: bool = True
-
-
-def _operand(e: E) -> str:
-    return e.text if e.atom else f"({e.text})"
-
-
-def _const(text: str) -> E:
-    return E(f"({text})" if text.startswith("-") else text)
-
-
-class _Generator:
-    def __init__(self, draw, float_params, int_params, float_locals, int_locals, shape):
-        self.draw = draw
-        self.float_params = float_params
-        self.int_params = int_params
-        self.float_vars: list[str] = list(float_params)
-        self.int_locals: list[str] = []
-        self.loop_vars: list[str] = []          # allocated so far, in text order
-        self.counters: list[str] = []
+class _Generator(ExpressionGenerator):
+    def __init__(self, choose, float_params, int_params, float_locals, int_locals, shape,
+                 features: Features = ORIGINAL, helpers=(), max_lines=MAX_LINES, max_loops=MAX_LOOP_NESTING):
+        super().__init__(choose, float_params, int_params, helpers)
         self.shape = shape
+        self.features = features
+        self.max_lines = max_lines
+        self.max_loops = max_loops
         self.left = 0
         self.lines: list[str] = []
         self._float_locals = float_locals
         self._int_locals = int_locals
-
-    # -------------------------------------------------------------- choices
-    def pick(self, *weighted):
-        """One of `(weight, value)` pairs; shrinks towards the first."""
-        options = [(w, v) for w, v in weighted if w > 0]
-        total = sum(w for w, _ in options)
-        k = self.draw(st.integers(0, total - 1))
-        for w, v in options:
-            if k < w:
-                return v
-            k -= w
-        raise AssertionError("unreachable")
-
-    def one(self, seq):
-        return seq[self.draw(st.integers(0, len(seq) - 1))]
-
-    def coin(self, percent: int) -> bool:
-        """True with about `percent`% probability; shrinks to False."""
-        return self.draw(st.integers(0, 99)) >= 100 - percent
-
-    # -------------------------------------------------------------- float expressions
-    def fleaf(self) -> E:
-        if self.pick((3, "var"), (1, "const")) == "var":
-            return E(self.one(self.float_vars))
-        return _const(self.one(FLOAT_CONSTANTS))
-
-    def fexpr(self, depth: int) -> E:
-        if depth <= 0:
-            return self.fleaf()
-        kind = self.pick((10, "leaf"), (6, "bin"), (1, "neg"), (3, "call1"), (2, "call2"),
-                         (1, "pow"), (1, "float"), (1, "intdiv"), (1, "ifexp"))
-        d = depth - 1
-        if kind == "leaf":
-            return self.fleaf()
-        if kind == "bin":
-            op = self.pick((3, "+"), (3, "-"), (3, "*"), (2, "/"), (1, "//"), (1, "%"))
-            return E(f"{_operand(self.fexpr(d))} {op} {_operand(self.fexpr(d))}", atom=False)
-        if kind == "neg":
-            return E(f"-{_operand(self.fexpr(d))}", atom=False)
-        if kind == "call1":
-            fn = self.one(("math.sqrt", "abs", "math.exp", "math.log", "math.sin", "math.cos",
-                           "math.tanh", "math.fabs"))
-            return E(f"{fn}({self.fexpr(d).text})")
-        if kind == "call2":
-            fn = self.one(("min", "max", "math.atan2", "math.hypot"))
-            return E(f"{fn}({self.fexpr(d).text}, {self.fexpr(d).text})")
-        if kind == "pow":
-            exponent = self.one(("2", "3", "-1", "2.0", "0", "-2.0", "0.5", "1.5"))
-            base = self.fexpr(d)
-            if exponent in ("0.5", "1.5"):   # never a negative base: that result is complex
-                base = E(f"abs({base.text})")
-            return E(f"{_operand(base)} ** {_operand(_const(exponent))}", atom=False)
-        if kind == "float":
-            return E(f"float({self.iexpr(d).text})")
-        if kind == "intdiv":
-            return E(f"{_operand(self.iexpr(d))} / {_operand(self.iexpr(d))}", atom=False)
-        return self.ifexp(self.fexpr, d)
-
-    def ifexp(self, make, d) -> E:
-        body, test, orelse = make(d), self.cond(d), make(d)
-        return E(f"({body.text} if {test.text} else {orelse.text})")
-
-    # -------------------------------------------------------------- int expressions
-    def int_vars(self) -> list[str]:
-        return self.int_locals + list(self.int_params) + self.loop_vars + self.counters
-
-    def bounded_atoms(self) -> list[str]:
-        return list(self.int_params) + self.loop_vars + self.counters
-
-    def bounded_atom(self) -> E:
-        atoms = self.bounded_atoms()
-        if atoms and self.pick((3, "var"), (1, "const")) == "var":
-            return E(self.one(atoms))
-        return _const(self.one(SMALL_BOUNDS))
-
-    def bounded(self) -> E:
-        """An int with |value| <= ~30: a range bound or a while limit."""
-        atom = self.bounded_atom()
-        kind = self.pick((4, "atom"), (1, "+"), (1, "-"))
-        if kind == "atom":
-            return atom
-        return E(f"{atom.text} {kind} {self.one(('1', '2', '3'))}", atom=False)
-
-    def ileaf(self) -> E:
-        if self.pick((3, "var"), (1, "const")) == "var":
-            return E(self.one(self.int_vars()))
-        return _const(self.one(INT_CONSTANTS))
-
-    def iexpr(self, depth: int) -> E:
-        if depth <= 0:
-            return self.ileaf()
-        d = depth - 1
-        kind = self.pick((10, "leaf"), (4, "addsub"), (2, "mul"), (2, "divmod"), (1, "neg"),
-                         (1, "abs"), (1, "minmax"), (2, "fromfloat"), (1, "pow"), (1, "ifexp"))
-        if kind == "leaf":
-            return self.ileaf()
-        if kind == "addsub":
-            op = self.one(("+", "-"))
-            return E(f"{_operand(self.iexpr(d))} {op} {_operand(self.iexpr(d))}", atom=False)
-        if kind == "mul":   # one operand bounded: ints grow by a few bits per product, never squared
-            left, right = self.iexpr(d), self.bounded_atom()
-            if self.coin(50):
-                left, right = right, left
-            return E(f"{_operand(left)} * {_operand(right)}", atom=False)
-        if kind == "divmod":
-            op = self.one(("//", "%"))
-            return E(f"{_operand(self.iexpr(d))} {op} {_operand(self.iexpr(d))}", atom=False)
-        if kind == "neg":
-            return E(f"-{_operand(self.iexpr(d))}", atom=False)
-        if kind == "abs":
-            return E(f"abs({self.iexpr(d).text})")
-        if kind == "minmax":
-            fn = self.one(("min", "max"))
-            return E(f"{fn}({self.iexpr(d).text}, {self.iexpr(d).text})")
-        if kind == "fromfloat":
-            fn = self.one(("math.floor", "int", "math.ceil", "round"))
-            return E(f"{fn}({self.fexpr(d).text})")
-        if kind == "pow":
-            return E(f"{_operand(self.bounded_atom())} ** {self.one(('2', '0', '1', '3'))}", atom=False)
-        return self.ifexp(self.iexpr, d)
-
-    # -------------------------------------------------------------- conditions
-    def compare(self, d: int) -> E:
-        op = self.one(COMPARISONS)
-        kind = self.pick((5, "float"), (2, "int"), (1, "mixed"), (1, "chain"))
-        if kind == "float":
-            left, right = self.fexpr(d), self.fexpr(d)
-        elif kind == "int":
-            left, right = self.iexpr(d), self.iexpr(d)
-        elif kind == "mixed":
-            left, right = self.iexpr(d), self.fexpr(d)
-            if self.coin(50):
-                left, right = right, left
-        else:
-            first, middle, last = self.fexpr(d), self.fexpr(d), self.fexpr(d)
-            op2 = self.one(COMPARISONS)
-            return E(f"{_operand(first)} {op} {_operand(middle)} {op2} {_operand(last)}", atom=False)
-        return E(f"{_operand(left)} {op} {_operand(right)}", atom=False)
-
-    def cond(self, depth: int) -> E:
-        d = max(depth - 1, 0)
-        kind = self.pick((6, "cmp"), (1, "not"), (2, "and"), (2, "or"), (1, "truth"), (1, "pred"))
-        if kind == "cmp" or depth <= 0:
-            return self.compare(d)
-        if kind == "not":
-            return E(f"not {_operand(self.cond(d))}", atom=False)
-        if kind in ("and", "or"):
-            return E(f"{_operand(self.cond(d))} {kind} {_operand(self.cond(d))}", atom=False)
-        if kind == "truth":   # a number's truth value: `if x0:`
-            return E(self.one(self.float_vars + self.int_vars()))
-        fn = self.one(("math.isnan", "math.isinf", "math.isfinite"))
-        return E(f"{fn}({self.fexpr(d).text})")
-
-    def expr_depth(self) -> int:
-        return self.draw(st.integers(1, MAX_EXPR_DEPTH))
 
     # -------------------------------------------------------------- statements
     def emit(self, indent: int, text: str):
@@ -303,7 +164,7 @@ class _Generator:
 
     def block(self, indent: int, nesting: int, loops: int, exits: tuple[str, ...]):
         """1-4 statements at `indent`; `exits` are the jumps allowed at the end of a branch."""
-        count = self.draw(st.integers(1, 4))
+        count = self.choose(1, 4)
         emitted = 0
         for _ in range(count):
             if self.left <= 0:
@@ -317,14 +178,17 @@ class _Generator:
                   control_flow: bool = False):
         """One statement; with `control_flow`, an if, for or while."""
         can_nest = nesting < MAX_NESTING and self.left >= 3
-        can_loop = can_nest and loops < MAX_LOOP_NESTING
+        can_loop = can_nest and loops < self.max_loops
         simple = 0 if control_flow else 1
+        raises = simple if self.features.raises and nesting < MAX_NESTING else 0
+        w = 2 if self.features.raises else 1      # (the original programs' weights, without raises)
         kind = self.pick(
-            (4 * simple, "fassign"), (2 * simple if self.int_locals else 0, "iassign"), (2 * simple, "aug"),
-            (4 if can_nest else 0, "if"),
-            (3 if can_loop and len(self.loop_vars) < len(LOOP_VARS) else 0, "for"),
-            (3 if can_loop and len(self.counters) < len(COUNTERS) else 0, "while"),
-            (2 * simple if nesting < MAX_NESTING else 0, "exit"))
+            (4 * w * simple, "fassign"), (2 * w * simple if self.int_locals else 0, "iassign"),
+            (2 * w * simple, "aug"), (4 * w if can_nest else 0, "if"),
+            (3 * w if can_loop and len(self.loop_vars) < len(LOOP_VARS) else 0, "for"),
+            (3 * w if can_loop and len(self.counters) < len(COUNTERS) else 0, "while"),
+            (2 * w * simple if nesting < MAX_NESTING else 0, "exit"),
+            (raises, "raise"), (raises, "assert"))
         if kind == "fassign":
             target = self.one(self.float_vars)
             self.emit(indent, f"{target} = {self.fexpr(self.expr_depth()).text}")
@@ -336,14 +200,24 @@ class _Generator:
         elif kind == "if":
             self.if_statement(indent, nesting, loops, exits)
         elif kind == "for":
-            self.for_statement(indent, nesting, loops)
+            self.for_statement(indent, nesting, loops, exits)
         elif kind == "while":
-            self.while_statement(indent, nesting, loops)
+            self.while_statement(indent, nesting, loops, exits)
+        elif kind == "raise":
+            self.emit(indent, f"if {self.cond(self.expr_depth()).text}:")
+            self.emit(indent + 1, self.raise_statement())
+        elif kind == "assert":
+            message = self.one(MESSAGES)
+            self.emit(indent, f"assert {self.cond(self.expr_depth()).text}" + (f", {message!r}" if message else ""))
         else:   # a guarded early exit: if cond: [statement] return/break/continue
             self.emit(indent, f"if {self.cond(self.expr_depth()).text}:")
             if self.left > 0 and self.coin(30):
                 self.simple_assignment(indent + 1)
             self.exit(indent + 1, exits)
+
+    def raise_statement(self) -> str:
+        message = self.one(MESSAGES)
+        return f"raise {self.one(EXCEPTIONS)}({message!r})" if message else f"raise {self.one(EXCEPTIONS)}"
 
     def simple_assignment(self, indent: int):
         if self.int_locals and self.coin(30):
@@ -363,8 +237,11 @@ class _Generator:
         self.emit(indent, f"{target} {op} {value.text}")
 
     def exit(self, indent: int, exits: tuple[str, ...]):
-        jump = self.one(exits)
-        self.emit(indent, f"return {self.return_value()}" if jump == "return" else jump)
+        jump = "raise" if self.features.raises and self.coin(10) else self.one(exits)
+        if jump == "return":
+            self.emit(indent, f"return {self.return_value()}")
+        else:
+            self.emit(indent, self.raise_statement() if jump == "raise" else jump)
 
     def branch_body(self, indent: int, nesting: int, loops: int, exits: tuple[str, ...]):
         self.block(indent, nesting, loops, exits)
@@ -374,7 +251,7 @@ class _Generator:
     def if_statement(self, indent, nesting, loops, exits):
         self.emit(indent, f"if {self.cond(self.expr_depth()).text}:")
         self.branch_body(indent + 1, nesting + 1, loops, exits)
-        for _ in range(self.draw(st.integers(0, 2))):
+        for _ in range(self.choose(0, 2)):
             if self.left <= 0:
                 break
             self.emit(indent, f"elif {self.cond(self.expr_depth()).text}:")
@@ -383,7 +260,14 @@ class _Generator:
             self.emit(indent, "else:")
             self.branch_body(indent + 1, nesting + 1, loops, exits)
 
-    def for_statement(self, indent, nesting, loops):
+    def loop_else(self, indent, nesting, loops, exits):
+        """An `else:` after a loop (it runs when the loop ends without a break): a statement
+        of the enclosing block, which may leave by the enclosing block's exits."""
+        if self.features.loop_else and self.left > 0 and self.coin(20):
+            self.emit(indent, "else:")
+            self.branch_body(indent + 1, nesting + 1, loops, exits)
+
+    def for_statement(self, indent, nesting, loops, exits=("return",)):
         var = LOOP_VARS[len(self.loop_vars)]
         form = self.pick((3, "range(n)"), (2, "range(lo, hi)"), (2, "range(lo, hi, step)"))
         if form == "range(n)":
@@ -396,38 +280,70 @@ class _Generator:
         self.emit(indent, f"for {var} in range({args}):")
         self.loop_vars.append(var)   # usable in the body, and after the loop (initialized at the top)
         self.block(indent + 1, nesting + 1, loops + 1, ("break", "continue", "return"))
+        self.loop_else(indent, nesting, loops, exits)
 
-    def while_statement(self, indent, nesting, loops):
+    def while_statement(self, indent, nesting, loops, exits=("return",)):
         counter = COUNTERS[len(self.counters)]
         limit = self.bounded().text
-        form = self.pick((3, "cond"), (2, "break"), (1, "true"))
+        more = 3 if self.features.while_true else 0
+        form = self.pick((3, "cond"), (2, "break"), (1, "true"), (more, "short-circuit"), (more // 2, "tail"))
         self.emit(indent, f"{counter} = 0")
+        body_exits = ("break", "continue", "return")
         if form == "cond":
-            self.emit(indent, f"while {counter} < {limit} and {_operand(self.cond(self.expr_depth()))}:")
+            self.emit(indent, f"while {counter} < {limit} and {operand(self.cond(self.expr_depth()))}:")
             self.emit(indent + 1, f"{counter} += 1")
         elif form == "break":
             self.emit(indent, f"while {self.cond(self.expr_depth()).text}:")
             self.emit(indent + 1, f"{counter} += 1")
             self.emit(indent + 1, f"if {counter} > {limit}:")
             self.emit(indent + 2, "break")
-        else:
+        elif form == "true":
             self.emit(indent, "while True:")
             self.emit(indent + 1, f"{counter} += 1")
-            self.emit(indent + 1, f"if {counter} > {limit} or {_operand(self.cond(self.expr_depth()))}:")
+            self.emit(indent + 1, f"if {counter} > {limit} or {operand(self.cond(self.expr_depth()))}:")
             self.emit(indent + 2, "break")
+        elif form == "short-circuit":   # the limit test anywhere in an and/or/not chain
+            self.emit(indent, "while True:")
+            self.emit(indent + 1, f"{counter} += 1")
+            self.emit(indent + 1, f"if {self.break_test(counter, limit)}:")
+            self.emit(indent + 2, "break")
+        else:   # the test at the end of the body, which has no continue of its own
+            self.emit(indent, "while True:")
+            self.emit(indent + 1, f"{counter} += 1")
+            body_exits = ("break", "return")
         self.counters.append(counter)
-        self.block(indent + 1, nesting + 1, loops + 1, ("break", "continue", "return"))
+        self.block(indent + 1, nesting + 1, loops + 1, body_exits)
+        if form == "tail":
+            self.emit(indent + 1, f"if {self.break_test(counter, limit)}:")
+            self.emit(indent + 2, "break")
+        elif form in ("cond", "break"):
+            self.loop_else(indent, nesting, loops, exits)
+
+    def break_test(self, counter: str, limit: str) -> str:
+        """A condition that holds whenever `counter > limit` (and maybe sooner)."""
+        c = operand(self.cond(self.expr_depth()))
+        form = self.pick((2, "first"), (2, "last"), (1, "not"), (1, "and-or"), (1, "nested"))
+        if form == "first":
+            return f"{counter} > {limit} or {c}"
+        if form == "last":
+            return f"{c} or {counter} > {limit}"
+        if form == "not":
+            return f"not ({counter} <= {limit} and {c})"
+        if form == "and-or":
+            return f"{c} and {operand(self.cond(self.expr_depth()))} or {counter} > {limit}"
+        return f"({c} or {counter} >= {limit}) and ({counter} > {limit} or {operand(self.cond(1))})"
 
     # -------------------------------------------------------------- the function
-    def function(self) -> str:
+    def function(self, name: str = "f") -> list[str]:
+        """The lines of `def name(...)`."""
         inits = []
-        for name in self._float_locals:
-            inits.append(f"{name} = {self.fexpr(self.draw(st.integers(0, 1))).text}")
-            self.float_vars.append(name)
-        for name in self._int_locals:
-            inits.append(f"{name} = {self.iexpr(self.draw(st.integers(0, 1))).text}")
-            self.int_locals.append(name)
-        self.left = self.draw(st.integers(3, MAX_LINES))
+        for local in self._float_locals:
+            inits.append(f"{local} = {self.fexpr(self.choose(0, 1)).text}")
+            self.float_vars.append(local)
+        for local in self._int_locals:
+            inits.append(f"{local} = {self.iexpr(self.choose(0, 1)).text}")
+            self.int_locals.append(local)
+        self.left = self.choose(3, self.max_lines)
         if self.coin(75):   # most programs have control flow (shrinking drops it if it can)
             self.statement(1, 0, 0, ("return",), control_flow=True)
         if self.left > 0 or not self.lines:
@@ -437,11 +353,10 @@ class _Generator:
         self.emit(1, f"return {self.return_value()}")
         # for variables and counters are assigned at the top: a loop that runs zero times, or
         # sits in a branch not taken, leaves them defined
-        inits += [f"{name} = 0" for name in self.loop_vars + self.counters]
+        inits += [f"{local} = 0" for local in self.loop_vars + self.counters]
         inits = _used_initializations(inits, self.lines)
         params = ", ".join(self.float_params + self.int_params)
-        header = ["import math", "", "", f"def f({params}):"]
-        return "\n".join(header + ["    " + line for line in inits] + self.lines) + "\n"
+        return [f"def {name}({params}):"] + ["    " + line for line in inits] + self.lines
 
 
 def _used_initializations(inits: list[str], body: list[str]) -> list[str]:
@@ -460,46 +375,95 @@ def _used_initializations(inits: list[str], body: list[str]) -> list[str]:
     return kept[::-1]
 
 
-@st.composite
-def programs(draw) -> Program:
-    """A small valid Python function `f` (float parameters first, then int ones) as source."""
-    float_params = FLOAT_ARGS[:draw(st.integers(1, len(FLOAT_ARGS)))]
-    int_params = INT_ARGS[:draw(st.integers(1, len(INT_ARGS)))]
-    float_locals = FLOAT_LOCALS[:draw(st.integers(1, len(FLOAT_LOCALS)))]
-    int_locals = INT_LOCALS[:draw(st.integers(0, len(INT_LOCALS)))]
-    shape = draw(st.sampled_from(RETURN_SHAPES))
-    gen = _Generator(draw, float_params, int_params, float_locals, int_locals, shape)
-    return Program(gen.function(), float_params, int_params)
+def _helper(choose, index: int, earlier: list[Helper], features: Features) -> tuple[Helper, list[str]]:
+    """A helper function: one or two float parameters and maybe a bounded int one; it returns a
+    float or an int and may call the helpers before it."""
+    params = ("u", "v")[:choose(1, 2)]
+    int_params = ("t",) if choose(0, 1) else ()
+    returns = "fi"[choose(0, 1)] if choose(0, 3) == 0 else "f"
+    gen = _Generator(choose, params, int_params, ("y0",), (), returns, features, earlier,
+                     max_lines=HELPER_LINES, max_loops=HELPER_LOOP_NESTING)
+    helper = Helper(f"h{index}", tuple("f" for _ in params) + tuple("i" for _ in int_params), returns)
+    return helper, gen.function(helper.name)
+
+
+def generate(choose, features: Features = ORIGINAL) -> Program:
+    """A program from `choose(lo, hi)` (see program_exprs): the module's source and f's parameters."""
+    float_params = FLOAT_ARGS[:choose(1, len(FLOAT_ARGS))]
+    int_params = INT_ARGS[:choose(1, len(INT_ARGS))]
+    float_locals = FLOAT_LOCALS[:choose(1, len(FLOAT_LOCALS))]
+    int_locals = INT_LOCALS[:choose(0, len(INT_LOCALS))]
+    shape = RETURN_SHAPES[choose(0, len(RETURN_SHAPES) - 1)]
+    helpers, lines = [], ["import math", "", ""]
+    for i in range(choose(0, 2) if features.helpers else 0):
+        helper, helper_lines = _helper(choose, i, helpers, features)
+        helpers.append(helper)
+        lines += helper_lines + ["", ""]
+    gen = _Generator(choose, float_params, int_params, float_locals, int_locals, shape, features, helpers)
+    lines += gen.function()
+    return Program("\n".join(lines) + "\n", float_params, int_params)
+
+
+def random_program(rng, features: Features = Features()) -> Program:
+    """A program drawn from a seeded `random.Random`: the same seed gives the same program."""
+    return generate(random_choices(rng), features)
+
+
+def programs(features: Features = ORIGINAL):
+    """A hypothesis strategy: a small valid Python module whose function `f` takes float
+    parameters first, then int ones."""
+    from hypothesis import strategies as st
+    return st.composite(lambda draw: generate(hypothesis_choices(draw), features))()
 
 
 # ---------------------------------------------------------------------------- arguments
 EDGE_FLOATS = (0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -3.0, 10.0, 100.0, -100.0, 1e-300, 5e-324,
                1e300, -1e300, 1.7976931348623157e308, 709.0, -745.0,
                math.inf, -math.inf, math.nan)
-FLOATS = st.one_of(
-    st.sampled_from(EDGE_FLOATS),
-    st.floats(-10.0, 10.0),
-    st.floats(-1e6, 1e6),
-    st.floats(allow_nan=False, allow_infinity=False),
-)
-INTS = st.one_of(st.integers(0, 6), st.integers(*INT_ARG_RANGE))
 
 
-def arguments(program: Program) -> st.SearchStrategy[tuple]:
-    """One argument tuple for `program`: floats (edge values, nan and inf included), small ints."""
-    return st.tuples(*[FLOATS] * len(program.float_params), *[INTS] * len(program.int_params))
+def arguments(program: Program):
+    """One argument tuple for `program` (a hypothesis strategy): floats (edge values, nan and
+    inf included), small ints."""
+    from hypothesis import strategies as st
+    floats = st.one_of(st.sampled_from(EDGE_FLOATS), st.floats(-10.0, 10.0), st.floats(-1e6, 1e6),
+                       st.floats(allow_nan=False, allow_infinity=False))
+    ints = st.one_of(st.integers(0, 6), st.integers(*INT_ARG_RANGE))
+    return st.tuples(*[floats] * len(program.float_params), *[ints] * len(program.int_params))
 
 
-@st.composite
-def program_cases(draw, min_calls: int = 1, max_calls: int = 5):
-    """(program, [argument tuples])."""
-    program = draw(programs())
-    calls = draw(st.lists(arguments(program), min_size=min_calls, max_size=max_calls))
-    return program, calls
+def random_float(rng) -> float:
+    kind = rng.randrange(4)
+    if kind == 0:
+        return rng.choice(EDGE_FLOATS)
+    if kind == 1:
+        return rng.uniform(-10.0, 10.0)
+    if kind == 2:
+        return float(rng.randint(-5, 5)) / rng.choice((1, 2, 4))
+    return rng.uniform(-1e6, 1e6)
+
+
+def random_arguments(rng, program: Program) -> tuple:
+    """One argument tuple for `program` from a seeded `random.Random`, as `arguments` draws."""
+    ints = [rng.randint(0, 6) if rng.randrange(2) else rng.randint(-3, INT_ARG_RANGE[1])
+            for _ in program.int_params]
+    return tuple(random_float(rng) for _ in program.float_params) + tuple(ints)
+
+
+def program_cases(min_calls: int = 1, max_calls: int = 5, features: Features = ORIGINAL):
+    """A hypothesis strategy: (program, [argument tuples])."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def cases(draw):
+        program = draw(programs(features))
+        calls = draw(st.lists(arguments(program), min_size=min_calls, max_size=max_calls))
+        return program, calls
+    return cases()
 
 
 # ---------------------------------------------------------------------------- loading
-_DIRECTORY: str | None = None
+_DIRECTORY: str | None = os.environ.get("TRACER_PROGRAM_DIR")
 
 
 def _directory() -> str:
@@ -520,9 +484,14 @@ def source_path(source: str) -> str:
     return path
 
 
-def load_function(source: str, name: str = "f"):
-    """The function `name` defined by `source`, compiled from a real file (see `source_path`)."""
+def load_module(source: str) -> dict:
+    """The namespace `source` defines, compiled from a real file (see `source_path`)."""
     path = source_path(source)
     namespace = {"__name__": f"random_program_{os.path.basename(path)[:-3]}", "__file__": path}
     exec(compile(source, path, "exec"), namespace)
-    return namespace[name]
+    return namespace
+
+
+def load_function(source: str, name: str = "f"):
+    """The function `name` defined by `source`, compiled from a real file (see `source_path`)."""
+    return load_module(source)[name]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import codegen.export as cexport
+from codegen.entry import written_array_params
 from tracer.aot.toolchain import ExportError, link_shared
 from tracer.aot.wasm import js_loader_text, link_wasm
 from tracer.api import make_dispatcher, unwrap
@@ -58,10 +59,15 @@ def export(functions: Callable[..., Any] | list, *example_args: Any, out_dir: st
     `grad=True` each also gets `<name>_<fn>_grad`: its value and its gradient with respect to
     every float argument, from the compiled backward (`grad` may also list the functions that
     get one). `cpu` is the CPU the code may assume:
-    a portable baseline by default (x86-64-v2), "native" for this machine's."""
+    a portable baseline by default (x86-64-v2), "native" for this machine's.
 
-    if target not in TARGETS:
-        raise ValueError(f"export: unknown target {target!r} (known: {', '.join(TARGETS)})")
+    A function that updates an argument array in place (`w -= lr * g`, `x[i] = v`) writes into
+    the caller's memory, as under NumPy; the header says which arguments it writes, and the
+    ctypes loader refuses a read-only array (`flags.writeable` False) for one of them with
+    NumPy's `ValueError: assignment destination is read-only`, before anything is written.
+    (C callers must pass writable memory for those arguments.)"""
+
+    check_options(target, name, cpu)
     triple, linker = TARGETS[target]
     items = functions if isinstance(functions, (list, tuple)) else [functions]
     pairs = [item if isinstance(item, tuple) else (item, example_args) for item in items]
@@ -101,6 +107,17 @@ def export(functions: Callable[..., Any] | list, *example_args: Any, out_dir: st
     with open(loader, "w") as out:
         out.write(loader_text)
     return Exported(library, header, loader, symbols)
+
+
+def check_options(target: str = "host", name: str | None = None, cpu: str | None = None) -> None:
+    """A ValueError that names the option, for an unknown target, a library name that is not a
+    C identifier, or a CPU the target does not know; else nothing."""
+    if target not in TARGETS:
+        raise ValueError(f"export: unknown target {target!r} (known: {', '.join(TARGETS)})")
+    if name is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError(f"export: the library name {name!r} is not a C identifier")
+    if cpu is not None and cpu != "native":
+        cexport.export_target_machine(TARGETS[target][0], cpu)
 
 
 # ------------------------------------------------------------------------------ tracing
@@ -217,6 +234,9 @@ def _header_text(name: str, prefix: str, exported, docs) -> str:
         lines.append(f"/* {doc}")
         for a in f.args:
             lines.append(f"     {_describe_argument(a)}")
+        written = [a.name for a in f.args if a.entry.param in written_array_params(f.fn)]
+        if written:
+            lines.append(f"     writes into {', '.join(written)} in place")
         for t, n in zip(leaf_types(f.fn.result_type), f.result_names):
             if isinstance(t, ArrayType):
                 lines.append(f"     -> *{n}: a {t.rank}-d array of {C_TYPES[t.dtype]} (pass {n}->owner to {prefix}free)")
@@ -264,10 +284,28 @@ def _check(status):
     raise kind(message)
 
 
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_NUMPY_KINDS = {{float: "f", int: "iu", bool: "b"}}
+
+
+def _scalar(x, kind, where):
+    """x as a `kind` (float, int or bool), as the C parameter takes it: the Python type itself, or
+    a NumPy scalar of that kind (its exact value); an int must fit int64_t."""
+    if type(x) is not kind:
+        numpy_scalar = type(x).__module__ == "numpy" and type(x).__name__ != "ndarray" and hasattr(x, "dtype")
+        if not numpy_scalar or x.dtype.kind not in _NUMPY_KINDS[kind] or x.dtype.itemsize > 8:
+            raise TypeError(f"{{where}} must be {{'an' if kind is int else 'a'}} {{kind.__name__}}, not {{type(x).__name__}}")
+        x = kind(x)
+    if kind is int and not _INT64_MIN <= x <= _INT64_MAX:
+        raise OverflowError(f"{{where}}: Python int too large to convert to C int64_t")
+    return x
+
+
 def _array(x, dtype, rank, name):
     import numpy
     if type(x) is not numpy.ndarray or x.dtype != numpy.dtype(dtype) or x.ndim != rank:
-        raise TypeError(f"{{name}} must be a {{rank}}-d numpy.ndarray of {{dtype}}")
+        got = f"a {{x.ndim}}-d array of {{x.dtype}}" if type(x) is numpy.ndarray else type(x).__name__
+        raise TypeError(f"{{name}} must be a {{rank}}-d numpy.ndarray of {{dtype}}, not {{got}}")
     return x, (ctypes.c_int64 * rank)(*x.shape), (ctypes.c_int64 * rank)(*x.strides)
 
 
@@ -301,13 +339,14 @@ def _loader_text(name: str, prefix: str, exported) -> str:
         for a in f.args:
             t = a.entry.type
             if isinstance(t, ArrayType):
-                body.append(f"    {a.name}, {a.name}_shape, {a.name}_strides = _array({a.name}, {_NUMPY[t.dtype]!r}, {t.rank}, {a.name!r})")
+                body.append(f"    {a.name}, {a.name}_shape, {a.name}_strides = _array({a.name}, {_NUMPY[t.dtype]!r}, {t.rank}, {py_name + '() argument ' + a.name!r})")
+                if a.entry.param in written_array_params(f.fn):     # NumPy's refusal, before any write
+                    body.append(f"    if not {a.name}.flags.writeable:\n"
+                                f"        raise ValueError(\"assignment destination is read-only\")")
                 call += [f"{a.name}.ctypes.data_as(ctypes.c_void_p)", f"{a.name}_shape", f"{a.name}_strides"]
                 argtypes += ["ctypes.c_void_p", "ctypes.c_void_p", "ctypes.c_void_p"]
             else:
-                body.append(f"    if type({a.name}) is not {_PY[t]}:\n"
-                            f"        raise TypeError(f\"{py_name}() argument {a.name} must be a {_PY[t]}, not "
-                            f"{{type({a.name}).__name__}}\")")
+                body.append(f"    {a.name} = _scalar({a.name}, {_PY[t]}, {py_name + '() argument ' + a.name!r})")
                 call.append(a.name)
                 argtypes.append(_CTYPES[t])
         results = []

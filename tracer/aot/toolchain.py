@@ -18,12 +18,17 @@ class ExportError(TracerError):
     """A function that cannot be exported as asked (and why)."""
 
 
+class ToolchainError(ExportError):
+    """A compiler, linker or library that export needs is missing or failed. The message's
+    first line says what went wrong; the lines after it are the tool's own output."""
+
+
 def find_tool(name: str) -> str:
-    """The path of a toolchain program, or an ExportError that says how to get it."""
+    """The path of a toolchain program, or a ToolchainError that says how to get it."""
     path = shutil.which(name)
     if path is None:
-        raise ExportError(f"export: {name} is not installed (Debian: apt-get install "
-                          f"{DEBIAN_PACKAGES.get(name, name)})")
+        raise ToolchainError(f"export: {name} is not installed (Debian: apt-get install "
+                             f"{DEBIAN_PACKAGES.get(name, name)})")
     return path
 
 
@@ -42,6 +47,23 @@ def link_shared(obj: bytes, library: str, linker: str, triple: str | None) -> No
         path = os.path.join(tmp, "export.o")
         with open(path, "wb") as out:
             out.write(obj)
-        done = subprocess.run([cc, "-shared", "-o", library, path, "-lm"], capture_output=True, text=True)
+        done = run_tool([cc, "-shared", "-o", library, path, "-lm"])
     if done.returncode != 0:
-        raise ExportError(f"export: linking {library} failed:\n{done.stderr}")
+        raise ToolchainError(f"export: linking {library} failed: {first_error(done.stderr)}\n{done.stderr}")
+
+
+def run_tool(command: list[str]) -> subprocess.CompletedProcess:
+    """Run a toolchain program, its output captured; a ToolchainError if it cannot be started."""
+    try:
+        return subprocess.run(command, capture_output=True, text=True)
+    except OSError as exc:
+        raise ToolchainError(f"export: cannot run {command[0]}: {exc.strerror or exc}") from None
+
+
+def first_error(output: str) -> str:
+    """The line of a compiler's or linker's output that says what failed (its first error)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for line in lines:
+        if "error" in line.lower() and not line.startswith("collect2"):
+            return line
+    return lines[0] if lines else "no message"

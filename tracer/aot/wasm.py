@@ -10,27 +10,26 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import tempfile
 
 from codegen.export import CODES
-from tracer.aot.toolchain import WASI_LIBC, ExportError, find_tool
+from tracer.aot.toolchain import WASI_LIBC, ToolchainError, find_tool, first_error, run_tool
 from tracer.ir import BOOL, F32, F64, I64, ArrayType, leaf_types
 
 
 def link_wasm(obj: bytes, library: str, exports: list[str]) -> None:
     wasm_ld = find_tool("wasm-ld")
     if not os.path.exists(WASI_LIBC):
-        raise ExportError(f"export: {WASI_LIBC} is missing (Debian: apt-get install wasi-libc)")
+        raise ToolchainError(f"export: {WASI_LIBC} is missing (Debian: apt-get install wasi-libc)")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "export.o")
         with open(path, "wb") as out:
             out.write(obj)
         command = [wasm_ld, "--no-entry", "-o", library, path, WASI_LIBC, "--export=malloc", "--export=free"]
         command += [f"--export={name}" for name in exports]
-        done = subprocess.run(command, capture_output=True, text=True)
+        done = run_tool(command)
     if done.returncode != 0:
-        raise ExportError(f"export: linking {library} failed:\n{done.stderr}")
+        raise ToolchainError(f"export: linking {library} failed: {first_error(done.stderr)}\n{done.stderr}")
 
 
 TYPED_ARRAYS = {F64: "Float64Array", F32: "Float32Array", I64: "BigInt64Array", BOOL: "Uint8Array"}

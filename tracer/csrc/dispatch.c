@@ -7,11 +7,17 @@
  * every entry declines, the call goes to `miss`, a Python callable that
  * traces, compiles and adds an entry, or falls back.
  *
+ * While a debugger, profiler or coverage tool watches the thread (or with
+ * TRACER_DISABLE), a Dispatcher with a plain Python function calls that
+ * instead, so that the tool sees the function run (tools.h).
+ *
  * Cost matters: a hit must be cheaper than calling the plain Python
  * function, so the hot path is vectorcall -> loop -> native code, with no
  * tuple, no dict and no Python frame.
  */
 #include "dispatch.h"
+#include "native_entry.h"
+#include "tools.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -56,206 +62,6 @@ sentinel_new(const char *name)
 }
 
 /* ------------------------------------------------------------------------ */
-/* NativeEntry: one compiled specialization and its guards                  */
-/* ------------------------------------------------------------------------ */
-
-/* One identity guard.  Pointers are borrowed from the guards tuple that the
- * entry keeps alive (tuples are immutable, so they stay valid). */
-enum guard_kind { GUARD_DICT, GUARD_CELL, GUARD_CODE, GUARD_DEFAULTS, GUARD_KWDEFAULTS };
-
-typedef struct {
-    int kind;            /* enum guard_kind */
-    PyObject *target;    /* a dict, a cell, or a function */
-    PyObject *key;       /* the dict key (dict guards only) */
-    PyObject *expected;  /* compared by identity; ABSENT = key missing */
-} Guard;
-
-/* A function guard names one of these attributes, read straight off the
- * function object (an inlined function's code and defaults are constants). */
-static int
-function_guard_kind(PyObject *key)
-{
-    if (!PyUnicode_Check(key)) {
-        return -1;
-    }
-    if (PyUnicode_CompareWithASCIIString(key, "__code__") == 0) {
-        return GUARD_CODE;
-    }
-    if (PyUnicode_CompareWithASCIIString(key, "__defaults__") == 0) {
-        return GUARD_DEFAULTS;
-    }
-    if (PyUnicode_CompareWithASCIIString(key, "__kwdefaults__") == 0) {
-        return GUARD_KWDEFAULTS;
-    }
-    return -1;
-}
-
-typedef struct {
-    PyObject_VAR_HEAD          /* ob_size = number of guards */
-    dispatch_entry_fn fn;
-    PyObject *self_obj;        /* passed to fn as `self` */
-    PyObject *guards;          /* the tuple as given: owns what Guard points to */
-    Guard checks[1];           /* flattened guards, ob_size of them */
-} NativeEntry;
-
-static int
-entry_traverse(PyObject *op, visitproc visit, void *arg)
-{
-    NativeEntry *e = (NativeEntry *)op;
-    Py_VISIT(e->self_obj);
-    Py_VISIT(e->guards);
-    return 0;
-}
-
-static int
-entry_clear(PyObject *op)
-{
-    NativeEntry *e = (NativeEntry *)op;
-    /* Guards point into e->guards: forget them before dropping it. */
-    Py_SET_SIZE(e, 0);
-    Py_CLEAR(e->self_obj);
-    Py_CLEAR(e->guards);
-    return 0;
-}
-
-static void
-entry_dealloc(PyObject *op)
-{
-    PyObject_GC_UnTrack(op);
-    entry_clear(op);
-    PyObject_GC_Del(op);
-}
-
-static PyTypeObject NativeEntry_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "tracer.native.NativeEntry",
-    .tp_basicsize = offsetof(NativeEntry, checks),
-    .tp_itemsize = sizeof(Guard),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_dealloc = entry_dealloc,
-    .tp_traverse = entry_traverse,
-    .tp_clear = entry_clear,
-    .tp_doc = "A native entry of a Dispatcher (internal).",
-};
-
-/* Validates `guards` (a tuple of (dict, key, expected) / (cell, None,
- * expected) / (function, "__code__" | "__defaults__" | "__kwdefaults__",
- * expected)) and builds an entry.  Errors are raised here, once, so that
- * the call path never has to validate. */
-static NativeEntry *
-entry_new(dispatch_entry_fn fn, PyObject *self_obj, PyObject *guards)
-{
-    if (!PyTuple_Check(guards)) {
-        PyErr_Format(PyExc_TypeError, "guards must be a tuple, not %.100s",
-                     Py_TYPE(guards)->tp_name);
-        return NULL;
-    }
-    Py_ssize_t n = PyTuple_GET_SIZE(guards);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *g = PyTuple_GET_ITEM(guards, i);
-        if (!PyTuple_Check(g) || PyTuple_GET_SIZE(g) != 3) {
-            PyErr_Format(PyExc_TypeError,
-                         "guard %zd must be a 3-tuple (target, key, expected)", i);
-            return NULL;
-        }
-        PyObject *target = PyTuple_GET_ITEM(g, 0);
-        PyObject *key = PyTuple_GET_ITEM(g, 1);
-        if (PyCell_Check(target)) {
-            if (key != Py_None) {
-                PyErr_Format(PyExc_ValueError,
-                             "guard %zd: a cell guard takes None as its key", i);
-                return NULL;
-            }
-        }
-        else if (PyDict_Check(target)) {
-            /* An unhashable key would fail on every call: fail now. */
-            if (PyObject_Hash(key) == -1) {
-                return NULL;
-            }
-        }
-        else if (PyFunction_Check(target)) {
-            if (function_guard_kind(key) < 0) {
-                PyErr_Format(PyExc_ValueError, "guard %zd: a function guard's key must be "
-                             "'__code__', '__defaults__' or '__kwdefaults__'", i);
-                return NULL;
-            }
-        }
-        else {
-            PyErr_Format(PyExc_TypeError,
-                         "guard %zd: target must be a dict, a cell or a function, not %.100s",
-                         i, Py_TYPE(target)->tp_name);
-            return NULL;
-        }
-    }
-
-    NativeEntry *e = PyObject_GC_NewVar(NativeEntry, &NativeEntry_Type, n);
-    if (e == NULL) {
-        return NULL;
-    }
-    e->fn = fn;
-    e->self_obj = Py_NewRef(self_obj);
-    e->guards = Py_NewRef(guards);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *g = PyTuple_GET_ITEM(guards, i);
-        PyObject *target = PyTuple_GET_ITEM(g, 0);
-        PyObject *key = PyTuple_GET_ITEM(g, 1);
-        e->checks[i].kind = PyCell_Check(target) ? GUARD_CELL
-                          : PyDict_Check(target) ? GUARD_DICT
-                          : function_guard_kind(key);
-        e->checks[i].target = target;
-        e->checks[i].key = e->checks[i].kind == GUARD_DICT ? key : NULL;
-        e->checks[i].expected = PyTuple_GET_ITEM(g, 2);
-    }
-    PyObject_GC_Track((PyObject *)e);
-    return e;
-}
-
-/* 1 if every guard holds, 0 if one fails, -1 on error (a key's __eq__
- * raised during the dict lookup). */
-static inline int
-entry_guards_hold(NativeEntry *e)
-{
-    Py_ssize_t n = Py_SIZE(e);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const Guard *g = &e->checks[i];
-        PyObject *value;
-        switch (g->kind) {
-        case GUARD_CELL:
-            if (PyCell_GET(g->target) != g->expected) {
-                return 0;
-            }
-            break;
-        case GUARD_CODE:
-        case GUARD_DEFAULTS:
-        case GUARD_KWDEFAULTS:
-            value = g->kind == GUARD_CODE ? PyFunction_GET_CODE(g->target)
-                  : g->kind == GUARD_DEFAULTS ? PyFunction_GET_DEFAULTS(g->target)
-                  : PyFunction_GET_KW_DEFAULTS(g->target);
-            if ((value != NULL ? value : Py_None) != g->expected) {   /* NULL reads as None */
-                return 0;
-            }
-            break;
-        default:
-            if (g->expected == dispatch_ABSENT) {
-                /* PyDict_Contains reports errors in its result, sparing the
-                 * PyErr_Occurred() (a thread-local read) a missing key needs. */
-                int found = PyDict_Contains(g->target, g->key);
-                if (found != 0) {
-                    return found > 0 ? 0 : -1;
-                }
-            }
-            else {
-                value = PyDict_GetItemWithError(g->target, g->key);
-                if (value != g->expected) {
-                    return (value == NULL && PyErr_Occurred()) ? -1 : 0;
-                }
-            }
-        }
-    }
-    return 1;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Dispatcher                                                               */
 /* ------------------------------------------------------------------------ */
 
@@ -263,6 +69,8 @@ typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     PyObject *miss;         /* callable for calls no entry takes */
+    PyObject *plain;        /* the plain Python function, or NULL (see tools.h) */
+    PyInterpreterState *interp;   /* where it was made, and is called */
     PyObject *name;         /* str */
     PyObject *qualname;     /* str */
     /* Tuple of NativeEntry.  Replaced, never mutated, so a call in progress
@@ -316,6 +124,9 @@ dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf,
                       PyObject *kwnames)
 {
     Dispatcher *d = (Dispatcher *)op;
+    if (d->plain != NULL && tools_call_runs_as_python(d->interp)) {
+        return PyObject_Vectorcall(d->plain, args, nargsf, kwnames);
+    }
     /* Entries take positional arguments only; keywords go to `miss`. */
     if (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) {
         int missed;
@@ -329,21 +140,30 @@ dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf,
         PyErr_SetString(PyExc_RuntimeError, "Dispatcher has been cleared");
         return NULL;
     }
-    return PyObject_Vectorcall(d->miss, args, nargsf, kwnames);
+    PyObject *result = PyObject_Vectorcall(d->miss, args, nargsf, kwnames);
+    if (result == NULL) {
+        tools_hide_tracer_frames();   /* those of compiling, or of a fallback */
+    }
+    return result;
 }
 
 static PyObject *
 dispatcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"miss", "name", "qualname", NULL};
-    PyObject *miss, *name, *qualname = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OU|U:Dispatcher", kwlist,
-                                     &miss, &name, &qualname)) {
+    static char *kwlist[] = {"miss", "name", "qualname", "plain", NULL};
+    PyObject *miss, *name, *qualname = NULL, *plain = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OU|UO:Dispatcher", kwlist,
+                                     &miss, &name, &qualname, &plain)) {
         return NULL;
     }
     if (!PyCallable_Check(miss)) {
         PyErr_Format(PyExc_TypeError, "miss must be callable, not %.100s",
                      Py_TYPE(miss)->tp_name);
+        return NULL;
+    }
+    if (plain != Py_None && !PyCallable_Check(plain)) {
+        PyErr_Format(PyExc_TypeError, "plain must be callable or None, not %.100s",
+                     Py_TYPE(plain)->tp_name);
         return NULL;
     }
     Dispatcher *d = (Dispatcher *)type->tp_alloc(type, 0);
@@ -359,6 +179,8 @@ dispatcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     d->miss = Py_NewRef(miss);
     d->name = Py_NewRef(name);
     d->qualname = Py_NewRef(qualname != NULL ? qualname : name);
+    d->plain = plain != Py_None ? Py_NewRef(plain) : NULL;
+    d->interp = PyInterpreterState_Get();
     return (PyObject *)d;
 }
 
@@ -369,6 +191,7 @@ dispatcher_traverse(PyObject *op, visitproc visit, void *arg)
     Py_VISIT(d->miss);
     Py_VISIT(d->name);
     Py_VISIT(d->qualname);
+    Py_VISIT(d->plain);
     Py_VISIT(d->entries);
     Py_VISIT(d->dict);
     return 0;
@@ -381,6 +204,7 @@ dispatcher_clear_refs(PyObject *op)
     Py_CLEAR(d->miss);
     Py_CLEAR(d->name);
     Py_CLEAR(d->qualname);
+    Py_CLEAR(d->plain);
     Py_CLEAR(d->dict);
     /* Calls check only `entries`, so keep it a valid (empty) tuple. */
     PyObject *empty = PyTuple_New(0);
@@ -533,21 +357,16 @@ dispatcher_get_entries(PyObject *op, void *closure)
     return out;
 }
 
+/* An object slot (miss, plain, __name__, __qualname__); NULL reads as None. */
 static PyObject *
-dispatcher_get_miss(PyObject *op, void *closure)
-{
-    PyObject *miss = ((Dispatcher *)op)->miss;
-    return Py_NewRef(miss != NULL ? miss : Py_None);
-}
-
-/* __name__ and __qualname__ are data descriptors (settable, str only), as
- * on functions, so functools.wraps and friends work. */
-static PyObject *
-dispatcher_get_str(PyObject *op, void *closure)
+dispatcher_get_slot(PyObject *op, void *closure)
 {
     PyObject **slot = (PyObject **)((char *)op + (size_t)closure);
     return Py_NewRef(*slot != NULL ? *slot : Py_None);
 }
+
+/* __name__ and __qualname__ are data descriptors (settable, str only), as
+ * on functions, so functools.wraps and friends work. */
 
 static int
 dispatcher_set_str(PyObject *op, PyObject *value, void *closure)
@@ -583,11 +402,15 @@ static PyGetSetDef dispatcher_getset[] = {
      "Number of native entries.", NULL},
     {"entries", dispatcher_get_entries, NULL,
      "Tuple of (address, self_obj, guards), one per native entry.", NULL},
-    {"miss", dispatcher_get_miss, NULL,
-     "The callable for calls no entry takes.", NULL},
-    {"__name__", dispatcher_get_str, dispatcher_set_str, NULL,
+    {"miss", dispatcher_get_slot, NULL,
+     "The callable for calls no entry takes.", (void *)offsetof(Dispatcher, miss)},
+    {"plain", dispatcher_get_slot, NULL,
+     "The plain Python function called instead of the entries while a\n"
+     "debugger, profiler or coverage tool watches (or None).",
+     (void *)offsetof(Dispatcher, plain)},
+    {"__name__", dispatcher_get_slot, dispatcher_set_str, NULL,
      (void *)offsetof(Dispatcher, name)},
-    {"__qualname__", dispatcher_get_str, dispatcher_set_str, NULL,
+    {"__qualname__", dispatcher_get_slot, dispatcher_set_str, NULL,
      (void *)offsetof(Dispatcher, qualname)},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -599,9 +422,11 @@ PyTypeObject Dispatcher_Type = {
     .tp_basicsize = sizeof(Dispatcher),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE
                 | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
-    .tp_doc = "Dispatcher(miss, name, qualname=None)\n--\n\n"
+    .tp_doc = "Dispatcher(miss, name, qualname=None, plain=None)\n--\n\n"
               "Calls the first native entry that takes the arguments; otherwise\n"
-              "calls miss with the same arguments.",
+              "calls miss with the same arguments.  While a trace or profile\n"
+              "function or a sys.monitoring tool is active (or set_disabled(True)),\n"
+              "calls plain instead, if given.",
     .tp_new = dispatcher_new,
     .tp_dealloc = dispatcher_dealloc,
     .tp_traverse = dispatcher_traverse,

@@ -7,6 +7,10 @@
  * returns the callback's result in place of evaluating the frame.  Every
  * other frame goes to the previous evaluator untouched.
  *
+ * While a debugger, profiler or coverage tool watches the thread, or with
+ * TRACER_DISABLE, the hook intercepts nothing: the frame runs as Python,
+ * where the tool sees it (tools.h).
+ *
  * The hook is installed only while needed (install()/uninstall() nest):
  * with any hook installed CPython stops inlining Python-to-Python calls, so
  * every call gets slower and uses C stack.
@@ -38,6 +42,7 @@
 
 #include "dispatch.h"
 #include "gather.h"
+#include "tools.h"
 
 #define PY_3_12 (PY_VERSION_HEX >= 0x030C0000)
 #define PY_3_13 (PY_VERSION_HEX >= 0x030D0000)
@@ -399,7 +404,8 @@ hook(PyThreadState *tstate, _PyInterpreterFrame *frame, int throwflag)
         if ((flags & CO_OPTIMIZED) && !(flags & CODE_NOT_INTERCEPTED)) {
             PyObject *state = code_state_get(code);
             if (state != dispatch_SKIP && (state != NULL || capture_all)
-                    && install_count > 0 && disabled_depth() == 0) {
+                    && install_count > 0 && disabled_depth() == 0
+                    && !tools_run_as_python(tstate)) {
                 return intercept(tstate, frame, state);
             }
         }
@@ -612,7 +618,8 @@ PyInit_native(void)
     if (module == NULL) {
         return NULL;
     }
-    if (dispatch_module_init(module) < 0 || gather_module_init(module) < 0) {
+    if (dispatch_module_init(module) < 0 || gather_module_init(module) < 0
+            || tools_module_init(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -13,9 +13,13 @@ arrays are NumPy scalars; their arithmetic is Python's float and int arithmetic 
 succeed with the same value; where they differ (1.0 / 0.0, an int past 64 bits), Python's
 raises and NumPy's gives inf, nan or a wrapped int. So a compiled function that uses NumPy runs
 the Python function for any call where an op fails (codegen.entry): that call gets NumPy's
-exact result, warnings included. Not yet exact: elements and reductions come back as Python
-floats and ints (np.float64 and np.int64 are subclasses, equal in value), and np.int64 compared
-with a float compares exactly where NumPy rounds the int first.
+exact result, warnings included; so does a call that passes a read-only array
+(flags.writeable False) for an argument the function may write: NumPy refuses it. A 0-d array
+(`np.array(2.0)`) is an array of rank 0: as in NumPy, ufuncs and reductions of it give scalars
+(`x * 2.0`, `x.sum()`), `x[...]`, `x.copy()` and `x.astype(...)` stay 0-d arrays, and float(x),
+int(x), bool(x) and `x.item()` give its number. Not yet exact: elements and reductions come back
+as Python floats and ints (np.float64 and np.int64 are subclasses, equal in value), and np.int64
+compared with a float compares exactly where NumPy rounds the int first.
 """
 from __future__ import annotations
 
@@ -53,6 +57,24 @@ def param_shape(array) -> tuple:
 def wrap(tracer, v):
     """The symbolic value of an op's result: arrays as TracedArray, scalars as they are."""
     return TracedArray(tracer, v) if is_traced(v) and isinstance(v.type, ArrayType) else v
+
+
+def unwrap_0d(tracer, x):
+    """The one element of a 0-d array (x[()], a NumPy scalar); anything else as it is. NumPy's
+    ufuncs and reductions give scalars where their result would be 0-d."""
+    v = x.value if isinstance(x, TracedArray) else x
+    if is_traced(v) and isinstance(v.type, ArrayType) and v.type.rank == 0:
+        return tracer.builder.emit("load", (v,))
+    return x
+
+
+def number_of(tracer, x: TracedArray, what: str):
+    """The number in a 0-d array, for float(x), int(x), bool(x) and x.item(): a float32 widened to
+    float64 (exactly: each of them gives the same answer for both)."""
+    if x.rank != 0:
+        raise tracer.error(f"{what} of an array that is not 0-d is not supported yet")
+    number = unwrap_0d(tracer, x)
+    return convert(tracer, number, F64) if number.type == F32 else number
 
 
 def shape_text(t) -> str:
@@ -154,7 +176,7 @@ def emit_elementwise(tracer, op: str, operands: list, dtype: ScalarType | None =
     b = tracer.builder
     if dtype is None:
         dtype = promote(tracer, *operands)
-    values = [convert(tracer, x, dtype) for x in operands]
+    values = [convert(tracer, unwrap_0d(tracer, x), dtype) for x in operands]
     if dtype == F32:
         values = [convert(tracer, x, F64) for x in values]
     values = broadcast(tracer, [b.value(v) for v in values])
@@ -215,7 +237,7 @@ def binary(tracer, op: str, a, b):
         if promote(tracer, x, y) != BOOL:
             raise tracer.error(f"the operator {'&|^'[['and', 'or', 'xor'].index(op)]} on integer arrays is not "
                                f"supported yet (only on bool arrays)")
-        x, y = broadcast(tracer, [tracer.builder.value(x), tracer.builder.value(y)])
+        x, y = broadcast(tracer, [tracer.builder.value(unwrap_0d(tracer, v)) for v in (x, y)])
         bld = tracer.builder
         if op == "and":
             return wrap(tracer, bld.emit("select", (x, y, bld.const(False))))
@@ -236,11 +258,11 @@ def binary(tracer, op: str, a, b):
 def unary(tracer, op: str, a):
     x = operand(tracer, a)
     if op == "pos":
-        return a
+        return unwrap_0d(tracer, a)
     if op == "invert":
         if kind(x) != BOOL:
             raise tracer.error("~ on integer arrays is not supported yet (only on bool arrays)")
-        return wrap(tracer, tracer.builder.emit("not", (x,)))
+        return wrap(tracer, tracer.builder.emit("not", (unwrap_0d(tracer, x),)))
     if kind(x) == BOOL:
         raise TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` "
                         "operator or the logical_not function instead." if op == "neg" else
@@ -251,7 +273,9 @@ def unary(tracer, op: str, a):
 def inplace(tracer, op: str, array: TracedArray, other):
     """`array <op>= other`: NumPy computes into the array itself (same shape, same dtype)."""
     result = binary(tracer, op, array, other)
-    value = result.value
+    value = result.value if isinstance(result, TracedArray) else result
+    if array.rank == 0:                          # 0-d: the ufunc gave a scalar; back into an array
+        value = tracer.builder.emit("full", (tracer.builder.value(value),), shape=())
     if value.type.dtype != array.type.dtype:
         if not (array.type.dtype in (F64, F32) and value.type.dtype in (F64, F32, I64, BOOL)):
             raise TypeError(f"Cannot cast ufunc '{op}' output from dtype('{NUMPY_DTYPE_NAMES[value.type.dtype]}') "
@@ -308,13 +332,15 @@ def store(tracer, array: TracedArray, indices: tuple, value) -> None:
     writable(tracer, root)
     target = array.value                         # (made again from the base's copy)
     rest = target.type.shape[len(indices):]
-    element = target.type.dtype
+    dtype = target.type.dtype
     value = operand(tracer, value, "assignment")
-    if kind(value) != element:
-        if element == I64 and kind(value) in (F64, F32) or element == BOOL and kind(value) != BOOL:
+    if not rest:                                 # x[i] = a 0-d array: its number
+        value = unwrap_0d(tracer, value)
+    if kind(value) != dtype:
+        if dtype == I64 and kind(value) in (F64, F32) or dtype == BOOL and kind(value) != BOOL:
             raise array_unsupported(tracer, f"storing {NUMPY_DTYPE_NAMES[kind(value)]} values into a "
-                                            f"{NUMPY_DTYPE_NAMES[element]} array")
-        value = convert(tracer, value, element)
+                                            f"{NUMPY_DTYPE_NAMES[dtype]} array")
+        value = convert(tracer, value, dtype)
     value = b.value(value)
     if rest:
         sizes = sizes_of(tracer, target)[len(indices):]
@@ -416,12 +442,16 @@ def _element(array: TracedArray, entries: list):
     return None
 
 
+def _has_ellipsis(index) -> bool:
+    return any(i is Ellipsis for i in (index if type(index) is tuple else (index,)))
+
+
 def subscript(tracer, array: TracedArray, index):
     """array[index] with NumPy's basic indexing: an element, or a view (ints, slices, None, ...)."""
     b = tracer.builder
     entries = _entries(tracer, array, index)
     element = _element(array, entries)
-    if element is not None:
+    if element is not None and not (array.rank == 0 and _has_ellipsis(index)):   # 0-d x[...]: a view
         return b.emit("load", (array.value, *(b.value(i) for i in element)))
     axes = [e for e in entries if e[0] != "new"]             # one per axis of `array`
     x = array
@@ -493,7 +523,7 @@ def iterate(tracer, array: TracedArray):
 
 # ------------------------------------------------------------------------------- attributes
 METHODS = {"sum", "mean", "max", "min", "prod", "argmax", "argmin", "reshape", "transpose", "copy",
-           "astype", "dot", "clip", "ravel", "flatten"}
+           "astype", "dot", "clip", "ravel", "flatten", "item"}
 
 
 def attribute(tracer, array: TracedArray, name: str):

@@ -16,28 +16,45 @@ Loops. A `for` over a range with traced bounds (or a long constant range: a `Ran
 unroll limits in tracer.frontend.iteration), or a `while` whose exit depends on a traced value,
 becomes a `loop` op: the body is interpreted once from the loop header with the values that
 change between iterations as block parameters (found by running the body until that set stops
-growing), and yields whether to go on, the next values, and the state at each exit. A while loop is noticed only when its exit test turns out to be traced, in the
-middle of an iteration: the frame then rolls back to its last arrival at the loop header (a
-checkpoint) and builds the loop from there. A loop whose carried types change on the first
-iteration (`acc = 0` then `acc += x`) has that iteration peeled off first.
+growing), and yields whether to go on, the next values, and the state at each exit. A while
+loop is noticed only when a traced jump decides to leave it (`flow.FlowGraph.loops_left`: a
+target outside the loop, or sides that meet again only outside it, as the first test of
+`if k > n or x: break` does), in the middle of an iteration: the frame then rolls back to its last
+arrival at the loop header (a checkpoint) and builds the loop from there. A loop whose carried
+types change on the first iteration (`acc = 0` then `acc += x`) has that iteration peeled off
+first: it runs once, every branch in it forking, up to the header, where the loop is built.
 
-Variables bound on only some paths become `MaybeUnbound` (a value and a traced "is bound" flag):
-reading one checks the flag and raises UnboundLocalError where CPython would.
+How states merge (layouts, `MaybeUnbound` for a variable bound on some paths only, whose reads
+check a traced "is bound" flag and raise UnboundLocalError where CPython would) is in
+tracer.frontend.states.
 """
 from __future__ import annotations
-
-import struct
-from dataclasses import dataclass, field
 
 from bytecode import Instr
 
 from tracer import ir
 from tracer.errors import BigIntInput, InternalError, SourceLoc, TracerError, UnsupportedError, is_internal
-from tracer.frontend.builder import NeedsPython, is_number, is_traced
+from tracer.frontend.builder import NeedsPython
 from tracer.frontend.generators import SUM_LOCAL
 from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged
 from tracer.frontend.objects import NULL
-from tracer.ir import BOOL, F64, I64, Block, TupleType, Value
+from tracer.frontend.states import (
+    FrameState,
+    Many,
+    MergeError,
+    Outcome,
+    StateLayout,
+    changed_since,
+    copy_iterator,
+    flatten,
+    is_copyable_iterator,
+    layout_of,
+    layout_types,
+    mutable_snapshot,
+    rebuild,
+    zeros,
+)
+from tracer.ir import I64, Block, TupleType, Value
 
 RETURN = -1                 # the place of a returning outcome (pcs are >= 0)
 MAX_PEELS = 2               # iterations peeled off a loop before its carried types must settle
@@ -53,224 +70,6 @@ class RestartLoop(Exception):
 
 class _Peel(Exception):
     """The carried values change type in the first iteration: peel it off."""
-
-
-class MergeError(UnsupportedError):
-    pass
-
-
-# ------------------------------------------------------------------------------ symbolic objects
-@dataclass(frozen=True, eq=False)
-class MaybeUnbound:
-    """A local bound on some paths only: `value` where `bound` (a traced bool) holds."""
-    bound: Value
-    value: object
-
-
-# ------------------------------------------------------------------------------ frame states
-@dataclass
-class FrameState:
-    pc: int | None
-    stack: tuple
-    locals: dict
-    cells: dict                     # name -> contents (the Cell objects stay the frame's)
-    return_value: object = NULL
-
-
-@dataclass(frozen=True)
-class StateLayout:
-    """How frame states merge at one place: `layout` (see `layout_of`) of the value
-    (stack, locals in `names` order, cells in `cells` order); names is None at a return."""
-    names: tuple | None
-    cells: tuple
-    layout: object
-
-
-@dataclass
-class Outcome:
-    """Where a run may continue: a state per place, and which place (traced) if several."""
-    states: dict = field(default_factory=dict)        # place (pc or RETURN) -> FrameState
-    selector: Value | None = None
-
-    @property
-    def places(self) -> list:
-        return list(self.states)
-
-    @classmethod
-    def at(cls, place, state) -> Outcome:
-        return cls({place: state})
-
-
-# ------------------------------------------------------------------------------ layouts
-@dataclass(frozen=True)
-class Same:
-    value: object
-
-
-@dataclass(frozen=True)
-class Slot:
-    type: object
-
-
-@dataclass(frozen=True)
-class Many:
-    kind: type                   # tuple or RangeIter
-    parts: tuple
-
-
-@dataclass(frozen=True)
-class Maybe:
-    inner: object
-
-
-def _const_key(x):
-    return (type(x), struct.pack("<d", x)) if isinstance(x, float) else (type(x), x)
-
-
-def _numeric(x) -> bool:
-    return is_traced(x) or (is_number(x))
-
-
-TYPE_NAMES = {F64: "a float", I64: "an int", BOOL: "a bool"}
-
-
-class _Everything:
-    def __contains__(self, x):
-        return True
-
-
-ALL = _Everything()
-
-
-
-def layout_of(values: list, what: str, b, force=frozenset()):
-    """How to merge `values` (one per side): Same, a traced Slot, a Many of parts, or Maybe-bound.
-    Traced values in `force` (those defined inside the regions) always get a slot."""
-    first = values[0]
-    if all(v is first for v in values) and not isinstance(first, (MaybeUnbound, tuple)) \
-            and not getattr(type(first), "carried", False) and not (is_traced(first) and first in force):
-        return Same(first)
-    if _is_copyable_iterator(first) and all(type(v) is type(first) and v.__reduce__() == first.__reduce__()
-                                             for v in values):
-        return Same(first)          # copies of one iterator (each side got its own), not advanced
-    if any(v is NULL or isinstance(v, MaybeUnbound) for v in values):
-        inner = [v.value if isinstance(v, MaybeUnbound) else v for v in values if v is not NULL]
-        return Maybe(layout_of(inner, what, b, force=ALL))
-    if all(_numeric(v) for v in values):
-        kinds = {b.kind(v) for v in values}
-        if len(kinds) > 1:
-            raise MergeError(f"{what} is {' on one path and '.join(TYPE_NAMES[k] for k in sorted(kinds, key=str))} "
-                             f"on another; compiled code needs one type (convert it, e.g. with float())", b.loc)
-        if force is not ALL and not any(is_traced(v) for v in values) and len({_const_key(v) for v in values}) == 1:
-            return Same(first)
-        return Slot(kinds.pop())
-    if all(type(v) is tuple for v in values) and len({len(v) for v in values}) == 1:
-        return Many(tuple, tuple(layout_of(list(col), f"{what}[{i}]", b, force)
-                                 for i, col in enumerate(zip(*values))))
-    if getattr(type(first), "carried", False) and all(type(v) is type(first) for v in values):
-        # an object the interpreter rebuilds from its fields (a range being iterated, a list
-        # held in an array, a running sum): its fields merge
-        return Many(type(first), tuple(layout_of(list(col), f"{what} (a {type(first).__name__})", b, force)
-                                       for col in zip(*(v.fields() for v in values))))
-    kinds = ", ".join(sorted({_describe(v) for v in values}))
-    raise MergeError(f"{what} differs between paths of a data-dependent branch or loop ({kinds}); "
-                     f"only numbers and tuples of numbers can differ", b.loc)
-
-
-ITERATOR_TYPES = {type(iter([])), type(iter(())), type(iter(range(1))), type(reversed([]))}
-
-
-def _is_copyable_iterator(x) -> bool:
-    return type(x) in ITERATOR_TYPES
-
-
-def _copy_iterator(x):
-    """A fresh iterator at the same position (each side of a fork advances its own)."""
-    fn, args, *state = x.__reduce__()
-    it = fn(*args)
-    if state and state[0] is not None:
-        it.__setstate__(state[0])
-    return it
-
-
-def _describe(v) -> str:
-    if is_traced(v):
-        return TYPE_NAMES.get(v.type, str(v.type))
-    if v is NULL:
-        return "unbound"
-    return type(v).__name__
-
-
-def layout_types(layout) -> list:
-    if isinstance(layout, Slot):
-        return [layout.type]
-    if isinstance(layout, Many):
-        return [t for p in layout.parts for t in layout_types(p)]
-    if isinstance(layout, Maybe):
-        return [BOOL] + layout_types(layout.inner)
-    return []
-
-
-def flatten(layout, value, b) -> list[Value]:
-    """The traced leaves of `value` under `layout` (constants become const ops)."""
-    if isinstance(layout, Same):
-        return []
-    if isinstance(layout, Slot):
-        return [b.convert(value, layout.type) if not is_traced(value) else value]
-    if isinstance(layout, Many):
-        fields = value if layout.kind is tuple else value.fields()
-        return [x for p, f in zip(layout.parts, fields) for x in flatten(p, f, b)]
-    if value is NULL:
-        return [b.const(False)] + zeros(layout.inner, b)
-    if isinstance(value, MaybeUnbound):
-        return [value.bound] + flatten(layout.inner, value.value, b)
-    return [b.const(True)] + flatten(layout.inner, value, b)
-
-
-def zeros(layout, b) -> list[Value]:
-    return [b.const(ir.zero(t)) for t in layout_types(layout)]
-
-
-def rebuild(layout, leaves: list):
-    """The value of `layout` from its leaves (consumed from the front)."""
-    if isinstance(layout, Same):
-        return layout.value
-    if isinstance(layout, Slot):
-        return leaves.pop(0)
-    if isinstance(layout, Many):
-        parts = [rebuild(p, leaves) for p in layout.parts]
-        return tuple(parts) if layout.kind is tuple else layout.kind(*parts)
-    bound = leaves.pop(0)
-    value = rebuild(layout.inner, leaves)
-    if bound.op == "const":
-        return value if bound.attrs["value"] else NULL
-    return MaybeUnbound(bound, value)
-
-
-# ------------------------------------------------------------------------------ mutable objects
-def _mutable_snapshot(objects) -> list:
-    """(object, contents) for the lists and iterators reachable from `objects`: a side that
-    changes one would change it for the other side too, which compiled code cannot mirror."""
-    out, seen, stack = [], set(), list(objects)
-    while stack:
-        x = stack.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        if type(x) is list:
-            out.append((x, list(x)))
-            stack.extend(x)
-        elif type(x) is tuple:
-            stack.extend(x)
-    return out
-
-
-def _changed(snapshot) -> bool:
-    for obj, contents in snapshot:
-        now = list(obj)
-        if len(now) != len(contents) or any(a is not c and a != c for a, c in zip(now, contents)):
-            return True
-    return False
 
 
 class Branching:
@@ -361,34 +160,50 @@ class Branching:
                     if self.pc in stops and not first:
                         return Outcome.at(self.pc, self.save())
                     first = False
-                    if self.pc in self.graph.header_pcs and instr.name != "FOR_ITER" and self.pc not in self.building:
-                        if self.pc not in checkpoints:
-                            self.active_headers[self.pc] = self.active_headers.get(self.pc, 0) + 1
-                        checkpoints[self.pc] = (self.builder.block, len(self.builder.block.values), self.save())
-                        result = self._unrolled_too_long(entries, previous)
-                    previous = self.pc
-                try:
-                    if result is None:
-                        result = self.step_instruction()
-                except RestartLoop as restart:
-                    if checkpoints.get(restart.header) is None:
-                        raise
-                    block, size, state = checkpoints[restart.header]
-                    checkpoints[restart.header] = None
-                    assert block is self.builder.block
-                    del block.values[size:]
-                    self.restore(state)
-                    result = self.build_loop()
+                    built = False                  # whether `result` is a loop built here
+                    try:
+                        if self.pc in self.graph.header_pcs and instr.name != "FOR_ITER" \
+                                and self.pc not in self.building:
+                            if self.pc not in checkpoints:
+                                self.active_headers[self.pc] = self.active_headers.get(self.pc, 0) + 1
+                            checkpoints[self.pc] = (self.builder.block, len(self.builder.block.values), self.save())
+                            result = self._unrolled_too_long(entries, previous)
+                            built = result is not None
+                        previous = self.pc
+                        if result is None:
+                            result = self.step_instruction()
+                    except RestartLoop as restart:
+                        result, built = self._roll_back(checkpoints, restart), True
+                else:
+                    built, result = False, self.step_instruction()
                 if isinstance(result, Outcome):
                     settled = self.settle(result)
                     if settled is not None:
                         return settled
+                    if built:              # (at the header after a peeled iteration: enter anew)
+                        previous = None
         finally:
             self.stops = outer_stops
             for h in checkpoints:
                 self.active_headers[h] -= 1
                 if not self.active_headers[h]:
                     del self.active_headers[h]
+
+    def _roll_back(self, checkpoints: dict, restart: RestartLoop):
+        """Build the loop `restart` names from this run's last arrival at its header; again for
+        an outer loop when building it finds that loop's exit traced too."""
+        while True:
+            if checkpoints.get(restart.header) is None:
+                raise restart
+            block, size, state = checkpoints[restart.header]
+            checkpoints[restart.header] = None
+            assert block is self.builder.block
+            del block.values[size:]
+            self.restore(state)
+            try:
+                return self.build_loop()
+            except RestartLoop as again:
+                restart = again
 
     def _unrolled_too_long(self, entries: dict, previous: int | None):
         """At a while loop's header whose exit test has been known at trace time so far: after
@@ -398,7 +213,9 @@ class Branching:
         (also when the body needs those numbers at trace time, e.g. as list indexes)."""
         h = self.pc
         loop = self.graph.header_pcs[h]
-        if previous is None or self.graph.block_at[previous] not in loop.blocks:
+        if previous is None or self.graph.block_at[previous] not in loop.blocks or h not in entries:
+            # entering the loop; or back at its header in a run that started inside it (a side of
+            # a peeled iteration): count from this iteration, which a loop op can start from
             entries[h] = [0, (self.builder.block, len(self.builder.block.values), self.save())]
             return None
         count = entries[h][0] = entries[h][0] + 1
@@ -424,7 +241,7 @@ class Branching:
         """Run into `block` (a region) until `stops`, after `setup()` (which sets the side's
         frame up, emitting into the region: a loop's element read happens only if it goes on);
         a Python exception ends the side with a `raise` op (an Outcome with no places)."""
-        snapshot = _mutable_snapshot((tuple(self.stack), tuple(self.locals.values()), tuple(c.contents for c in self.cells.values())))
+        snapshot = mutable_snapshot((tuple(self.stack), tuple(self.locals.values()), tuple(c.contents for c in self.cells.values())))
         with self.builder.region(block):
             try:
                 if setup is not None:
@@ -442,7 +259,7 @@ class Branching:
         if outcome is None:
             raise UnsupportedError("a generator that yields inside a data-dependent branch or loop "
                                    "is not supported", self.builder.loc)
-        if _changed(snapshot):
+        if changed_since(snapshot):
             for obj, contents in snapshot:      # as it was: the caller may run this code again
                 obj[:] = contents
             raise ListChanged("a list is changed inside a data-dependent branch or "
@@ -460,12 +277,10 @@ class Branching:
         """A jump on a traced bool at the instruction before self.pc. `on_true`/`on_false` set
         the frame up for each side; `targets` are the pcs the sides go to."""
         here = self.pc - 1
-        loop = self.graph.loop_of(here)
-        if loop is not None and loop.header_pc in self.active_headers and loop.header_pc not in self.building \
-                and any(self.graph.leaves_loop(loop, t) for t in targets):
-            if self.peels.get(loop.header_pc, 0) > 0:
-                self.peels[loop.header_pc] -= 1
-            else:
+        # a traced decision to leave a while loop being unrolled makes it a loop op: the
+        # outermost one it may leave (its sides never meet inside that loop again)
+        for loop in self.graph.loops_left(here, targets):
+            if loop.header_pc in self.active_headers and loop.header_pc not in self.building:
                 raise RestartLoop(loop.header_pc)
         join = self.graph.join_point(here)
         stops = self.stops | {join} if join is not None else self.stops
@@ -476,8 +291,8 @@ class Branching:
         sides = []
         for setup in setups:
             self.restore(base)
-            self.stack = [_copy_iterator(x) if _is_copyable_iterator(x) else x for x in self.stack]
-            self.locals = {n: _copy_iterator(x) if _is_copyable_iterator(x) else x for n, x in self.locals.items()}
+            self.stack = [copy_iterator(x) if is_copyable_iterator(x) else x for x in self.stack]
+            self.locals = {n: copy_iterator(x) if is_copyable_iterator(x) else x for n, x in self.locals.items()}
             block = Block()
             sides.append((block, self.run_side(block, stops, setup=setup)))
         return self.merge(cond, sides)
@@ -576,6 +391,7 @@ class Branching:
             return self._peel(h, init)
         finally:
             self.building.discard(h)
+        self.peel_counts.pop(h, None)
         return self._finish_loop(h, init, layout, body, outcome)
 
     def _peel(self, h, init):
@@ -588,8 +404,14 @@ class Branching:
         if self.instrs[h].name == "FOR_ITER":
             self.pc = h + 1
             return self.branch_for_iter(force_fork=True)
-        self.peels[h] = self.peels.get(h, 0) + 1
-        return None                       # run on from the header; the exit test forks once
+        # a while loop: its first iteration runs here, every traced branch in it forking, up to
+        # the header (where the loop is built, with the types that iteration left) or an exit
+        self.building.add(h)
+        try:
+            return self.run_until(self.stops | frozenset(self.graph.exit_pcs(self.graph.header_pcs[h])) | {h},
+                                  skip_first=True)
+        finally:
+            self.building.discard(h)
 
     def _finish_loop(self, h, init, layout, body: Block, outcome: Outcome):
         b = self.builder

@@ -7,6 +7,7 @@ bytecode's graph, answered here once per code object:
 - `join_point(pc)`: where the two sides of a branch at `pc` meet: the first instruction of the
   branch block's immediate post-dominator (None: they meet only at the function's exit);
 - `loop_of(pc)`: the innermost natural loop holding `pc` (header, body blocks, exits);
+- `loops_left(pc, targets)`: the loops a conditional jump at `pc` decides to leave;
 - `live_locals(pc)`: the local variables some path from `pc` reads before writing (a dead local
   need not be merged at a join, nor carried around a loop).
 
@@ -204,6 +205,23 @@ class FlowGraph:
 
     def leaves_loop(self, loop: Loop, target_pc: int) -> bool:
         return self.block_at[target_pc] not in loop.blocks
+
+    def loops_left(self, pc: int, targets) -> list[Loop]:
+        """The loops holding `pc` (outermost first) that a conditional jump there decides to
+        leave: one of its `targets` is outside the loop, or its two sides meet again only
+        outside it. The second catches short-circuit conditions: in `if k > n or x: break` the
+        jump on `k > n` goes to the test of `x`, inside the loop, but only one side of that test
+        stays in the loop. A loop that no path leaves (`while True` without break or return)
+        is never left."""
+        join = self.join_point(pc)
+        b = self.block_at[pc]
+        left = [loop for loop in self.loops if b in loop.blocks and self._has_exit(loop)
+                and (join is None or self.leaves_loop(loop, join) or any(self.leaves_loop(loop, t) for t in targets))]
+        return sorted(left, key=lambda loop: -len(loop.blocks))
+
+    def _has_exit(self, loop: Loop) -> bool:
+        return any(s not in loop.blocks for b in loop.blocks for s in self.blocks[b].successors) \
+            or any(not self.blocks[b].successors for b in loop.blocks)
 
     def exit_pcs(self, loop: Loop) -> set[int]:
         """The first pcs of the blocks a loop's blocks jump to outside it, except blocks that

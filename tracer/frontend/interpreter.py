@@ -29,7 +29,7 @@ from tracer.errors import (
     is_internal,
 )
 from tracer.frontend import arrays, gathered, library, numpy_api
-from tracer.frontend.branches import RETURN, Branching
+from tracer.frontend.branches import RETURN, Branching, RestartLoop
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
 from tracer.frontend.flow import flow_graph
 from tracer.frontend.generators import SymbolicGenerator
@@ -315,10 +315,15 @@ class Tracer:
         caller_loc = self.builder.loc
         self.call_stack.append(code)
         try:
-            return frame.run()
+            value = frame.run()
+        except TracerError:
+            self.builder.loc = caller_loc
+            raise
         finally:
             self.call_stack.pop()
-            self.builder.loc = caller_loc
+        # (an exception the callee raises keeps its line: the raise compiled for it points there)
+        self.builder.loc = caller_loc
+        return value
 
     def step(self):
         self.steps += 1
@@ -459,12 +464,12 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         self.sink = None                         # SymbolicGenerator.run_into: what a yield does
         self.return_value = NULL
         self.lineno = code.co_firstlineno
+        self.caller_loc = tracer.builder.loc if tracer.call_stack else None   # an inlined call's line
         # control flow (tracer.frontend.branches)
         self.graph = flow_graph(code, self.instrs, self.labels)
         self.stops: frozenset = frozenset()
         self.building: set[int] = set()          # headers of the loops being built
         self.active_headers: dict[int, int] = {}  # headers with a rollback checkpoint
-        self.peels: dict[int, int] = {}
         self.peel_counts: dict[int, int] = {}
         self.unrolled_headers: set[int] = set()  # while loops that could not be built as loops
 
@@ -477,7 +482,11 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
 
     def execute(self):
         """Interpret instructions until the frame returns or (a generator) yields a value."""
-        outcome = self.run_until(frozenset())
+        try:
+            outcome = self.run_until(frozenset())
+        except RestartLoop as exc:               # (never a user's exception: not compiled as one)
+            raise InternalError(f"internal error in the tracer (a loop at {exc.header} to restart was not "
+                                f"being unrolled); please report it", self.builder.loc) from exc
         if outcome is None:                      # a generator yielded
             return
         if not outcome.places:                   # every path raises (the raises are in the IR)
@@ -495,7 +504,7 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
             return None             # labels, TryEnd, SetLineno; comprehension cleanups (3.12+)
         if instr.lineno is not None:
             self.lineno = instr.lineno
-        self.builder.loc = SourceLoc(self.code.co_filename, self.lineno)
+        self.builder.loc = SourceLoc(self.code.co_filename, self.lineno, self.code.co_name, self.caller_loc)
         self.tracer.step()
         handler = getattr(self, "op_" + instr.name, None)
         if handler is None:
@@ -563,7 +572,7 @@ def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name:
 
 def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops) -> Trace:
     tracer.unroll_loops = int(unroll_loops)
-    tracer.builder.loc = SourceLoc(code.co_filename, code.co_firstlineno)
+    tracer.builder.loc = SourceLoc(code.co_filename, code.co_firstlineno, code.co_name)
     if code.co_flags & CO_VARKEYWORDS:
         raise tracer.error(f"{name}() takes **kwargs, which traced functions do not support yet")
     if code.co_flags & CO_GENERATOR:
@@ -600,7 +609,7 @@ def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_lo
     fn = tracer.builder.finish(result)
     fn.python_on_failure = tracer.uses_numpy
     fn.returns_none = tracer.returns_none
-    fn.loc = SourceLoc(code.co_filename, code.co_firstlineno)
+    fn.loc = SourceLoc(code.co_filename, code.co_firstlineno, code.co_name)
     verify(fn)
     param_sources = {param: source for source, param in tracer.leaves.values()}
     leaves = [(param_sources[p], p) for p in fn.params]

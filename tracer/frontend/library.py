@@ -159,6 +159,8 @@ def _abs(tracer, x):
 
 @implements(builtins.float)
 def _float(tracer, x=0.0):
+    if isinstance(x, TracedArray):
+        x = arrays.number_of(tracer, x, "float()")
     if _all_constant([x]):
         return float(x)
     return tracer.builder.convert(_number(tracer, x, "float()"), F64)
@@ -166,6 +168,8 @@ def _float(tracer, x=0.0):
 
 @implements(builtins.int)
 def _int(tracer, x=0, *base):
+    if isinstance(x, TracedArray) and not base:
+        x = arrays.number_of(tracer, x, "int()")
     if _all_constant([x, *base]):
         return int(x, *base)
     x = _number(tracer, x, "int()")
@@ -176,6 +180,8 @@ def _int(tracer, x=0, *base):
 
 @implements(builtins.bool)
 def _bool(tracer, x=False):
+    if isinstance(x, TracedArray):
+        x = arrays.number_of(tracer, x, "bool()")
     if _all_constant([x]):
         return bool(x)
     return tracer.builder.truth(_number(tracer, x, "bool()"))

@@ -48,10 +48,18 @@ def lookup(fn):
         return None
 
 
+# what these make is an array even when it is 0-d; every other function's 0-d result (a ufunc's,
+# a reduction's) is a NumPy scalar
+ARRAY_RESULTS = {"where", "transpose", "reshape", "broadcast_to", "zeros", "empty", "ones", "full",
+                 "zeros_like", "ones_like", "empty_like", "full_like", "arange", "array", "asarray"}
+
+
 def implements(*names):
     def register(impl):
         def call(tracer, *args, **kwargs):
             result = impl(tracer, *args, **kwargs)
+            if names[0] not in ARRAY_RESULTS:
+                result = arrays.unwrap_0d(tracer, result)
             if is_traced(result) and not isinstance(result.type, ArrayType):
                 tracer.numpy_scalars.add(result)      # an np.float64 / np.int64 (arrays.promote)
             return result
@@ -82,6 +90,8 @@ def call_array_method(tracer, method: ArrayMethod, args: list, kwargs: dict):
         return arrays.reshape(tracer, x, (-1,))
     if name == "copy":
         return wrap(tracer, tracer.builder.emit("copy", (x.value,)))
+    if name == "item" and not args and not kwargs:
+        return arrays.number_of(tracer, x, "x.item()")
     return call_function(tracer, name, [x, *args], kwargs)
 
 

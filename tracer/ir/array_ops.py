@@ -68,8 +68,8 @@ def _python_scalar(x):
 
 
 # ------------------------------------------------------------------- NumPy's maximum/minimum
-# np.maximum(a, b) is a if a >= b or a is NaN, else b (so a NaN on either side wins, and a tie
-# of signed zeros keeps a). At a tie the gradient is split in half, as JAX does for maximum.
+# np.maximum(a, b) is a if a > b or a is NaN, else b (so a NaN on either side wins, and a tie
+# of signed zeros gives b: np.maximum(-0.0, 0.0) is 0.0, np.maximum(0.0, -0.0) is -0.0). At a tie the gradient is split in half, as JAX does for maximum.
 def _extremum_rules(pick_a):
     def rule_a(ct, out, a, b):
         return ct * pick_a(a, b).select(1.0, a.eq(b).select(0.5, 0.0))
@@ -80,17 +80,17 @@ def _extremum_rules(pick_a):
 
 
 def _numpy_maximum(a, b):
-    return a if a >= b or a != a else b
+    return a if a > b or a != a else b
 
 
 def _numpy_minimum(a, b):
-    return a if a <= b or a != a else b
+    return a if a < b or a != a else b
 
 
 _NUMBER_BINARY = OPS["min"].result_type
-define("maximum", "np.maximum(a, b): a if a >= b or a is NaN, else b", _NUMBER_BINARY, _numpy_maximum,
+define("maximum", "np.maximum(a, b): a if a > b or a is NaN, else b", _NUMBER_BINARY, _numpy_maximum,
         vjp=_extremum_rules(lambda a, b: a > b))
-define("minimum", "np.minimum(a, b): a if a <= b or a is NaN, else b", _NUMBER_BINARY, _numpy_minimum,
+define("minimum", "np.minimum(a, b): a if a < b or a is NaN, else b", _NUMBER_BINARY, _numpy_minimum,
         vjp=_extremum_rules(lambda a, b: a < b))
 
 

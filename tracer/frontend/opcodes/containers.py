@@ -386,7 +386,8 @@ class ContainerOps:
         elif op == "mul":
             a_count = is_traced(a) or is_number(a)
             seq, n = (b, a) if a_count else (a, b)
-            if sequence_kind(seq) is not None or not is_symbolic(seq):
+            constant_sequence = not is_symbolic(seq) and isinstance(seq, (str, bytes, list, tuple, range))
+            if sequence_kind(seq) is not None or constant_sequence:
                 return plain(seq) * self.repeat_count(n) if not a_count else self.repeat_count(n) * plain(seq)
         elif not is_symbolic(a) and not is_symbolic(b):
             return python_op(a, b)

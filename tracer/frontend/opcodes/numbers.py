@@ -132,6 +132,8 @@ class NumberOps:
             return self.builder.truth(x)
         if isinstance(x, ExternalList):
             return len(x) > 0
+        if isinstance(x, TracedArray) and x.rank == 0:
+            return self.builder.truth(arrays.number_of(self.tracer, x, "bool()"))
         if isinstance(x, TracedArray):
             raise self.tracer.error("the truth value of an array (if x:, and, or, not) is not supported; "
                                     "use x.any(), x.all() or np.where")

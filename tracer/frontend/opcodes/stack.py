@@ -1,9 +1,9 @@
 """Opcode handlers: the value stack, local variables, cells, globals, constants, returns."""
 from __future__ import annotations
 
-from tracer.frontend.branches import MaybeUnbound
 from tracer.frontend.generators import SUM_LOCAL
 from tracer.frontend.objects import NULL, Cell
+from tracer.frontend.states import MaybeUnbound
 
 
 def unbound_message(name: str) -> str:

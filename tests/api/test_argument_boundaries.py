@@ -1,0 +1,70 @@
+"""Arguments at the edges of what compiled code takes: the answer is CPython's (and NumPy's) for
+each, with the same result type, exception and warnings; never an internal error."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from tracer import grad, trace
+
+
+def _outcome(fn, *args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = fn(*args)
+        except Exception as exc:
+            return ("raises", type(exc), str(exc)), [str(w.message) for w in caught]
+    return ("returns", type(result), repr(result)), [str(w.message) for w in caught]
+
+
+def _like_python(f, *args):
+    assert _outcome(trace(f), *args) == _outcome(f, *args)
+
+
+NUMPY_SCALARS = [np.float64(1.5), np.float64(0.0), np.float32(2.5), np.int64(3), np.int32(2 ** 31 - 1),
+                 np.int8(-128), np.uint8(255), np.bool_(True), np.float64("nan")]
+
+
+def scale(x):
+    return x * 2.0 + 1
+
+
+def reciprocal(x):
+    return 1 / x
+
+
+def wrap(x):
+    return x + x
+
+
+def through_math(x):
+    return math.sqrt(abs(x)) + math.floor(x)
+
+
+@pytest.mark.parametrize("f", [scale, reciprocal, wrap, through_math])
+@pytest.mark.parametrize("x", NUMPY_SCALARS, ids=repr)
+def test_numpy_scalars_behave_as_in_numpy(f, x):
+    _like_python(f, x)
+
+
+def test_numpy_scalars_after_a_float_specialization():
+    f = trace(reciprocal)
+    assert f(2.0) == 0.5
+    _like_python(reciprocal, np.float64(0.0))     # NumPy: inf and a RuntimeWarning, not ZeroDivisionError
+    assert f(4.0) == 0.25
+
+
+def test_gradient_at_numpy_scalars():
+    g = grad(lambda x, y: x * x * y)
+    assert g(np.float64(3.0), np.float32(2.0)) == 12.0
+    with pytest.raises(TypeError, match="argument 0 \\('x'\\) is int"):
+        g(np.int64(3), 2.0)             # as for a Python int: only floats are differentiated
+
+
+@pytest.mark.parametrize("f", [lambda x: x * 2.0, lambda x: 2 * x, lambda x: x + 1, lambda x: -x])
+def test_none_gets_pythons_type_error(f):
+    _like_python(f, None)

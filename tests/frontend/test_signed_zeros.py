@@ -1,0 +1,43 @@
+"""NumPy's rules for signed zeros and NaN in maximum/minimum and the max/min reductions: a NaN on
+either side wins, and a tie (-0.0 against 0.0) gives the second operand, element after element."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tracer import trace
+
+EDGES = [-0.0, 0.0, np.nan, -np.inf, np.inf, 1.0, -1.0]
+
+
+def _same(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    assert np.array_equal(got, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("ufunc", [np.maximum, np.minimum])
+def test_elementwise_extremum_of_edges(ufunc):
+    a = np.array([x for x in EDGES for _ in EDGES])
+    b = np.array([y for _ in EDGES for y in EDGES])
+    f = trace(lambda a, b: ufunc(a, b))
+    _same(f(a, b), ufunc(a, b))
+    _same(f(b, a), ufunc(b, a))
+
+
+@pytest.mark.parametrize("ufunc", [np.maximum, np.minimum])
+def test_extremum_with_a_scalar_zero(ufunc):
+    x = np.array([-0.0, 0.0, -0.0])
+    _same(trace(lambda x: ufunc(x, 0.0))(x), ufunc(x, 0.0))
+    _same(trace(lambda x: ufunc(x, -0.0))(x), ufunc(x, -0.0))
+    _same(trace(lambda x: ufunc(0.0, x))(x), ufunc(0.0, x))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 17])
+@pytest.mark.parametrize("reduce", [np.max, np.min])
+def test_reductions_over_signed_zeros(reduce, n):
+    x = np.where(np.arange(n) % 2 == 0, -0.0, 0.0)
+    f = trace(lambda x: reduce(x))
+    _same(f(x), reduce(x))
+    _same(f(x[::-1].copy()), reduce(x[::-1]))

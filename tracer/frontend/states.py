@@ -1,0 +1,238 @@
+"""Frame states, and how the states of several paths merge into traced values.
+
+A `FrameState` is what the symbolic interpreter's frame holds at one place (stack, locals, closure
+cells, the return value); an `Outcome` is where a run may continue, with a state for each place.
+When paths meet (the sides of a branch, a loop's iterations), `layout_of` says how their values
+merge: the same object on every path stays as it is (`Same`), numbers that differ become one
+traced value (`Slot`), tuples and carried objects merge field by field (`Many`), a variable bound
+on some paths only becomes `MaybeUnbound` (`Maybe`). `flatten` and `rebuild` go between a value
+and its traced leaves, which an `if` op yields or a `loop` op carries.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from tracer import ir
+from tracer.errors import UnsupportedError
+from tracer.frontend.builder import is_number, is_traced
+from tracer.frontend.objects import NULL
+from tracer.ir import BOOL, F64, I64, Value
+
+
+class MergeError(UnsupportedError):
+    pass
+
+
+# ------------------------------------------------------------------------------ symbolic objects
+@dataclass(frozen=True, eq=False)
+class MaybeUnbound:
+    """A local bound on some paths only: `value` where `bound` (a traced bool) holds."""
+    bound: Value
+    value: object
+
+
+# ------------------------------------------------------------------------------ frame states
+@dataclass
+class FrameState:
+    pc: int | None
+    stack: tuple
+    locals: dict
+    cells: dict                     # name -> contents (the Cell objects stay the frame's)
+    return_value: object = NULL
+
+
+@dataclass(frozen=True)
+class StateLayout:
+    """How frame states merge at one place: `layout` (see `layout_of`) of the value
+    (stack, locals in `names` order, cells in `cells` order); names is None at a return."""
+    names: tuple | None
+    cells: tuple
+    layout: object
+
+
+@dataclass
+class Outcome:
+    """Where a run may continue: a state per place, and which place (traced) if several."""
+    states: dict = field(default_factory=dict)        # place (pc or RETURN) -> FrameState
+    selector: Value | None = None
+
+    @property
+    def places(self) -> list:
+        return list(self.states)
+
+    @classmethod
+    def at(cls, place, state) -> Outcome:
+        return cls({place: state})
+
+
+# ------------------------------------------------------------------------------ layouts
+@dataclass(frozen=True)
+class Same:
+    value: object
+
+
+@dataclass(frozen=True)
+class Slot:
+    type: object
+
+
+@dataclass(frozen=True)
+class Many:
+    kind: type                   # tuple or RangeIter
+    parts: tuple
+
+
+@dataclass(frozen=True)
+class Maybe:
+    inner: object
+
+
+def _const_key(x):
+    return (type(x), struct.pack("<d", x)) if isinstance(x, float) else (type(x), x)
+
+
+def _numeric(x) -> bool:
+    return is_traced(x) or (is_number(x))
+
+
+TYPE_NAMES = {F64: "a float", I64: "an int", BOOL: "a bool"}
+
+
+class _Everything:
+    def __contains__(self, x):
+        return True
+
+
+ALL = _Everything()
+
+
+
+def layout_of(values: list, what: str, b, force=frozenset()):
+    """How to merge `values` (one per side): Same, a traced Slot, a Many of parts, or Maybe-bound.
+    Traced values in `force` (those defined inside the regions) always get a slot."""
+    first = values[0]
+    if all(v is first for v in values) and not isinstance(first, (MaybeUnbound, tuple)) \
+            and not getattr(type(first), "carried", False) and not (is_traced(first) and first in force):
+        return Same(first)
+    if is_copyable_iterator(first) and all(type(v) is type(first) and v.__reduce__() == first.__reduce__()
+                                             for v in values):
+        return Same(first)          # copies of one iterator (each side got its own), not advanced
+    if any(v is NULL or isinstance(v, MaybeUnbound) for v in values):
+        inner = [v.value if isinstance(v, MaybeUnbound) else v for v in values if v is not NULL]
+        return Maybe(layout_of(inner, what, b, force=ALL))
+    if all(_numeric(v) for v in values):
+        kinds = {b.kind(v) for v in values}
+        if len(kinds) > 1:
+            raise MergeError(f"{what} is {' on one path and '.join(TYPE_NAMES[k] for k in sorted(kinds, key=str))} "
+                             f"on another; compiled code needs one type (convert it, e.g. with float())", b.loc)
+        if force is not ALL and not any(is_traced(v) for v in values) and len({_const_key(v) for v in values}) == 1:
+            return Same(first)
+        return Slot(kinds.pop())
+    if all(type(v) is tuple for v in values) and len({len(v) for v in values}) == 1:
+        return Many(tuple, tuple(layout_of(list(col), f"{what}[{i}]", b, force)
+                                 for i, col in enumerate(zip(*values))))
+    if getattr(type(first), "carried", False) and all(type(v) is type(first) for v in values):
+        # an object the interpreter rebuilds from its fields (a range being iterated, a list
+        # held in an array, a running sum): its fields merge
+        return Many(type(first), tuple(layout_of(list(col), f"{what} (a {type(first).__name__})", b, force)
+                                       for col in zip(*(v.fields() for v in values))))
+    kinds = ", ".join(sorted({_describe(v) for v in values}))
+    raise MergeError(f"{what} differs between paths of a data-dependent branch or loop ({kinds}); "
+                     f"only numbers and tuples of numbers can differ", b.loc)
+
+
+ITERATOR_TYPES = {type(iter([])), type(iter(())), type(iter(range(1))), type(reversed([]))}
+
+
+def is_copyable_iterator(x) -> bool:
+    return type(x) in ITERATOR_TYPES
+
+
+def copy_iterator(x):
+    """A fresh iterator at the same position (each side of a fork advances its own)."""
+    fn, args, *state = x.__reduce__()
+    it = fn(*args)
+    if state and state[0] is not None:
+        it.__setstate__(state[0])
+    return it
+
+
+def _describe(v) -> str:
+    if is_traced(v):
+        return TYPE_NAMES.get(v.type, str(v.type))
+    if v is NULL:
+        return "unbound"
+    return type(v).__name__
+
+
+def layout_types(layout) -> list:
+    if isinstance(layout, Slot):
+        return [layout.type]
+    if isinstance(layout, Many):
+        return [t for p in layout.parts for t in layout_types(p)]
+    if isinstance(layout, Maybe):
+        return [BOOL] + layout_types(layout.inner)
+    return []
+
+
+def flatten(layout, value, b) -> list[Value]:
+    """The traced leaves of `value` under `layout` (constants become const ops)."""
+    if isinstance(layout, Same):
+        return []
+    if isinstance(layout, Slot):
+        return [b.convert(value, layout.type) if not is_traced(value) else value]
+    if isinstance(layout, Many):
+        fields = value if layout.kind is tuple else value.fields()
+        return [x for p, f in zip(layout.parts, fields) for x in flatten(p, f, b)]
+    if value is NULL:
+        return [b.const(False)] + zeros(layout.inner, b)
+    if isinstance(value, MaybeUnbound):
+        return [value.bound] + flatten(layout.inner, value.value, b)
+    return [b.const(True)] + flatten(layout.inner, value, b)
+
+
+def zeros(layout, b) -> list[Value]:
+    return [b.const(ir.zero(t)) for t in layout_types(layout)]
+
+
+def rebuild(layout, leaves: list):
+    """The value of `layout` from its leaves (consumed from the front)."""
+    if isinstance(layout, Same):
+        return layout.value
+    if isinstance(layout, Slot):
+        return leaves.pop(0)
+    if isinstance(layout, Many):
+        parts = [rebuild(p, leaves) for p in layout.parts]
+        return tuple(parts) if layout.kind is tuple else layout.kind(*parts)
+    bound = leaves.pop(0)
+    value = rebuild(layout.inner, leaves)
+    if bound.op == "const":
+        return value if bound.attrs["value"] else NULL
+    return MaybeUnbound(bound, value)
+
+
+# ------------------------------------------------------------------------------ mutable objects
+def mutable_snapshot(objects) -> list:
+    """(object, contents) for the lists and iterators reachable from `objects`: a side that
+    changes one would change it for the other side too, which compiled code cannot mirror."""
+    out, seen, stack = [], set(), list(objects)
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if type(x) is list:
+            out.append((x, list(x)))
+            stack.extend(x)
+        elif type(x) is tuple:
+            stack.extend(x)
+    return out
+
+
+def changed_since(snapshot) -> bool:
+    for obj, contents in snapshot:
+        now = list(obj)
+        if len(now) != len(contents) or any(a is not c and a != c for a, c in zip(now, contents)):
+            return True
+    return False
