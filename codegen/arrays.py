@@ -522,7 +522,7 @@ def write_back_if_apart(k: KernelBuilder, target: ArrayValue, dtype: ir.ScalarTy
             o_low, o_high = _extent(k, other, other_type.dtype)
             apart = b.and_(apart, b.or_(b.icmp_unsigned("<=", t_high, o_low), b.icmp_unsigned("<=", o_high, t_low)))
     with b.if_then(apart):
-        copy_elements(k, contents, target, dtype)
+        k.outlined("keep", [contents, target], lambda source, place: copy_elements(k, source, place, dtype))
 
 
 @lowers("in_place_check")

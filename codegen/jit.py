@@ -26,8 +26,9 @@ from codegen.runtime import JIT_MEMORY, RUNTIME, RUNTIME_FUNCTIONS
 from codegen.target import assembly, host_target_machine, optimize, parse
 from tracer import ir
 
-# LLVM's global context is not thread safe, nor is the bookkeeping below. Re-entrant: a function
-# collected while this thread compiles unloads its library (under the lock) there and then.
+# Compiles share LLVM objects that are not thread safe (the target machine, the JITs, the global
+# context of the runtime and of codegen.target's pass builder), and the bookkeeping below. Re-entrant:
+# a function collected while this thread compiles unloads its library (under the lock) there and then.
 _lock = threading.RLock()
 _serial = itertools.count()
 

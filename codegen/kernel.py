@@ -258,6 +258,26 @@ class KernelBuilder:
                 phi.add_incoming(x, b.block)
         return block
 
+    def outlined(self, name: str, arrays: list, emit: Callable) -> None:
+        """Call, here, a new function of the module whose body is emit(*arrays), emitted with this
+        builder, the arrays (ArrayValues) passed as its arguments: internal, cold and small
+        (minsize: its loops are not vectorized or unrolled), for code that rarely runs (what an
+        interrupted kernel writes back), so that it costs the kernel's compile little."""
+        types = [t for a in arrays for t in [PTR] + [I64] * (len(a.sizes) + len(a.strides))]
+        fn = ll.Function(self.module, ll.FunctionType(ll.VoidType(), types),
+                         self.module.get_unique_name(f"{self.function.name}.{name}"))
+        fn.linkage = "internal"
+        for attribute in ("cold", "noinline", "minsize", "optsize", "nounwind"):
+            fn.attributes.add(attribute)
+        outer = self.function, self.builder, self.check_signals
+        self.function, self.builder, self.check_signals = fn, ll.IRBuilder(fn.append_basic_block("entry")), None
+        args = list(fn.args)
+        emit(*(ArrayValue(args.pop(0), tuple(args.pop(0) for _ in a.sizes), tuple(args.pop(0) for _ in a.strides))
+               for a in arrays))
+        self.builder.ret_void()
+        self.function, self.builder, self.check_signals = outer
+        self.builder.call(fn, [x for a in arrays for x in fields(a)])
+
     def ret(self, status: int) -> None:
         """Return `status`, releasing first what the kernel holds: each of `cleanups` emits its
         release (every tape's buffer, codegen.tape; the arrays made, codegen.arrays)."""
@@ -448,34 +468,23 @@ def _counted_loop(k: KernelBuilder, first, last, body, carried) -> tuple[list, i
 
 def for_rows(k: KernelBuilder, n, per_row, body, weight: int | None = None) -> None:
     """for i in range(n): body(i), where a row (body) is `per_row` (i64) iterations of inner
-    loops. Where the kernel polls for signals, the rows run in strips of about STRIP inner
-    iterations (one row at least), with a poll after each strip counting its rows' work
-    (per_row times `weight`, by default the instructions the body emitted), and the loops of
-    the body do not poll: a row costs nothing more. (A row of more than some 10^8 inner
-    iterations delays a poll until it ends.)"""
+    loops. Where the kernel polls for signals, each row polls when it is done, counting its
+    work (per_row times `weight`, by default the instructions the body emitted: a subtraction
+    and a predictable branch a row, the product being the same for every row), and the loops
+    of the row do not poll. (A row of more than some 10^8 inner iterations so delays a poll
+    until it ends.)"""
     if k.check_signals is None or k.rows_polled:
         for_range(k, n, body)
         return
     b = k.builder
-    one = k.i64(1)
-    rows = b.sdiv(k.i64(STRIP), b.select(b.icmp_signed("<", per_row, one), one, per_row))
-    rows = b.select(b.icmp_signed("<", rows, one), one, rows)
-    start = b.block
-    head, strip, done = (k.function.append_basic_block(x) for x in ("rows", "rows_strip", "rows_end"))
-    b.branch(head)
-    b.position_at_end(head)
-    first = b.phi(I64)
-    first.add_incoming(k.i64(0), start)
-    b.cbranch(b.icmp_signed("<", first, n), strip, done)
-    b.position_at_end(strip)
-    last = b.select(b.icmp_signed(">", b.sub(n, first), rows), b.add(first, rows), n)
-    k.rows_polled += 1
+
+    def row(i):
+        start = k.mark()
+        k.rows_polled += 1
+        body(i)
+        k.rows_polled -= 1
+        work = b.mul(per_row, k.i64(weight or k.instructions_since(start)))
+        k.poll_signals(b.add(work, k.i64(1)))          # (+ 1: rows of no element still count)
     k.loop_depth += 1
-    _, measured = _counted_loop(k, first, last, body, ())
-    k.rows_polled -= 1
+    _counted_loop(k, k.i64(0), n, row, ())
     k.loop_depth -= 1
-    done_rows = b.sub(last, first)         # (+ the rows: rows of no element still count)
-    k.poll_signals(b.add(b.mul(done_rows, b.mul(per_row, k.i64(weight or measured))), done_rows))
-    first.add_incoming(last, b.block)
-    b.branch(head)
-    b.position_at_end(done)

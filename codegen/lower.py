@@ -253,7 +253,7 @@ def keep_writes_on_interrupt(k: KernelBuilder, fn: ir.Function) -> None:
         if v.op != "writeback":
             continue
         for target, contents in zip(v.args[::2], v.args[1::2]):
-            if target.op == "param" and contents in top:
+            if target.op == "param" and contents is not target and contents in top:
                 def write(k, array, target=k.params[target.attrs["index"]], dtype=target.type.dtype):
                     arrays.write_back_if_apart(k, target, dtype, array)
                 k.kept_on_interrupt.append((contents, write))

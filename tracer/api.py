@@ -13,8 +13,10 @@ no plain Python version, are still compiled.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import sys
 import threading
 import types
 import weakref
@@ -25,13 +27,17 @@ import codegen
 from tracer import native
 from tracer.errors import BigIntInput
 from tracer.frontend.arrays import is_ndarray
-from tracer.frontend.capture import call_intercepted, run_plain, warn_storm
+from tracer.frontend.capture import call_intercepted, warn_storm
 from tracer.frontend.interpreter import CO_VARARGS, bind_arguments, trace_frame
 from tracer.frontend.loader import ALIASED
 from tracer.ir import I64_MAX, I64_MIN
 from tracer.specialize import NeedsPython, Specialization
 
 DEFAULT_MAX_SPECIALIZATIONS = 16
+
+# runs the original function, never intercepted; in C, so that a traceback through it shows no
+# frame of the tracer's
+run_plain = native.run_plain
 
 # Compiles run one at a time, in every thread: tracing is Python (the GIL runs one thread at a time
 # anyway) and LLVM runs under codegen's own lock. One lock for all functions, not one each: a
@@ -57,7 +63,7 @@ class CodeCompiler:
     """
 
     def __init__(self, code, name: str, fuse_fma: bool, max_specializations: int, py_func=None,
-                 transform=None, display_name: str | None = None):
+                 transform=None, display_name: str | None = None, plain_python: bool = True):
         self.code = code
         self.name = name
         self.fuse_fma = fuse_fma
@@ -65,9 +71,10 @@ class CodeCompiler:
         self.py_func = py_func
         self.transform = transform      # Trace -> Trace (e.g. a gradient), or None
         self.specializations: list[Specialization] = []
-        # a gradient has no plain version to run while a debugger watches: it stays compiled
-        plain = py_func if transform is None else None
-        self.dispatcher = native.Dispatcher(self.on_call, display_name or name, plain=plain)
+        # what runs while a debugger watches (or under TRACER_DISABLE); None: always compiled, as
+        # a gradient, which has no plain version
+        self.plain = py_func if transform is None and plain_python else None
+        self.dispatcher = native.Dispatcher(self.on_call, display_name or name, plain=self.plain)
         self.bound = native.Dispatcher(_never_called, display_name or name)
         self.positional_only_vector = not code.co_kwonlyargcount and not code.co_flags & CO_VARARGS
         self._warned = False
@@ -75,10 +82,14 @@ class CodeCompiler:
     # ---------------------------------------------------------------- compiling
     def compile(self, args: tuple, globals, builtins, closure) -> None:
         """Trace this frame's call, compile it and keep it (with COMPILE_LOCK held)."""
+        with _room_to_compile():
+            self._compile(args, globals, builtins, closure)
+
+    def _compile(self, args: tuple, globals, builtins, closure) -> None:
         trace = trace_frame(self.code, args, globals, builtins, closure, self.name,
                             unroll_loops=self.transform is not None)
         py_func = self.py_func or types.FunctionType(self.code, globals, self.name, None, closure)
-        fallback = functools.partial(native.run_plain, py_func)   # C: no frame of the tracer's in tracebacks
+        fallback = functools.partial(run_plain, py_func)
         if self.transform is not None:
             trace = self.transform.apply(trace)
             fallback = self.transform.fallback
@@ -159,7 +170,7 @@ class CodeCompiler:
                 warn_storm(self.name, self.max_specializations)
                 self._warned = True
             return run_plain(f, *args, **kwargs)
-        if (native.interception_disabled() or native.run_as_python()) and self.transform is None:
+        if (native.interception_disabled() or native.run_as_python()) and self.plain is not None:
             return run_plain(f, *args, **kwargs)
         try:
             with COMPILE_LOCK:
@@ -169,7 +180,7 @@ class CodeCompiler:
                     # inside the plain Python run of another function (its fallback), or while a
                     # debugger watches (or TRACER_DISABLE): no frame is intercepted here, so trace
                     # from the function object itself. A transform must: running f plainly would
-                    # answer its value, not its gradient
+                    # answer its value, not its gradient (and export needs the compiled code)
                     self.compile(full, f.__globals__, f.__builtins__, f.__closure__)
                     outcome = _Compiled(full)
                 else:
@@ -219,6 +230,28 @@ class CodeCompiler:
             raise TypeError(f"{self.name}() argument '{name}' is a {type(a).__name__}: traced functions "
                             f"take float, int and bool arguments, NumPy arrays, and lists, tuples or "
                             f"objects holding them")
+
+
+COMPILE_FRAMES = 1000      # the recursion limit is raised by this much while the tracer works
+_compiling = threading.local()
+
+
+@contextlib.contextmanager
+def _room_to_compile():
+    """Tracing is Python code that recurses: a first call made near the recursion limit must
+    still compile (its plain run would fit), so the limit is raised while compiling (once, not
+    again for the functions compiled inside)."""
+    if getattr(_compiling, "active", False):
+        yield
+        return
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + COMPILE_FRAMES)
+    _compiling.active = True
+    try:
+        yield
+    finally:
+        _compiling.active = False
+        sys.setrecursionlimit(limit)
 
 
 def _is_numpy_scalar(a) -> bool:
@@ -295,11 +328,13 @@ def _python_wrapper(builtin):
     return wrapper
 
 
-def make_dispatcher(fn, transform, fuse_fma: bool, max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS):
-    """The compiled callable for `fn` (after `transform`, if any), compiling on demand."""
+def make_dispatcher(fn, transform, fuse_fma: bool, max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
+                    plain_python: bool = True):
+    """The compiled callable for `fn` (after `transform`, if any), compiling on demand. With
+    `plain_python=False` it compiles even while a debugger watches or under TRACER_DISABLE (export)."""
     display_name = transform.describe(fn.__qualname__) if transform is not None else fn.__qualname__
     compiler = CodeCompiler(fn.__code__, fn.__qualname__, fuse_fma, max_specializations, py_func=fn,
-                            transform=transform, display_name=display_name)
+                            transform=transform, display_name=display_name, plain_python=plain_python)
     d = compiler.dispatcher
     d.py_func = d.__wrapped__ = fn
     d.transform = transform

@@ -68,3 +68,31 @@ def test_gradient_at_numpy_scalars():
 @pytest.mark.parametrize("f", [lambda x: x * 2.0, lambda x: 2 * x, lambda x: x + 1, lambda x: -x])
 def test_none_gets_pythons_type_error(f):
     _like_python(f, None)
+
+
+def _depth() -> int:
+    import sys
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    return depth
+
+
+def _at_depth(n: int, fn, x):
+    return fn(x) if n <= 0 else _at_depth(n - 1, fn, x)
+
+
+def test_the_first_call_compiles_near_the_recursion_limit():
+    import sys
+
+    def body(x):
+        s = 0.0
+        for i in range(10):
+            s += x * i
+        return math.sqrt(s)
+    f = trace(body)
+    limit = sys.getrecursionlimit()
+    room = limit - _depth() - 30
+    assert _at_depth(room, f, 2.0) == _at_depth(room, body, 2.0)
+    assert len(f.specializations) == 1
+    assert sys.getrecursionlimit() == limit

@@ -234,6 +234,15 @@ def test_gradients_stay_compiled_under_a_trace_function():
     assert recorder.events == []
 
 
+def test_export_compiles_under_a_trace_function(tmp_path):
+    sys.settrace(lambda *a: None)
+    try:
+        exported = tracer.export(body, 2.0, 3.0, out_dir=str(tmp_path))
+    finally:
+        sys.settrace(None)
+    assert os.path.exists(exported.library)
+
+
 def test_a_dispatcher_calls_plain_while_tracing():
     calls = []
 

@@ -34,7 +34,8 @@ RSS_SCRIPT = textwrap.dedent("""
         for k in range(first, first + n):
             f = trace(make(k))
             assert f(1.5) == 1.5 * k + 1.0
-            assert np.array_equal(f(small), small * k + 1.0)
+            if k % 10 == 0:           # an array specialization too, now and then
+                assert np.array_equal(f(small), small * k + 1.0)
 
     trace_and_drop(300, 0)            # warm-up: caches, allocator arenas, the first JITs
     gc.collect()
@@ -46,7 +47,7 @@ RSS_SCRIPT = textwrap.dedent("""
 
 
 def test_tracing_and_dropping_closures_keeps_no_memory():
-    """2,000 closures traced (4,000 compiles), called and dropped: the process does not grow
+    """2,000 closures traced (2,200 compiles), called and dropped: the process does not grow
     (measured in a process of its own, so other tests' allocations do not count)."""
     run = subprocess.run([sys.executable, "-c", RSS_SCRIPT], capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stderr

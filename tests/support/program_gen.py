@@ -133,7 +133,7 @@ class Program:
         return self.float_params + self.int_params
 
 
-class _Generator(ExpressionGenerator):
+class ProgramGenerator(ExpressionGenerator):
     def __init__(self, choose, float_params, int_params, float_locals, int_locals, shape,
                  features: Features = ORIGINAL, helpers=(), max_lines=MAX_LINES, max_loops=MAX_LOOP_NESTING):
         super().__init__(choose, float_params, int_params, helpers)
@@ -145,6 +145,7 @@ class _Generator(ExpressionGenerator):
         self.lines: list[str] = []
         self._float_locals = float_locals
         self._int_locals = int_locals
+        self.prelude: list[str] = []      # `name = value` lines before the locals' (array programs)
 
     # -------------------------------------------------------------- statements
     def emit(self, indent: int, text: str):
@@ -336,7 +337,7 @@ class _Generator(ExpressionGenerator):
     # -------------------------------------------------------------- the function
     def function(self, name: str = "f") -> list[str]:
         """The lines of `def name(...)`."""
-        inits = []
+        inits = list(self.prelude)
         for local in self._float_locals:
             inits.append(f"{local} = {self.fexpr(self.choose(0, 1)).text}")
             self.float_vars.append(local)
@@ -381,7 +382,7 @@ def _helper(choose, index: int, earlier: list[Helper], features: Features) -> tu
     params = ("u", "v")[:choose(1, 2)]
     int_params = ("t",) if choose(0, 1) else ()
     returns = "fi"[choose(0, 1)] if choose(0, 3) == 0 else "f"
-    gen = _Generator(choose, params, int_params, ("y0",), (), returns, features, earlier,
+    gen = ProgramGenerator(choose, params, int_params, ("y0",), (), returns, features, earlier,
                      max_lines=HELPER_LINES, max_loops=HELPER_LOOP_NESTING)
     helper = Helper(f"h{index}", tuple("f" for _ in params) + tuple("i" for _ in int_params), returns)
     return helper, gen.function(helper.name)
@@ -399,7 +400,7 @@ def generate(choose, features: Features = ORIGINAL) -> Program:
         helper, helper_lines = _helper(choose, i, helpers, features)
         helpers.append(helper)
         lines += helper_lines + ["", ""]
-    gen = _Generator(choose, float_params, int_params, float_locals, int_locals, shape, features, helpers)
+    gen = ProgramGenerator(choose, float_params, int_params, float_locals, int_locals, shape, features, helpers)
     lines += gen.function()
     return Program("\n".join(lines) + "\n", float_params, int_params)
 

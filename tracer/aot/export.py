@@ -142,7 +142,7 @@ def _gradient_of(py_func, args):
 
 def _specialize(py_func, transform, args, symbol: str, fuse_fma: bool):
     """Trace and compile one function for `args`: its ExportedFunction and a doc line."""
-    dispatcher = make_dispatcher(py_func, transform, fuse_fma, max_specializations=1)
+    dispatcher = make_dispatcher(py_func, transform, fuse_fma, max_specializations=1, plain_python=False)
     # the first call traces and compiles, as under @trace (on copies: it may update arrays in place)
     dispatcher(*(a.copy() if is_ndarray(a) else a for a in args))
     if not dispatcher.specializations:

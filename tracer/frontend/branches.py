@@ -44,8 +44,11 @@ from tracer.frontend.states import (
     MergeError,
     Outcome,
     StateLayout,
+    array_values,
+    block_mark,
     changed_since,
     copy_iterator,
+    cut_block,
     flatten,
     is_copyable_iterator,
     layout_of,
@@ -77,8 +80,9 @@ class Branching:
 
     # ------------------------------------------------------------------ state
     def save(self) -> FrameState:
-        return FrameState(self.pc, tuple(self.stack), dict(self.locals),
-                          {n: c.contents for n, c in self.cells.items()}, self.return_value)
+        cells = {n: c.contents for n, c in self.cells.items()}
+        return FrameState(self.pc, tuple(self.stack), dict(self.locals), cells, self.return_value,
+                          array_values((self.stack, tuple(self.locals.values()), tuple(cells.values()))))
 
     def restore(self, s: FrameState) -> None:
         self.pc = s.pc if s.pc is not None else self.pc
@@ -87,6 +91,9 @@ class Branching:
         for n, contents in s.cells.items():
             self.cells[n].contents = contents
         self.return_value = s.return_value
+        for array, value in s.arrays:
+            if array.value is not value:
+                array.rebind(value)
 
     def _trim(self, place, s: FrameState) -> FrameState:
         """Drop the locals nothing reads from `place` on (they need no merging)."""
@@ -155,33 +162,31 @@ class Branching:
                 if self.yielded:
                     return None
                 instr = self.instrs[self.pc]
-                result = None
                 if isinstance(instr, Instr):
                     if self.pc in stops and not first:
                         return Outcome.at(self.pc, self.save())
                     first = False
-                    built = False                  # whether `result` is a loop built here
-                    try:
-                        if self.pc in self.graph.header_pcs and instr.name != "FOR_ITER" \
-                                and self.pc not in self.building:
-                            if self.pc not in checkpoints:
-                                self.active_headers[self.pc] = self.active_headers.get(self.pc, 0) + 1
-                            checkpoints[self.pc] = (self.builder.block, len(self.builder.block.values), self.save())
-                            result = self._unrolled_too_long(entries, previous)
-                            built = result is not None
+                try:
+                    built = False                  # whether a loop was built here
+                    result = None
+                    if isinstance(instr, Instr) and self.pc in self.graph.header_pcs \
+                            and instr.name != "FOR_ITER" and self.pc not in self.building:
+                        if self.pc not in checkpoints:
+                            self.active_headers[self.pc] = self.active_headers.get(self.pc, 0) + 1
+                        checkpoints[self.pc] = (self.builder.block, block_mark(self.builder.block), self.save())
+                        result = self._unrolled_too_long(entries, previous)
+                        built = result is not None
+                    if isinstance(instr, Instr):
                         previous = self.pc
-                        if result is None:
-                            result = self.step_instruction()
-                    except RestartLoop as restart:
-                        result, built = self._roll_back(checkpoints, restart), True
-                else:
-                    built, result = False, self.step_instruction()
-                if isinstance(result, Outcome):
-                    settled = self.settle(result)
-                    if settled is not None:
-                        return settled
-                    if built:              # (at the header after a peeled iteration: enter anew)
-                        previous = None
+                    if result is None:
+                        result = self.step_instruction()
+                    settled = self.settle(result) if isinstance(result, Outcome) else None
+                except RestartLoop as restart:
+                    settled, built = self._roll_back(checkpoints, restart), True
+                if settled is not None:
+                    return settled
+                if built:                      # (at the header after a peeled iteration: enter anew)
+                    previous = None
         finally:
             self.stops = outer_stops
             for h in checkpoints:
@@ -190,18 +195,20 @@ class Branching:
                     del self.active_headers[h]
 
     def _roll_back(self, checkpoints: dict, restart: RestartLoop):
-        """Build the loop `restart` names from this run's last arrival at its header; again for
-        an outer loop when building it finds that loop's exit traced too."""
+        """Build the loop `restart` names from this run's last arrival at its header (again for
+        an outer loop when building it, or going on after it, finds that loop's exit traced
+        too), and settle its outcome: None to go on from where the frame is now."""
         while True:
             if checkpoints.get(restart.header) is None:
                 raise restart
-            block, size, state = checkpoints[restart.header]
+            block, mark, state = checkpoints[restart.header]
             checkpoints[restart.header] = None
             assert block is self.builder.block
-            del block.values[size:]
+            cut_block(block, mark)
             self.restore(state)
             try:
-                return self.build_loop()
+                result = self.build_loop()
+                return self.settle(result) if isinstance(result, Outcome) else None
             except RestartLoop as again:
                 restart = again
 
@@ -216,23 +223,22 @@ class Branching:
         if previous is None or self.graph.block_at[previous] not in loop.blocks or h not in entries:
             # entering the loop; or back at its header in a run that started inside it (a side of
             # a peeled iteration): count from this iteration, which a loop op can start from
-            entries[h] = [0, (self.builder.block, len(self.builder.block.values), self.save())]
+            entries[h] = [0, (self.builder.block, block_mark(self.builder.block), self.save())]
             return None
         count = entries[h][0] = entries[h][0] + 1
         limit = AUTODIFF_UNROLL_LIMIT if self.tracer.unroll_loops else UNROLL_LIMIT
         if count <= limit or self.is_generator or h in self.unrolled_headers:
             return None
-        block, size, state = entries[h][1]
+        block, mark, state = entries[h][1]
         if block is not self.builder.block:
             return None
-        here, unrolled = self.save(), block.values[size:]
-        del block.values[size:]
+        here, unrolled = self.save(), cut_block(block, mark)
         self.restore(state)
         try:
             return self.build_loop()
         except UnsupportedError:
             self.unrolled_headers.add(h)     # unroll this loop to the end, as before
-            del block.values[size:]
+            cut_block(block, mark)
             block.values.extend(unrolled)
             self.restore(here)
             return None

@@ -226,9 +226,15 @@ class FlowGraph:
     def exit_pcs(self, loop: Loop) -> set[int]:
         """The first pcs of the blocks a loop's blocks jump to outside it, except blocks that
         only return or raise: those are the end of the path, run as part of it (they pop the
-        stack entries of inner loops, which may differ between the paths that get there)."""
-        return {self.blocks[s].start for b in loop.blocks for s in self.blocks[b].successors
-                if s not in loop.blocks and self.blocks[s].successors}
+        stack entries of inner loops, which may differ between the paths that get there). Where
+        a `for` loop's exhausted iterator goes is always an exit: the code after the loop runs
+        after the loop op (so an array it makes need not leave the loop's body)."""
+        exits = {self.blocks[s].start for b in loop.blocks for s in self.blocks[b].successors
+                 if s not in loop.blocks and self.blocks[s].successors}
+        header = self.instrs[loop.header_pc]
+        if header.name == "FOR_ITER":             # where the exhausted iterator goes (its stack is the loop's)
+            exits.add(self.blocks[self.block_at[self.for_iter_exit(self.labels[header.arg])]].start)
+        return exits
 
     # ------------------------------------------------------------------ liveness
     def _liveness(self):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from tracer.errors import UnsupportedError
 from tracer.frontend.objects import NULL
+from tracer.frontend.states import block_mark, cut_block
 
 SUM_LOCAL = "<sum>"         # the running sum of a generator consumed by sum() (library.SumState)
 
@@ -33,7 +34,7 @@ class SymbolicGenerator:
         inside its own frame (the state is a variable of it, SUM_LOCAL): a loop that yields
         compiles to a loop op carrying the state. The final state."""
         frame, b = self.frame, self.frame.builder
-        start, size, caller_loc = frame.save(), len(b.block.values), b.loc
+        start, mark, caller_loc = frame.save(), block_mark(b.block), b.loc
         frame.is_generator, frame.sink = False, add
         frame.locals[SUM_LOCAL] = state
         try:
@@ -42,7 +43,7 @@ class SymbolicGenerator:
         except UnsupportedError:
             # e.g. sum() over a traced range is an int when it is empty and a float when not: no
             # single type. Run it as a generator again (its loop unrolls; a traced range pins).
-            del b.block.values[size:]
+            cut_block(b.block, mark)
             frame.restore(start)
             frame.is_generator, frame.sink = True, None
             frame.locals.pop(SUM_LOCAL, None)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from tracer import ir
 from tracer.errors import UnsupportedError
 from tracer.frontend.builder import is_number, is_traced
-from tracer.frontend.objects import NULL
+from tracer.frontend.objects import NULL, TracedArray
 from tracer.ir import BOOL, F64, I64, Value
 
 
@@ -40,6 +40,46 @@ class FrameState:
     locals: dict
     cells: dict                     # name -> contents (the Cell objects stay the frame's)
     return_value: object = NULL
+    arrays: tuple = ()              # (TracedArray, its value): contents updated in place later
+
+
+def array_values(objects) -> tuple:
+    """(array, value) for the arrays (not views) among `objects` and the tuples and lists in
+    them: an in-place update outside any region rebinds an array to a new value, which rolling
+    the frame back to an earlier state must undo."""
+    out, seen, stack = [], set(), list(objects)
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, TracedArray):
+            if x.base is None:
+                out.append((x, x.value))
+        elif type(x) in (tuple, list):
+            stack.extend(x)
+    return tuple(out)
+
+
+def block_mark(block):
+    """Where `block` ends now: `cut_block` removes what is appended after it."""
+    return block.values[-1] if block.values else None
+
+
+def cut_block(block, mark) -> list:
+    """Remove (and return) the values appended to `block` after `mark`. Values inserted at its
+    top meanwhile stay: the copies of argument arrays made writable (tracer.frontend.arrays),
+    which arrays keep using."""
+    values = block.values
+    if mark is None:
+        keep = 0
+        while keep < len(values) and values[keep].op == "copy" and values[keep].args[0].op == "param":
+            keep += 1
+    else:
+        keep = next(i + 1 for i in range(len(values) - 1, -1, -1) if values[i] is mark)
+    removed = values[keep:]
+    del values[keep:]
+    return removed
 
 
 @dataclass(frozen=True)
@@ -107,11 +147,13 @@ class _Everything:
 ALL = _Everything()
 
 
-
 def layout_of(values: list, what: str, b, force=frozenset()):
     """How to merge `values` (one per side): Same, a traced Slot, a Many of parts, or Maybe-bound.
     Traced values in `force` (those defined inside the regions) always get a slot."""
     first = values[0]
+    if force is not ALL and any(_made_inside(v.value if isinstance(v, MaybeUnbound) else v, force) for v in values):
+        raise MergeError(f"{what} is an array (or list) made inside a data-dependent branch or loop and used "
+                         f"after it; compiled code carries only numbers and tuples of numbers out of one", b.loc)
     if all(v is first for v in values) and not isinstance(first, (MaybeUnbound, tuple)) \
             and not getattr(type(first), "carried", False) and not (is_traced(first) and first in force):
         return Same(first)
@@ -140,6 +182,16 @@ def layout_of(values: list, what: str, b, force=frozenset()):
     kinds = ", ".join(sorted({_describe(v) for v in values}))
     raise MergeError(f"{what} differs between paths of a data-dependent branch or loop ({kinds}); "
                      f"only numbers and tuples of numbers can differ", b.loc)
+
+
+def _made_inside(x, force) -> bool:
+    """Whether `x` is an array or a list that holds a value defined in the regions (`force`): it
+    cannot be the same object after the merge, as its value is out of scope there."""
+    if isinstance(x, TracedArray):
+        return x.value in force or (x.base is not None and _made_inside(x.base, force))
+    if type(x) is list:
+        return any((is_traced(v) and v in force) or _made_inside(v, force) for v in x)
+    return False
 
 
 ITERATOR_TYPES = {type(iter([])), type(iter(())), type(iter(range(1))), type(reversed([]))}

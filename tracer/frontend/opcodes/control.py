@@ -25,6 +25,7 @@ from tracer.frontend.objects import (
     TracedArray,
 )
 from tracer.frontend.opcodes.containers import type_name
+from tracer.frontend.states import block_mark, cut_block
 
 PY313 = sys.version_info >= (3, 13)
 
@@ -154,11 +155,13 @@ class ControlFlowOps:
             return None
         if here in self.building or force_fork:
             return self.fork(more, [advance, leave], self.stops | {exit_pc})
+        if here not in self.graph.header_pcs:  # no way back to it (the body always breaks or
+            return self.branch(more, advance, leave, targets=(self.pc, exit_pc))   # returns): an if
         self.pc = here
         if self.is_generator:                  # a loop that yields cannot be compiled: unroll
             return self._unroll_range(it, instr)
         state, block = self.save(), self.builder.block
-        mark = block.values[-1] if block.values else None     # (values may be inserted at the top)
+        mark = block_mark(block)
         over_list = it.array is not None and not isinstance(it.array, TracedArray)
         try:
             self._fill_comprehension(it, here)
@@ -172,8 +175,7 @@ class ControlFlowOps:
             if isinstance(exc, BigIntInput) or not retryable:
                 raise
             self.restore(state)
-            keep = next((i + 1 for i in range(len(block.values) - 1, -1, -1) if block.values[i] is mark), 0)
-            del block.values[keep:]              # (a peeled first iteration, if any)
+            cut_block(block, mark)               # (a peeled first iteration, if any)
             b = self.builder
             if isinstance(it.array, TracedArray) or not all(b.must_be_concrete(x) for x in it.fields()[:4]):
                 raise
