@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from codegen.kernel import DOUBLE, FLOAT, I1, I64, PTR, ArrayValue, KernelBuilder, for_range, for_rows
+from codegen.kernel import DOUBLE, FLOAT, I1, I64, PTR, ArrayValue, KernelBuilder, for_range, for_rows, for_strips
 from codegen.lowerings import lowering_for, lowers
 from tracer import ir
 from tracer.errors import Status
@@ -246,12 +246,15 @@ def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtypes: list,
         check_same_sizes(k, sizes, other.sizes)
     outs = into if into is not None else [allocate(k, t, sizes) for t in out_dtypes]
 
-    def loop(inputs, targets):
+    def loop(inputs, targets, first=None, last=None):
         def body(idx):
             values = element(*(load_element(k, a, idx, t) for a, t in zip(inputs, dtypes)))
             for out, t, x in zip(targets, out_dtypes, values):
                 store_element(k, out, idx, t, x)
-        for_each_index(k, sizes, body)
+        if first is None:
+            for_each_index(k, sizes, body)
+        else:                             # (a strip of a 1-D map: for_strips)
+            for_range(k, k.builder.sub(last, first), lambda i: body((k.builder.add(first, i),)))
     if not sizes:
         loop(arrays, outs)
         return outs
@@ -270,11 +273,17 @@ def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtypes: list,
         if _repeats_along_last_axis(a):
             return a
         return ArrayValue(a.data, a.sizes, a.strides[:-1] + (k.i64(ITEM_SIZE[t]),))
-    with b.if_else(unit) as (contiguous, strided):
-        with contiguous:
-            loop([unit_stride(a, t) for a, t in zip(arrays, dtypes)], [unit_stride(o, t) for o, t in zip(outs, out_dtypes)])
-        with strided:
-            loop(arrays, outs)
+    def versions(*strip):
+        with b.if_else(unit) as (contiguous, strided):
+            with contiguous:
+                loop([unit_stride(a, t) for a, t in zip(arrays, dtypes)],
+                     [unit_stride(o, t) for o, t in zip(outs, out_dtypes)], *strip)
+            with strided:
+                loop(arrays, outs, *strip)
+    if len(sizes) == 1:                   # both versions in the same strips (polls for signals)
+        for_strips(k, sizes[0], versions)
+    else:
+        versions()
     return outs
 
 

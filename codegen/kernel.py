@@ -191,27 +191,51 @@ class KernelBuilder:
     # -- polls for signals: Ctrl-C reaches a long loop -------------------------------------
     def poll_signals(self, work: ll.Value) -> None:
         """Count `work` (i64, LLVM instructions run since the last count) against the kernel's
-        budget; when it runs out, call the runtime's `check_signals` (a cold call: Python's
-        signal handlers run there, with the GIL the kernel's caller holds) and, if a handler
-        raised (KeyboardInterrupt), return PYTHON_ERROR with what `kept_on_interrupt` keeps
-        written back. Nothing at all where the kernel has no signal check (exported libraries)."""
+        budget; when it runs out, poll (`poll_now`): call the runtime's `check_signals` (a cold
+        call: Python's signal handlers run there, with the GIL the kernel's caller holds) and,
+        if a handler raised (KeyboardInterrupt), return PYTHON_ERROR with what
+        `kept_on_interrupt` keeps written back. Nothing at all where the kernel has no signal
+        check (exported libraries)."""
         if self.check_signals is None:
             return
+        b = self.builder
+        poll, go_on = self.function.append_basic_block("poll"), self.function.append_basic_block("polled")
+        b.cbranch(self.spend(work), poll, go_on).set_weights([1, 1 << 20])
+        b.position_at_end(poll)
+        self.poll_now()
+        b.branch(go_on)
+        b.position_at_end(go_on)
+
+    def spend(self, work: ll.Value) -> ll.Value:
+        """Count `work` against the budget: whether it ran out (an i1; then `poll_now`)."""
         b = self.builder
         budget = self._budget_slot()
         left, spent = self.with_overflow("usub", b.load(budget, typ=I64), work)   # (x86: sub, jb)
         b.store(left, budget)
+        return spent
+
+    def poll_now(self) -> None:
+        """The poll: a full budget again, the call, and the return of PYTHON_ERROR if a signal
+        handler raised; the builder goes on where it did not."""
+        b = self.builder
         self.polls += 1
-        poll, go_on = self.function.append_basic_block("poll"), self.function.append_basic_block("polled")
-        b.cbranch(spent, poll, go_on).set_weights([1, 1 << 20])
-        b.position_at_end(poll)
-        b.store(self.i64(POLL_BUDGET), budget)
+        b.store(self.i64(POLL_BUDGET), self._budget_slot())
         convention = self.memory.check_convention
         check = self._declare(self.check_signals, ll.FunctionType(I32, []), ("cold", "nounwind"))
         check.calling_convention = convention
         raised = b.icmp_signed("!=", b.call(check, [], cconv=convention or None), ll.Constant(I32, 0))
+        go_on = self.function.append_basic_block("polled")
         b.cbranch(raised, self._interrupt_exit(), go_on).set_weights([1, 1 << 20])
         b.position_at_end(go_on)
+
+    def count_work(self, work: ll.Value) -> None:
+        """Count `work` against the budget without polling: the next poll comes sooner (a
+        subtraction, saturating at none left). Nothing where the kernel does not poll."""
+        if self.check_signals is None:
+            return
+        budget = self._budget_slot()
+        left = self.call_intrinsic("llvm.usub.sat.i64", I64, [I64, I64], self.builder.load(budget, typ=I64), work)
+        self.builder.store(left, budget)
 
     def _budget_slot(self):
         """The slot of the work left before the next poll (made, full, at the kernel's entry)."""
@@ -378,10 +402,11 @@ def for_range(k: KernelBuilder, n, body, carried=()) -> list:
     whose body does not poll) inside no other (over a 1-D array) runs in strips of at most
     STRIP iterations and polls after each, counting its work: nothing inside a strip calls
     anything (LLVM still vectorizes it), and Ctrl-C still reaches a loop over a billion
-    elements. An innermost loop inside others polls once before it starts, counting the work
-    of all its iterations, unless it is inside `for_rows`, which polls for the loops of its
-    rows. A loop of at most STRIP iterations known at compile time is counted by the loop
-    around it, as if its body were written out that many times."""
+    elements. Other innermost loops poll once before they start, counting the work of all their
+    iterations, unless inside `for_rows` or `for_strips`, which poll for the loops they run, or
+    of a SHORT_BODY: that work is only counted, for the next poll. A loop of at most STRIP
+    iterations known at compile time is counted by the loop around it, as if its body were
+    written out that many times."""
     b = k.builder
     if k.check_signals is None or k.rows_polled:
         return _counted_loop(k, k.i64(0), n, body, carried)[0]
@@ -400,11 +425,12 @@ def for_range(k: KernelBuilder, n, body, carried=()) -> list:
     new, weight = _counted_loop(k, first, last, body, values)
     k.loop_depth -= 1
     innermost = k.polls == polls
-    in_strips = innermost and k.loop_depth == 0
+    in_strips = innermost and k.loop_depth == 0 and weight > SHORT_BODY
     after = b.block
     with b.goto_block(before):            # (only now is it known whether the body polls)
-        if innermost and not in_strips:
-            k.poll_signals(b.add(b.mul(n, k.i64(weight)), k.i64(1)))     # (+ 1: no iteration still counts)
+        if innermost and not in_strips:       # (+ 1: no iteration still counts)
+            work = b.add(b.mul(n, k.i64(weight)), k.i64(1))
+            (k.count_work if weight <= SHORT_BODY else k.poll_signals)(work)
         end = _strip_end(k, k.i64(0), n) if in_strips else n
         entered = b.block
         b.branch(head)
@@ -431,6 +457,8 @@ def for_range(k: KernelBuilder, n, body, carried=()) -> list:
 
 
 STRIP = 1 << 14         # iterations of a 1-D array loop between two polls, at most (for_range)
+SHORT_BODY = 8          # instructions: a loop body this short (a fill, a copy) runs at memory speed,
+                        # a billion iterations a second or so: it is not cut into strips
 
 
 def _strip_end(k: KernelBuilder, first, n):
@@ -464,6 +492,40 @@ def _counted_loop(k: KernelBuilder, first, last, body, carried) -> tuple[list, i
     b.branch(head)
     b.position_at_end(done)
     return values, weight
+
+
+def for_strips(k: KernelBuilder, n, emit) -> None:
+    """emit(first, last): loops over range(first, last) (all of them: several versions of one
+    loop, say). Where the kernel polls for signals and no loop around polls for these, range(n)
+    goes in strips of at most STRIP iterations, with a poll after each counting their work (the
+    instructions `emit` made, per iteration), and the loops of `emit` do not poll. Else
+    emit(0, n) once."""
+    b = k.builder
+    if k.check_signals is None or k.rows_polled or k.loop_depth:
+        emit(k.i64(0), n)
+        return
+    end = _strip_end(k, k.i64(0), n)
+    start = b.block
+    head, done = k.function.append_basic_block("strip"), k.function.append_basic_block("strip_end")
+    b.branch(head)
+    b.position_at_end(head)
+    first, last = b.phi(I64), b.phi(I64)
+    first.add_incoming(k.i64(0), start)
+    last.add_incoming(end, start)
+    mark = k.mark()
+    k.rows_polled += 1
+    k.loop_depth += 1
+    emit(first, last)
+    k.rows_polled -= 1
+    k.loop_depth -= 1
+    k.poll_signals(b.mul(b.sub(last, first), k.i64(k.instructions_since(mark))))
+    following = k.function.append_basic_block("next_strip")
+    b.cbranch(b.icmp_signed("<", last, n), following, done)
+    b.position_at_end(following)
+    first.add_incoming(last, following)
+    last.add_incoming(_strip_end(k, last, n), following)
+    b.branch(head)
+    b.position_at_end(done)
 
 
 def for_rows(k: KernelBuilder, n, per_row, body, weight: int | None = None) -> None:

@@ -22,6 +22,7 @@ from codegen.kernel import (
     DOUBLE,
     FLOAT,
     I1,
+    POLL_BUDGET,
     PTR,
     ArrayValue,
     KernelBuilder,
@@ -202,9 +203,17 @@ def lower_loop(k: KernelBuilder, v: ir.Value, *initial):
     (a subtraction and a predictable branch; the poll itself is a cold call,
     KernelBuilder.poll_signals), so Ctrl-C interrupts a loop that runs long (or forever). (On
     the way back only, after the test: LLVM still merges the body's own test of the loop
-    condition, if any, with the branch that decides.)"""
+    condition, if any, with the branch that decides.)
+
+    A loop whose work is bounded at compile time (`_most_trips`), and small, does not poll: its
+    work is counted before it starts, for the next poll. It calls nothing, so LLVM unrolls it as
+    it would have (a call in a loop stops that), and the bound check of each element goes."""
     b, fn = k.builder, k.function
     body = v.regions[0]
+    trips = _most_trips(v)
+    bounded = trips is not None and (trips + 1) * _work(body) * INSTRUCTIONS_PER_OP <= POLL_BUDGET
+    if bounded:
+        k.count_work(k.i64((trips + 1) * _work(body) * INSTRUCTIONS_PER_OP))
     header = fn.append_basic_block("loop")
     exit_ = fn.append_basic_block("endloop")
     entry = b.block
@@ -227,7 +236,8 @@ def lower_loop(k: KernelBuilder, v: ir.Value, *initial):
     again = fn.append_basic_block("loop_again")
     b.cbranch(go, again, exit_)
     b.position_at_end(again)
-    k.poll_signals(k.i64(INSTRUCTIONS_PER_OP * _size(body)))
+    if not bounded:
+        k.poll_signals(k.i64(INSTRUCTIONS_PER_OP * _work(body)))
     for phi, x in zip(phis, nexts):
         phi.add_incoming(x, b.block)
     b.branch(header)
@@ -238,9 +248,39 @@ def lower_loop(k: KernelBuilder, v: ir.Value, *initial):
 INSTRUCTIONS_PER_OP = 2      # LLVM instructions per IR op, about (what a loop counts per iteration)
 
 
-def _size(block: ir.Block) -> int:
-    """The number of ops in `block`, nested regions included (at least 1)."""
-    return max(1, sum(1 + sum(_size(r) for r in v.regions) for v in block.values))
+def _work(block: ir.Block) -> int:
+    """What running `block` once costs, in ops: a loop in it that counts to a bound known at
+    compile time costs its trips' worth, one that does not counts as one iteration (it polls)."""
+    total = 0
+    for v in block.values:
+        trips = _most_trips(v) if v.op == "loop" else None
+        total += 1 + (trips + 1) * _work(v.regions[0]) if trips is not None else 1 + sum(map(_work, v.regions))
+    return max(1, total)
+
+
+def _most_trips(v: ir.Value) -> int | None:
+    """How often at most a `loop` goes back, if it counts a carried int up from a constant by
+    a constant step while it is below a constant (a `for` over a range or a list whose length
+    the trace fixed); else None."""
+    body = v.regions[0]
+    go = body.results[0]
+    if go.op != "lt" or go.args[0] not in body.params or go.args[1].op != "const" or go.args[0].type != ir.I64:
+        return None
+    counter = go.args[0]
+    position = body.params.index(counter)
+    start, step = v.args[position], _step(body.results[1 + position], counter, go)
+    if start.op != "const" or not step or step <= 0:
+        return None
+    return max(0, -(-(go.args[1].attrs["value"] - start.attrs["value"]) // step))
+
+
+def _step(following: ir.Value, counter: ir.Value, go: ir.Value) -> int | None:
+    """The constant `following` adds to `counter` while `go` holds (through the `if` on `go`)."""
+    if following.op == "add" and following.args[0] is counter and following.args[1].op == "const":
+        return following.args[1].attrs["value"]
+    if following.op == "getitem" and following.args[0].op == "if" and following.args[0].args[0] is go:
+        return _step(following.args[0].regions[0].results[following.attrs["index"]], counter, go)
+    return None
 
 
 def keep_writes_on_interrupt(k: KernelBuilder, fn: ir.Function) -> None:

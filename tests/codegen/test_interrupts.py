@@ -28,6 +28,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 CHILD = r'''
 import ctypes, math, sys, time
 import numpy as np
+from codegen import compile_function
 from tracer import grad, trace
 
 
@@ -151,10 +152,12 @@ try:
         t = time.perf_counter()
         f(0.5, 10**7)
         n = max(10**7, int(10**7 * 1.5 / (time.perf_counter() - t)))
+        spec = f.specializations[0]
+        compiled = compile_function(spec.optimized, spec.entry_args)      # (its kernel exported)
         kernel = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_double, ctypes.c_int64, ctypes.POINTER(ctypes.c_double))(
-            f.specializations[0].compiled.kernel_address)
+            compiled.kernel_address)
         out = ctypes.c_double(0.0)
-        polls = "__tracer_check_signals" in f.specializations[0].compiled.llvm_ir
+        polls = "__tracer_check_signals" in compiled.llvm_ir
         ready()
         try:
             kernel(0.5, n, ctypes.byref(out))
@@ -268,6 +271,28 @@ def test_exported_code_does_not_poll_for_signals():
     exported = ExportedFunction("t_spin", fn, arguments, ("out",))
     text = str(lower_library([exported], "t_", "x86_64-unknown-linux-gnu", ""))
     assert "check_signals" not in text and "poll" not in text
+
+
+def over_a_constant_range(x):
+    total = 0.0
+    for i in range(100):
+        total += x * i
+    return total
+
+
+def over_a_range(x, n):
+    total = 0.0
+    for i in range(n):
+        total += x * i
+    return total
+
+
+def test_a_loop_of_a_few_iterations_known_at_compile_time_does_not_poll():
+    """Its work is bounded (and counted before it starts): with no call in it LLVM unrolls it."""
+    bounded, unbounded = trace(over_a_constant_range), trace(over_a_range)
+    assert bounded(2.0) == over_a_constant_range(2.0) and unbounded(2.0, 100) == over_a_range(2.0, 100)
+    assert "@__tracer_check_signals()" not in bounded.specializations[0].compiled.optimized_ir
+    assert "@__tracer_check_signals()" in unbounded.specializations[0].compiled.optimized_ir
 
 
 def test_a_polled_array_loop_still_vectorizes():

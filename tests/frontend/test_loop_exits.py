@@ -165,6 +165,25 @@ def or_break_raises(a, n):
     return a / (k0 - 1)
 
 
+def exit_test_met_again_next_iteration(a, b, m):
+    """The sides of the jump on `k0 >= m` meet at the test of `k0 > m or ...` only in the next
+    iteration: that jump decides to leave the loop too (once an ever deeper trace that never
+    ended)."""
+    x0 = a + 0.5
+    k0 = 0
+    while True:
+        k0 += 1
+        if ((not (b < b == x0) and 3.0 > b) or k0 >= m) and (k0 > m or 0.001 <= b):
+            break
+        b *= 2.0
+        k1 = 0
+        while True:
+            k1 += 1
+            if x0 >= a or k1 > k0:
+                break
+    return b
+
+
 CASES = [
     (or_break, [(3, 5), (0, 5), (1, 2), (-4, 7), (2, 0)]),
     (and_break, [(3.0, 5), (0.5, 2), (-1.0, 3), (2.0, 0), (math.nan, 4), (0.0, 40)]),
@@ -178,6 +197,8 @@ CASES = [
     (return_from_inner_while, [(3.0, 5), (2.5, 2), (7.5, 3), (20.0, 1)]),
     (peeled_or_break, [(3.0, 5), (0.5, 2), (-1.0, 3), (2.0, 0), (2.0, -1), (30.0, 1)]),
     (or_break_raises, [(3.0, 5), (0.5, 2), (1.0, 0), (math.nan, 4)]),
+    (exit_test_met_again_next_iteration, [(0.0, 0.75, 2), (-math.inf, 632966.3, 2), (-0.75, 805703.7, 10),
+                                          (990465.1, 7.8, -2), (1.0, 0.5, 40)]),
 ]
 
 

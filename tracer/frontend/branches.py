@@ -54,6 +54,7 @@ from tracer.frontend.states import (
     layout_of,
     layout_types,
     mutable_snapshot,
+    rebind_arrays,
     rebuild,
     zeros,
 )
@@ -91,9 +92,8 @@ class Branching:
         for n, contents in s.cells.items():
             self.cells[n].contents = contents
         self.return_value = s.return_value
-        for array, value in s.arrays:
-            if array.value is not value:
-                array.rebind(value)
+        b = self.builder
+        rebind_arrays(s.arrays, b.enclosing[0] if b.enclosing else b.block)
 
     def _trim(self, place, s: FrameState) -> FrameState:
         """Drop the locals nothing reads from `place` on (they need no merging)."""
@@ -285,12 +285,21 @@ class Branching:
         here = self.pc - 1
         # a traced decision to leave a while loop being unrolled makes it a loop op: the
         # outermost one it may leave (its sides never meet inside that loop again)
-        for loop in self.graph.loops_left(here, targets):
+        left = self.graph.loops_left(here, targets)
+        for loop in left:
             if loop.header_pc in self.active_headers and loop.header_pc not in self.building:
                 raise RestartLoop(loop.header_pc)
         join = self.graph.join_point(here)
         stops = self.stops | {join} if join is not None else self.stops
-        return self.fork(cond, [on_true, on_false], stops)
+        if not left or left[-1].header_pc in stops:
+            return self.fork(cond, [on_true, on_false], stops)
+        # a loop that unrolls: the sides that go on with it (several, with and/or) meet at its
+        # next iteration, which runs once for all of them, up to the join
+        header = left[-1].header_pc
+        outcome = self.fork(cond, [on_true, on_false], stops | {header})
+        if header not in outcome.places or len(outcome.places) == 1:
+            return outcome
+        return self._run_place(outcome, header, stops)
 
     def fork(self, cond: Value, setups, stops) -> Outcome:
         base = self.save()
@@ -352,14 +361,18 @@ class Branching:
         if len(outcome.places) == 1:
             self.restore(outcome.states[pending[0]])
             return None
-        place = pending[0]            # run on from `place` when the selector says so
+        return self.settle(self._run_place(outcome, pending[0], self.stops))
+
+    def _run_place(self, outcome: Outcome, place, stops) -> Outcome:
+        """Run on from `place` of `outcome` until `stops`, when the selector says so; the
+        outcome's other places stay as they are."""
         here = self.builder.compare("eq", outcome.selector, place)
         rest = Outcome({p: s for p, s in outcome.states.items() if p != place},
                        outcome.selector if len(outcome.places) > 2 else None)
         then_block = Block()
         self.restore(outcome.states[place])
-        then_outcome = self.run_side(then_block, self.stops)
-        return self.settle(self.merge(here, [(then_block, then_outcome), (Block(), rest)]))
+        then_outcome = self.run_side(then_block, stops)
+        return self.merge(here, [(then_block, then_outcome), (Block(), rest)])
 
     # ------------------------------------------------------------------ loops
     def build_loop(self):

@@ -98,6 +98,7 @@ class FlowGraph:
             if falls_through and block.end < len(instrs):
                 block.successors.append(self.block_at[block.end])
         self._thread_empty_blocks()
+        self._left: dict = {}                       # loops_left's answers
         self._postdominators()
         self._loops()
         self._liveness()
@@ -208,20 +209,40 @@ class FlowGraph:
 
     def loops_left(self, pc: int, targets) -> list[Loop]:
         """The loops holding `pc` (outermost first) that a conditional jump there decides to
-        leave: one of its `targets` is outside the loop, or its two sides meet again only
-        outside it. The second catches short-circuit conditions: in `if k > n or x: break` the
-        jump on `k > n` goes to the test of `x`, inside the loop, but only one side of that test
-        stays in the loop. A loop that no path leaves (`while True` without break or return)
-        is never left."""
-        join = self.join_point(pc)
-        b = self.block_at[pc]
-        left = [loop for loop in self.loops if b in loop.blocks and self._has_exit(loop)
-                and (join is None or self.leaves_loop(loop, join) or any(self.leaves_loop(loop, t) for t in targets))]
-        return sorted(left, key=lambda loop: -len(loop.blocks))
+        leave: one side can leave the loop in this iteration (reach a block outside it without
+        passing its header), and the two sides do not meet again in this iteration. The second
+        part matters for short-circuit conditions: in `if k > n or x: break` the jump on
+        `k > n` goes to the test of `x`, inside the loop, yet only one side of that test stays
+        in the loop; and in `while True: ... if (p or k >= m) and q: break` the sides of the jump
+        on `k >= m` meet at the test of `q` only in the next iteration."""
+        key = (pc, tuple(targets))
+        if key not in self._left:
+            join = self.join_point(pc)
+            join_block = None if join is None else self.block_at[join]
+            left = []
+            for loop in self.loops:
+                if self.block_at[pc] not in loop.blocks:
+                    continue
+                reached = [self._in_iteration(loop, self.block_at[t]) for t in targets]
+                if not any(b not in loop.blocks for r in reached for b in r):
+                    continue                      # no side leaves it now
+                if join_block in loop.blocks and all(join_block in r for r in reached):
+                    continue                      # the sides meet before anything leaves it
+                left.append(loop)
+            self._left[key] = sorted(left, key=lambda loop: -len(loop.blocks))
+        return self._left[key]
 
-    def _has_exit(self, loop: Loop) -> bool:
-        return any(s not in loop.blocks for b in loop.blocks for s in self.blocks[b].successors) \
-            or any(not self.blocks[b].successors for b in loop.blocks)
+    def _in_iteration(self, loop: Loop, start: int) -> set:
+        """The blocks reachable from block `start` without passing the loop's header (the
+        blocks outside the loop it reaches included, but not what follows them)."""
+        seen, stack = set(), [start]
+        while stack:
+            b = stack.pop()
+            if b not in seen:
+                seen.add(b)
+                if b in loop.blocks and b != loop.header:
+                    stack.extend(s for s in self.blocks[b].successors if s != loop.header)
+        return seen
 
     def exit_pcs(self, loop: Loop) -> set[int]:
         """The first pcs of the blocks a loop's blocks jump to outside it, except blocks that

@@ -61,6 +61,22 @@ def array_values(objects) -> tuple:
     return tuple(out)
 
 
+def rebind_arrays(arrays: tuple, top) -> None:
+    """Give each array of `arrays` (from `array_values`) its value again: where that value is an
+    argument that has been made writable since (its copy inserted at the top of the function's
+    block `top`, tracer.frontend.arrays), the copy, which the argument's updates go to."""
+    for array, value in arrays:
+        if value.op == "param":
+            for v in top.values:
+                if v.op != "copy":
+                    break
+                if v.args[0] is value:
+                    value = v
+                    break
+        if array.value is not value:
+            array.rebind(value)
+
+
 def block_mark(block):
     """Where `block` ends now: `cut_block` removes what is appended after it."""
     return block.values[-1] if block.values else None

@@ -1,0 +1,131 @@
+"""Programs the random-program fuzzer (`python -m tests.fuzz`) found the front end getting wrong,
+reduced: each must return or raise what CPython and NumPy do, leave the argument arrays as they
+do, or be rejected with a clear UnsupportedError (never an internal error or an IR that does not
+verify).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from like_python import bits, outcome
+
+from tracer import UnsupportedError, trace
+
+
+def check(fn, *args):
+    """`trace(fn)` against `fn` on copies of `args`: the outcome and the arrays afterwards."""
+    expected_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    got_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    expected = outcome(fn, *expected_args)
+    got = outcome(trace(fn, fuse_fma=False), *got_args)
+    if got[0] == "raise" and issubclass(got[1], UnsupportedError):
+        pytest.fail(f"{fn.__name__}{args}: the tracer cannot compile it: {got[2]}")
+    if expected[0] == "return":
+        assert got[0] == "return", (got, expected)
+        e, g = expected[1], got[1]
+        if isinstance(e, np.ndarray):
+            assert isinstance(g, np.ndarray) and g.dtype == e.dtype and np.array_equal(g, e, equal_nan=True), (g, e)
+        else:
+            assert bits(float(g)) == bits(float(e)), (g, e)
+    else:
+        assert got == expected
+    for g, e in zip(got_args, expected_args):
+        if isinstance(e, np.ndarray):
+            assert np.array_equal(g, e, equal_nan=True), (g, e)
+
+
+def for_that_always_breaks(x, n):
+    """No way back to the loop's header: once an internal KeyError (a loop op was built for it)."""
+    s = 0.0
+    for i0 in range(0, len(x)):
+        s += x[i0]
+        break
+    return s + n
+
+
+def array_after_loop(x):
+    """The code after a compiled loop runs after the loop op, so an array it makes need not
+    leave the loop's body (once an IR that did not verify)."""
+    acc = 0.0
+    for i in range(len(x)):
+        acc += x[i]
+    return x * acc
+
+
+def rolled_back_with_writable_copy(x, s, n):
+    """`x *= ...` in the first, unrolled, iterations inserts the argument's copy at the top of the
+    function; rolling back to build the loop once dropped the value before the loop instead."""
+    t0 = np.zeros_like(x, dtype=np.float64)
+    r0 = math.pi * s
+    k0 = 0
+    while True:
+        k0 += 1
+        if (r0 > float(t0.sum()) or k0 >= 8) and (k0 > 8 or r0 < 1.0):
+            break
+        x *= 2
+    return k0 + n
+
+
+def restart_from_a_settled_branch(x, y, s, n):
+    """The loop's exit turns out traced while a branch's outcome is being settled (once a
+    RestartLoop that escaped to the top)."""
+    t0 = np.zeros_like(x, dtype=np.float64)
+    k0 = 0
+    while k0 < 8 and s != float(y.max()):
+        k0 += 1
+        for _i0 in range(k0 - 1, n):
+            t0[n] = 1.0
+            if math.isinf(3.0):
+                pass
+            else:
+                break
+    return t0
+
+
+def update_in_branch(x, s):
+    """In place in a data-dependent branch: the caller's array and the result see the update."""
+    if s > 0:
+        x += 1
+    return x
+
+
+def update_in_unrolled_loop(x, s):
+    k = 0
+    while k < 30:
+        k += 1
+        x += 1.0
+        if s < k:
+            break
+    return x
+
+
+CASES = [
+    (for_that_always_breaks, [(np.array([1.0, 2.0]), 3), (np.array([]), 3)]),
+    (array_after_loop, [(np.array([1.0, 2.0]),), (np.array([]),), (np.array([np.nan, -0.0, 3.0]),)]),
+    (rolled_back_with_writable_copy, [(np.array([0, 3, 2, 0, -4]), -1.0, 19), (np.array([1, 2]), 5.0, 1)]),
+    (restart_from_a_settled_branch, [(np.array([1.0, 0.5]), np.array([5.49, 3.63]), 1.0, 1),
+                                     (np.array([1.0, 0.5]), np.array([1.0, 3.0]), 3.0, 0)]),
+    (update_in_branch, [(np.array([8, 7]), 2.0), (np.array([8, 7]), -6.5), (np.array([8.0, 7.0]), 2.0)]),
+    (update_in_unrolled_loop, [(np.array([1.0, 2.0]), 3.5), (np.array([1.0]), 50.0), (np.array([1.0]), -1.0)]),
+]
+
+
+@pytest.mark.parametrize("fn, calls", CASES, ids=[fn.__name__ for fn, _ in CASES])
+def test_fuzzer_finding_matches_numpy(fn, calls):
+    for args in calls:
+        check(fn, *args)
+
+
+def test_array_made_in_a_loop_and_returned_is_unsupported():
+    """An array made inside a loop's body cannot leave it: a clear UnsupportedError."""
+    def early_array_return(x, n):
+        for i in range(len(x)):
+            for j in range(n):
+                if x[i] > j:
+                    return x * j
+        return x
+
+    with pytest.raises(UnsupportedError, match="made inside a data-dependent branch or loop"):
+        trace(early_array_return)(np.array([1.0, -2.0]), 3)
