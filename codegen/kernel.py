@@ -1,7 +1,7 @@
 """The kernel being emitted: LLVM types of the IR's scalars, the form an array takes inside a
 kernel (`ArrayValue`; codegen.arrays lowers the array ops), and `KernelBuilder`, the helpers every
 lowering uses (early exits with a status, libm calls, intrinsics, checked i64 arithmetic, polls
-for signals), and the counted loops every loop of the array ops is (`for_range`, `for_rows`)."""
+for signals), and the counted loops of the array ops (`for_range`, `for_strips`, `for_rows`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -39,8 +39,8 @@ C_MEMORY = KernelRuntime("malloc", "free")
 # How much work a kernel does between two polls for signals, in LLVM instructions of loop
 # bodies run (about 1M: well under a millisecond of scalar code, and tens of milliseconds for
 # bodies of libm calls). A poll costs a call of some 20 ns; counting costs a subtraction and a
-# branch per iteration of a `loop` (codegen.lower), per strip of iterations in array loops
-# (for_range, for_rows).
+# branch per iteration of a `loop` (codegen.lower), per strip or row of an array loop
+# (for_range, for_strips, for_rows).
 POLL_BUDGET = 1 << 20
 
 LLVM_TYPES = {ir.F64: DOUBLE, ir.F32: FLOAT, ir.I64: I64, ir.BOOL: I1}
@@ -498,11 +498,11 @@ def for_strips(k: KernelBuilder, n, emit) -> None:
     """emit(first, last): loops over range(first, last) (all of them: several versions of one
     loop, say). Where the kernel polls for signals and no loop around polls for these, range(n)
     goes in strips of at most STRIP iterations, with a poll after each counting their work (the
-    instructions `emit` made, per iteration), and the loops of `emit` do not poll. Else
-    emit(0, n) once."""
+    instructions `emit` made, per iteration), and the loops of `emit` do not poll. Else emit():
+    its loops over all of range(n), as they would be without strips."""
     b = k.builder
     if k.check_signals is None or k.rows_polled or k.loop_depth:
-        emit(k.i64(0), n)
+        emit()
         return
     end = _strip_end(k, k.i64(0), n)
     start = b.block

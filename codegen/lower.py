@@ -210,10 +210,10 @@ def lower_loop(k: KernelBuilder, v: ir.Value, *initial):
     it would have (a call in a loop stops that), and the bound check of each element goes."""
     b, fn = k.builder, k.function
     body = v.regions[0]
-    trips = _most_trips(v)
-    bounded = trips is not None and (trips + 1) * _work(body) * INSTRUCTIONS_PER_OP <= POLL_BUDGET
+    trips, work = _most_trips(v), min(INSTRUCTIONS_PER_OP * _work(body), POLL_BUDGET)   # (per iteration)
+    bounded = trips is not None and (trips + 1) * work <= POLL_BUDGET
     if bounded:
-        k.count_work(k.i64((trips + 1) * _work(body) * INSTRUCTIONS_PER_OP))
+        k.count_work(k.i64((trips + 1) * work))
     header = fn.append_basic_block("loop")
     exit_ = fn.append_basic_block("endloop")
     entry = b.block
@@ -237,7 +237,7 @@ def lower_loop(k: KernelBuilder, v: ir.Value, *initial):
     b.cbranch(go, again, exit_)
     b.position_at_end(again)
     if not bounded:
-        k.poll_signals(k.i64(INSTRUCTIONS_PER_OP * _work(body)))
+        k.poll_signals(k.i64(work))
     for phi, x in zip(phis, nexts):
         phi.add_incoming(x, b.block)
     b.branch(header)

@@ -5,10 +5,11 @@ the earlier ones: a specialization compiled by one call and wrongly reused by th
 `shrink_source` edits the module's syntax tree, keeping an edit when the program still fails
 with the same failure key (fuzz_oracle): it deletes runs of statements (halves first, then
 smaller runs, down to single statements, in every body: the module's, the functions', each
-if/for/while's and else's), replaces an if/for/while by its body or its else, drops an else,
-replaces an expression by one of its operands (`a + b` -> `a`, `f(x)` -> `x`, `p and q` -> `p`,
-`x if c else y` -> `x`) and a number by 0 or 1, until no edit helps or the time is up. Edits that
-do not compile are never run.
+if/for/while's and else's), replaces an if/for/while by its body (a loop's without its break
+and continue) or its else, drops an else, replaces an expression by one of its operands (`a + b`
+-> `a`, `f(x)` -> `x`, `p and q` -> `p`, `x if c else y` -> `x`) and a number by 0 or 1, until no
+edit helps or the time is up. Edits that do not compile are never run. Then `shrink_arguments`
+shortens the array literals of the calls.
 """
 from __future__ import annotations
 
@@ -84,11 +85,29 @@ def _deletions(tree):
         size //= 2
 
 
+class _NoJumps(ast.NodeTransformer):
+    """`break` and `continue` of the loop being unwrapped become `pass` (inner loops keep theirs)."""
+
+    def visit_Break(self, node):
+        return ast.Pass()
+
+    visit_Continue = visit_Break
+
+    def visit_For(self, node):
+        return node
+
+    visit_While = visit_AsyncFor = visit_FunctionDef = visit_For
+
+
 def _unwrappings(tree):
-    """Copies of `tree` with an if/for/while replaced by its body or else, or its else dropped."""
+    """Copies of `tree` with an if/for/while replaced by its body or else (a loop's body run
+    once, its break and continue dropped), or its else dropped."""
     for path, node in _paths(tree):
         if isinstance(node, (ast.If, ast.For, ast.While)) and path:
-            yield _replace(tree, path, list(node.body))
+            body = copy.deepcopy(node.body)
+            if not isinstance(node, ast.If):
+                body = [_NoJumps().visit(stmt) for stmt in body]
+            yield _replace(tree, path, body)
             if node.orelse:
                 yield _replace(tree, path, list(node.orelse))
                 dropped = copy.deepcopy(node)
@@ -156,6 +175,35 @@ def shrink_source(source: str, interesting, deadline: float) -> str:
     return current
 
 
+def shrink_arguments(calls: list, interesting, deadline: float) -> list:
+    """`calls` with shorter array literals (halves, then one element fewer) where
+    `interesting(calls)` still holds."""
+    calls = [list(c) for c in calls]
+    for c, call in enumerate(calls):
+        for a in range(len(call)):
+            progress = True
+            while progress and time.monotonic() < deadline:
+                progress = False
+                tree = ast.parse(call[a], mode="eval")
+                lists = [(path, node) for path, node in _paths(tree) if isinstance(node, ast.List) and node.elts]
+                for path, node in lists:
+                    n = len(node.elts)
+                    keeps = [node.elts[:n // 2], node.elts[n // 2:]] + [node.elts[:i] + node.elts[i + 1:] for i in range(n)]
+                    for keep in keeps:
+                        new = _replace(tree, path, ast.List(list(keep), ast.Load()))
+                        text = ast.unparse(new)
+                        if text == call[a] or time.monotonic() >= deadline:
+                            continue
+                        candidate = [list(x) for x in calls]
+                        candidate[c][a] = text
+                        if interesting(candidate):
+                            calls, call, progress = candidate, candidate[c], True
+                            break
+                    if progress:
+                        break
+    return calls
+
+
 def reduce_case(case: Case, verdict: dict, worker, timeout: float, seconds: float,
                 check_warnings: bool = True) -> Case | None:
     """A smaller case that fails with the same key as `verdict` (None if it does not fail again)."""
@@ -178,4 +226,5 @@ def reduce_case(case: Case, verdict: dict, worker, timeout: float, seconds: floa
     elif not fails(case.source, calls):
         return None
     source = shrink_source(case.source, lambda text: fails(text, calls), deadline)
+    calls = shrink_arguments(calls, lambda candidate: fails(source, candidate), deadline)
     return Case(case.kind, case.seed, source, calls)

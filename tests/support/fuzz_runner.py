@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from array_program_gen import KNOWN_BUGS
+from array_program_gen import OPEN_BUGS
 from fuzz_cases import Case, make_case
 
 SUPPORT = os.path.dirname(os.path.abspath(__file__))
@@ -164,7 +164,7 @@ def describe_failure(case: Case, verdict: dict, reduced: Case | None = None) -> 
 
 
 def fuzz(seeds, kinds, timeout: float = 60.0, jobs: int = 1, deadline: float | None = None,
-         avoid=frozenset(KNOWN_BUGS), reduce: bool = True, reduce_seconds: float = 180.0,
+         avoid=OPEN_BUGS, reduce: bool = True, reduce_seconds: float = 180.0,
          check_warnings: bool = True, out=sys.stdout, reductions_per_key: int = 1) -> Report:
     """Run the cases of `seeds` (an iterable of ints), each seed once per kind in `kinds`, until
     `deadline` (time.monotonic()) if given; print each failure (reduced) to `out`."""
