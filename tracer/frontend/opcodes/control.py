@@ -241,7 +241,7 @@ class ControlFlowOps:
         if "LIST_TO_TUPLE" in name:
             self.push(tuple(value))
         elif "UNARY_POSITIVE" in name:
-            self.push(self.builder.positive(value))
+            self.push(self.unary_positive(value))
         else:
             raise self.tracer.error(f"the intrinsic {name} is not supported")
 

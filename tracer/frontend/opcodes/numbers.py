@@ -109,7 +109,11 @@ class NumberOps:
         self.push(self._unary(self.builder.negate, operator.neg, self.pop()))
 
     def op_UNARY_POSITIVE(self, instr):
-        self.push(self._unary(self.builder.positive, operator.pos, self.pop()))
+        self.push(self.unary_positive(self.pop()))
+
+    def unary_positive(self, x):
+        """`+x` (UNARY_POSITIVE; on 3.12+ the intrinsic of that name)."""
+        return self._unary(self.builder.positive, operator.pos, x)
 
     def op_UNARY_NOT(self, instr):
         self.push(self.builder.logical_not(self.truth_of(self.pop())))
