@@ -361,7 +361,12 @@ class Branching:
         if len(outcome.places) == 1:
             self.restore(outcome.states[pending[0]])
             return None
-        return self.settle(self._run_place(outcome, pending[0], self.stops))
+        # where the places' paths meet (a loop's break and its end): each runs up to there,
+        # and what follows runs once for all of them
+        join = self.graph.common_join(pending)
+        place = next((p for p in pending if p != join), pending[0])
+        stops = self.stops | {join} if join is not None and join != place else self.stops
+        return self.settle(self._run_place(outcome, place, stops))
 
     def _run_place(self, outcome: Outcome, place, stops) -> Outcome:
         """Run on from `place` of `outcome` until `stops`, when the selector says so; the

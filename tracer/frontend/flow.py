@@ -6,6 +6,7 @@ bytecode's graph, answered here once per code object:
 
 - `join_point(pc)`: where the two sides of a branch at `pc` meet: the first instruction of the
   branch block's immediate post-dominator (None: they meet only at the function's exit);
+  `common_join(pcs)` the same for paths from several places (a loop's exits);
 - `loop_of(pc)`: the innermost natural loop holding `pc` (header, body blocks, exits);
 - `loops_left(pc, targets)`: the loops a conditional jump at `pc` decides to leave;
 - `live_locals(pc)`: the local variables some path from `pc` reads before writing (a dead local
@@ -149,6 +150,7 @@ class FlowGraph:
                 new = {i} | set.intersection(*(pdom[s] for s in succ[i]))
                 if new != pdom[i]:
                     pdom[i], changed = new, True
+        self.pdom = pdom
         self.ipdom: list[int | None] = []
         for i in range(n):
             strict = pdom[i] - {i}
@@ -159,6 +161,13 @@ class FlowGraph:
     def join_point(self, pc: int) -> int | None:
         j = self.ipdom[self.block_at[pc]]
         return None if j is None else self.blocks[j].start
+
+    def common_join(self, pcs) -> int | None:
+        """Where every path from each of `pcs` goes through first: the first pc of the nearest
+        block that post-dominates all their blocks (None: only the function's exit)."""
+        common = set.intersection(*(self.pdom[self.block_at[pc]] for pc in pcs)) - {len(self.blocks)}
+        best = next((d for d in common if all(o in self.pdom[d] for o in common)), None)
+        return None if best is None else self.blocks[best].start
 
     # ------------------------------------------------------------------ natural loops
     def _loops(self):
