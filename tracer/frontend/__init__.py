@@ -4,6 +4,7 @@
     interpreter.py  the symbolic bytecode interpreter (opcodes/ holds its handlers by family)
     flow.py         the bytecode's control-flow graph: where branches meet, loops
     branches.py     data-dependent control flow: both sides of a branch, loops as IR loops
+    states.py       the frame states branches and loops fork, and how their values merge
     iteration.py    when a loop unrolls, and RangeIter, what a loop compiled to a loop op iterates
     generators.py   generators made by traced code, run lazily or folded into sum()
     builder.py      emits IR with Python's numeric semantics
