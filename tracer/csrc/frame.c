@@ -216,23 +216,26 @@ code_state_get(PyCodeObject *code)
 #  define STACK_MARGIN_MAX (256 * 1024)
 #  define STACK_SLOTS 4
 
-/* Bounds of the stacks checked most recently, most recent first.  Looking
- * a thread's bounds up is cheap, except for the main thread (glibc reads
- * /proc/self/maps), so a few are kept for threads taking turns. */
+/* Bounds of the stacks checked most recently, most recent first, keyed by
+ * the thread state's id (unique for the life of the process: a dead
+ * thread's stack memory may be reused by a new thread with other bounds).
+ * Looking a thread's bounds up is cheap, except for the main thread (glibc
+ * reads /proc/self/maps), so a few are kept for threads taking turns. */
 typedef struct {
+    uint64_t thread;
     uintptr_t low, size, margin;
 } StackBounds;
 
 static StackBounds stacks[STACK_SLOTS];
 
-/* Moves the bounds of the stack holding sp to stacks[0]; 0 if unknown. */
+/* Moves the bounds of this thread's stack to stacks[0]; 0 if unknown. */
 static Py_NO_INLINE int
-stack_bounds_find(uintptr_t sp)
+stack_bounds_find(uint64_t thread, uintptr_t sp)
 {
     StackBounds found;
     int i;
     for (i = 1; i < STACK_SLOTS; i++) {
-        if (sp - stacks[i].low < stacks[i].size) {
+        if (stacks[i].thread == thread && stacks[i].size) {
             break;
         }
     }
@@ -251,6 +254,7 @@ stack_bounds_find(uintptr_t sp)
         if (rc != 0 || sp - (uintptr_t)addr >= size) {
             return 0;
         }
+        found.thread = thread;
         found.low = (uintptr_t)addr;
         found.size = size;
         found.margin = size / 4 < STACK_MARGIN_MAX ? size / 4 : STACK_MARGIN_MAX;
@@ -264,10 +268,17 @@ stack_bounds_find(uintptr_t sp)
 }
 
 static inline int
-stack_nearly_exhausted(void)
+stack_nearly_exhausted(PyThreadState *tstate)
 {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    if (sp - stacks[0].low >= stacks[0].size && !stack_bounds_find(sp)) {
+    uint64_t thread = (uint64_t)tstate->id;
+    if ((stacks[0].thread != thread || !stacks[0].size)
+        && !stack_bounds_find(thread, sp)) {
+        return 0;
+    }
+    /* A thread state can move to another OS thread (PyGILState on a
+     * foreign thread): outside the recorded stack, say nothing. */
+    if (sp - stacks[0].low >= stacks[0].size) {
         return 0;
     }
     return sp - stacks[0].low < stacks[0].margin;
@@ -286,7 +297,7 @@ python_depth(PyThreadState *tstate)
 static inline int
 stack_guard_tripped(PyThreadState *tstate)
 {
-    if (python_depth(tstate) > STACK_CHECK_DEPTH && stack_nearly_exhausted()) {
+    if (python_depth(tstate) > STACK_CHECK_DEPTH && stack_nearly_exhausted(tstate)) {
         PyErr_SetString(PyExc_RecursionError,
                         "maximum recursion depth exceeded "
                         "(C stack nearly exhausted with the frame hook installed)");
