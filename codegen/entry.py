@@ -416,13 +416,15 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
 
     # only the statuses this kernel can return get a case: a smaller module compiles faster
     possible = {st for v in fn.walk() if OPS[v.op].may_fail(v) for st in OPS[v.op].statuses}
+    if Status.FALLBACK in possible and any(v.op == "python_call" for v in fn.walk()):
+        possible.add(Status.CALLED_OUT_FALLBACK)     # (codegen.callouts)
     boxing = function.append_basic_block("ok")
     unknown = function.append_basic_block("unknown_status")
     switch = b.switch(status, unknown)
     switch.add_case(ll.Constant(I32, int(Status.OK)), boxing)
     # with array arguments every failure re-runs the Python function: where Python's float and
     # int ops raise, NumPy's scalars give inf, nan or a wrapped int (tracer.frontend.arrays)
-    rerun_on_failure = fn.python_on_failure or any(isinstance(p.type, ir.ArrayType) for p in fn.params)
+    rerun_on_failure = reruns_on_failure(fn)
     # FALLBACK, and array sizes NumPy rejects (its exact ValueError/IndexError): run Python
     fallback = function.append_basic_block("fallback")
     switch.add_case(ll.Constant(I32, int(Status.SHAPE_MISMATCH)), fallback)
@@ -480,3 +482,25 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
         return function
     b.ret(e.box(fn.result_type, values))
     return function
+
+
+def reruns_on_failure(fn: ir.Function) -> bool:
+    """Whether every failure of fn's kernel runs the Python function again (NumPy semantics)."""
+    return fn.python_on_failure or any(isinstance(p.type, ir.ArrayType) for p in fn.params)
+
+
+def may_run_python_again(fn: ir.Function) -> bool:
+    """Whether a call of fn's entry can end by running the Python function again, from the start,
+    other than for an int past 64 bits (FALLBACK from a scalar op, which a kernel that called
+    into Python turns into CALLED_OUT_FALLBACK). Code that calls into Python (`python_call`)
+    must not: what it called would run twice."""
+    failing = [v for v in fn.walk() if v.op != "python_call" and OPS[v.op].may_fail(v)]
+    sites = raise_sites(fn)
+    if reruns_on_failure(fn):
+        return bool(failing or sites)
+    for v in failing:
+        statuses = OPS[v.op].statuses
+        scalar = isinstance(v.type, ir.ScalarType) and all(isinstance(a.type, ir.ScalarType) for a in v.args)
+        if Status.SHAPE_MISMATCH in statuses or (Status.FALLBACK in statuses and not scalar):
+            return True
+    return any(not native_exception(site.attrs["exception"]) for site in sites)

@@ -135,6 +135,7 @@ class KernelBuilder:
         self.tapes: dict = {}            # tape_new op -> its header (codegen.tape)
         self.arena = None                # the slot of the arena's head, if arrays are made (codegen.arrays)
         self.deferred = None             # a flag's slot: failures are noted there, not returned (lower_map)
+        self.called_out = None           # a flag's slot: the kernel has called into Python (track_calls_out)
         self.cleanups: list[Callable[[KernelBuilder], None]] = []   # run by `ret`, in order (tapes, arena)
         self.regions = None              # what lowers the regions of if/loop/map (codegen.lower.BlockLowering)
         # what an interrupted kernel keeps: (IR value, write) pairs, `write(k, array)` writing the
@@ -225,7 +226,7 @@ class KernelBuilder:
         check.calling_convention = convention
         raised = b.icmp_signed("!=", b.call(check, [], cconv=convention or None), ll.Constant(I32, 0))
         go_on = self.function.append_basic_block("polled")
-        b.cbranch(raised, self._interrupt_exit(), go_on).set_weights([1, 1 << 20])
+        b.cbranch(raised, self.python_error_exit(), go_on).set_weights([1, 1 << 20])
         b.position_at_end(go_on)
 
     def count_work(self, work: ll.Value) -> None:
@@ -256,7 +257,7 @@ class KernelBuilder:
         count = len(block.instructions) - start + sum(len(x.instructions) for x in self.function.blocks[blocks:])
         return max(1, count + self.uncounted - uncounted)
 
-    def _interrupt_exit(self) -> ll.Block:
+    def python_error_exit(self) -> ll.Block:
         """The block that returns PYTHON_ERROR, reached from the builder's block: one per kernel,
         with a phi per field of each kept value (NULL data where it is not lowered yet)."""
         b = self.builder
@@ -304,10 +305,21 @@ class KernelBuilder:
 
     def ret(self, status: int) -> None:
         """Return `status`, releasing first what the kernel holds: each of `cleanups` emits its
-        release (every tape's buffer, codegen.tape; the arrays made, codegen.arrays)."""
+        release (every tape's buffer, codegen.tape; the arrays made, codegen.arrays). FALLBACK
+        becomes CALLED_OUT_FALLBACK once the kernel has called into Python (`called_out`)."""
         for cleanup in self.cleanups:
             cleanup(self)
-        self.builder.ret(ll.Constant(I32, int(status)))
+        value = ll.Constant(I32, int(status))
+        if status == Status.FALLBACK and self.called_out is not None:
+            value = self.builder.select(self.builder.load(self.called_out, typ=I1),
+                                        ll.Constant(I32, int(Status.CALLED_OUT_FALLBACK)), value)
+        self.builder.ret(value)
+
+    def track_calls_out(self) -> None:
+        """Make `called_out`, the flag python_call sets (codegen.callouts), false at entry."""
+        with self.builder.goto_entry_block():
+            self.called_out = self.builder.alloca(I1, name="called_out")
+            self.builder.store(ll.Constant(I1, 0), self.called_out)
 
     # -- calls ---------------------------------------------------------------------------------
     def call_c(self, name: str, result: ll.Type, params: list, *args: ll.Value) -> ll.Value:
@@ -318,6 +330,10 @@ class KernelBuilder:
             args = [self.builder.trunc(a, size_t) if t == I64 else a for a, t in zip(args, params)]
             params = [size_t if t == I64 else t for t in params]
         return self.builder.call(self._declare(name, ll.FunctionType(result, params), ("nounwind",)), args)
+
+    def call_c_api(self, name: str, result: ll.Type, params: list, *args: ll.Value) -> ll.Value:
+        """A call to CPython's C API function `name` (JIT code only: the process has libpython)."""
+        return self.builder.call(self._declare(name, ll.FunctionType(result, params)), args)
 
     def allocate_bytes(self, size: ll.Value) -> ll.Value:
         """A new block of `size` bytes from the kernel's allocator (NULL if there is no memory).

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from codegen import arrays, matmul, scalars, tape
+from codegen import arrays, callouts, matmul, scalars, tape
 from codegen.kernel import (
     C_MEMORY,
     DOUBLE,
@@ -39,7 +39,7 @@ from tracer.ir.array_ops import ELEMENTWISE
 from tracer.ir.ops import OPS
 
 # the modules whose rules `lowering_for` finds (each registers its own, with @lowers)
-RULE_MODULES = (scalars, arrays, matmul, tape)
+RULE_MODULES = (scalars, arrays, matmul, tape, callouts)
 
 
 # ----------------------------------------------------------------------- values with no code
@@ -316,6 +316,8 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str, memory: tupl
     function = ll.Function(module, kernel_type(fn), symbol)
     function.attributes.add("nounwind")
     k = KernelBuilder(module, function, fn, memory)
+    if any(v.op == "python_call" for v in fn.walk()):
+        k.track_calls_out()
     for p, arg in zip(fn.params, k.params):
         name = p.name or f"arg{p.attrs['index']}"
         if isinstance(arg, ArrayValue):

@@ -32,14 +32,15 @@ _PUBLIC = {   # name -> the module that defines it
     "vjp": "tracer.gradients",
     "vectorize": "tracer.vectorize",
     "export": "tracer.aot.export",
+    "explain": "tracer.explain",
     "capture": "tracer.regions",
     "stats": "tracer.regions",
     "TracerError": "tracer.errors",
     "UnsupportedError": "tracer.errors",
     "DataDependentControlFlow": "tracer.errors",
 }
-__all__ = ["DataDependentControlFlow", "TracerError", "UnsupportedError", "capture", "export", "grad", "stats", "trace",
-           "value_and_grad", "vectorize", "vjp"]
+__all__ = ["DataDependentControlFlow", "TracerError", "UnsupportedError", "capture", "explain", "export", "grad", "stats",
+           "trace", "value_and_grad", "vectorize", "vjp"]
 __version__ = "0.1.0"
 
 
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from tracer.aot.export import export
     from tracer.api import trace
     from tracer.errors import DataDependentControlFlow, TracerError, UnsupportedError
+    from tracer.explain import explain
     from tracer.gradients import grad, value_and_grad, vjp
     from tracer.regions import capture, stats
     from tracer.vectorize import vectorize

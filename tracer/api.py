@@ -25,13 +25,13 @@ from typing import Any
 
 import codegen
 from tracer import native
-from tracer.errors import BigIntInput
+from tracer.errors import BigIntInput, UnsupportedError
 from tracer.frontend.arrays import is_ndarray
 from tracer.frontend.capture import call_intercepted, warn_storm
 from tracer.frontend.interpreter import CO_VARARGS, bind_arguments, trace_frame
 from tracer.frontend.loader import ALIASED
 from tracer.ir import I64_MAX, I64_MIN
-from tracer.specialize import NeedsPython, Specialization
+from tracer.specialize import NeedsPython, PythonRun, Specialization, argument_signature
 
 DEFAULT_MAX_SPECIALIZATIONS = 16
 
@@ -63,7 +63,8 @@ class CodeCompiler:
     """
 
     def __init__(self, code, name: str, fuse_fma: bool, max_specializations: int, py_func=None,
-                 transform=None, display_name: str | None = None, plain_python: bool = True):
+                 transform=None, display_name: str | None = None, plain_python: bool = True,
+                 fullgraph: bool = True):
         self.code = code
         self.name = name
         self.fuse_fma = fuse_fma
@@ -77,6 +78,9 @@ class CodeCompiler:
         self.dispatcher = native.Dispatcher(self.on_call, display_name or name, plain=self.plain)
         self.bound = native.Dispatcher(_never_called, display_name or name)
         self.positional_only_vector = not code.co_kwonlyargcount and not code.co_flags & CO_VARARGS
+        # without fullgraph, what cannot be compiled runs as Python (a PythonRun records why);
+        # a transform (a gradient) has no Python version and always raises
+        self.python_on_break = not fullgraph and transform is None and py_func is not None
         self._warned = False
 
     # ---------------------------------------------------------------- compiling
@@ -86,14 +90,22 @@ class CodeCompiler:
             self._compile(args, globals, builtins, closure)
 
     def _compile(self, args: tuple, globals, builtins, closure) -> None:
-        trace = trace_frame(self.code, args, globals, builtins, closure, self.name,
-                            unroll_loops=self.transform is not None)
-        py_func = self.py_func or types.FunctionType(self.code, globals, self.name, None, closure)
-        fallback = functools.partial(run_plain, py_func)
-        if self.transform is not None:
-            trace = self.transform.apply(trace)
-            fallback = self.transform.fallback
-        spec = Specialization.build(trace, trace.function.name, self.fuse_fma, fallback)
+        try:
+            trace = trace_frame(self.code, args, globals, builtins, closure, self.name,
+                                unroll_loops=self.transform is not None, call_out=self.python_on_break)
+            py_func = self.py_func or types.FunctionType(self.code, globals, self.name, None, closure)
+            fallback = functools.partial(run_plain, py_func)
+            if self.transform is not None:
+                trace = self.transform.apply(trace)
+                fallback = self.transform.fallback
+            spec = Specialization.build(trace, trace.function.name, self.fuse_fma, fallback)
+        except UnsupportedError as exc:
+            if not self.python_on_break or isinstance(exc, BigIntInput):
+                raise
+            run = PythonRun(self.name, argument_signature(args), exc)
+            run.log()
+            self.specializations.append(run)
+            return
         if spec.fast:
             guards = spec.native_guards()
             self.bound.add_native(spec.compiled.entry_address, spec.fallback, guards)
@@ -131,7 +143,10 @@ class CodeCompiler:
         if result is not native.MISS:
             return result
         for spec in self.specializations:
-            if not spec.fast:
+            if type(spec) is PythonRun:
+                if spec.accepts(args):
+                    return self._plain_vector(args)
+            elif not spec.fast:
                 leaves = spec.load(args)
                 if leaves is ALIASED:           # lists it writes are shared: Python does it
                     return spec.fallback(*args)
@@ -199,6 +214,15 @@ class CodeCompiler:
         if self.transform is not None:
             return self.transform.fallback()
         return run_plain(self.py_func, *args, **kwargs)
+
+    def _plain_vector(self, full: tuple):
+        """The original function run by CPython on a frame's full argument vector."""
+        if self.positional_only_vector:
+            return run_plain(self.py_func, *full)
+        code = self.code
+        n, k = code.co_argcount, code.co_kwonlyargcount
+        positional = full[:n] + (full[n + k] if code.co_flags & CO_VARARGS else ())
+        return run_plain(self.py_func, *positional, **dict(zip(code.co_varnames[n:n + k], full[n:n + k])))
 
     def _on_frame(self, code, args, globals, builtins, closure):
         self.compile(args, globals, builtins, closure)
@@ -281,11 +305,13 @@ def _never_called(*args):
 
 
 def trace(fn: Callable[..., Any] | None = None, *, fuse_fma: bool = True,
-          max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS) -> Any:
+          max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS, fullgraph: bool = False) -> Any:
     """Compile `fn` to native code on its first call (per argument types), then call that.
 
     `fuse_fma=False` keeps every multiply and add separately rounded, so results equal CPython's
-    bit for bit. The returned callable has `py_func` (the original), `specializations` (what has
+    bit for bit. A construct the tracer cannot compile makes those calls run as plain Python
+    (`tracer.explain` says where and why, and the `tracer` logger too); with `fullgraph=True` it
+    raises an `UnsupportedError` naming the construct and the file:line instead. The returned callable has `py_func` (the original), `specializations` (what has
     been compiled, with guards) and `dump(*args, stage=...)`. Without `fn`, a decorator:
     `@trace(fuse_fma=False)`.
 
@@ -294,9 +320,9 @@ def trace(fn: Callable[..., Any] | None = None, *, fuse_fma: bool = True,
     Errors raised in compiled code have traceback entries for the user's lines.
     """
     if fn is None:
-        return lambda f: trace(f, fuse_fma=fuse_fma, max_specializations=max_specializations)
+        return lambda f: trace(f, fuse_fma=fuse_fma, max_specializations=max_specializations, fullgraph=fullgraph)
     py_func, transform = unwrap(fn, "trace")
-    return make_dispatcher(py_func, transform, fuse_fma, max_specializations)
+    return make_dispatcher(py_func, transform, fuse_fma, max_specializations, fullgraph=fullgraph)
 
 
 def unwrap(fn, caller: str):
@@ -329,19 +355,23 @@ def _python_wrapper(builtin):
 
 
 def make_dispatcher(fn, transform, fuse_fma: bool, max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
-                    plain_python: bool = True):
+                    plain_python: bool = True, fullgraph: bool = True):
     """The compiled callable for `fn` (after `transform`, if any), compiling on demand. With
-    `plain_python=False` it compiles even while a debugger watches or under TRACER_DISABLE (export)."""
+    `plain_python=False` it compiles even while a debugger watches or under TRACER_DISABLE (export);
+    without `fullgraph`, calls that cannot be compiled run as Python."""
     display_name = transform.describe(fn.__qualname__) if transform is not None else fn.__qualname__
     compiler = CodeCompiler(fn.__code__, fn.__qualname__, fuse_fma, max_specializations, py_func=fn,
-                            transform=transform, display_name=display_name, plain_python=plain_python)
+                            transform=transform, display_name=display_name, plain_python=plain_python,
+                            fullgraph=fullgraph)
     d = compiler.dispatcher
     d.py_func = d.__wrapped__ = fn
     d.transform = transform
     d.__doc__ = fn.__doc__
     d.__module__ = fn.__module__
     d.fuse_fma = fuse_fma
+    d.fullgraph = fullgraph
     d.specializations = compiler.specializations
+    d.compiler = compiler
 
     def dump(*args, stage: str = "opt"):
         from tracer.dump import dump_function

@@ -35,6 +35,8 @@ class Status(enum.IntEnum):
                                       # the Python function raises it; exports report it as a shape error)
     PYTHON_ERROR = 17                 # a Python exception is already set (a signal handler raised it while
                                       # a loop ran: KeyboardInterrupt on Ctrl-C); no re-run of the function
+    CALLED_OUT_FALLBACK = 18          # FALLBACK after the kernel called into Python (a print): the
+                                      # function cannot run again from the start, so an OverflowError
 
 
 RAISE_BASE = 64     # status RAISE_BASE + i: the i-th `raise` op of the function (walk order)
@@ -54,6 +56,9 @@ _PROBES = {
     Status.FLOAT_INFINITY_TO_INT: lambda z: int(math.inf + z),
     Status.FLOAT_NAN_TO_INT: lambda z: int(math.nan + z),
     Status.NO_MEMORY: lambda z: _raise(MemoryError()),
+    Status.CALLED_OUT_FALLBACK: lambda z: _raise(OverflowError(
+        "an int grew past 64 bits in compiled code after it called into Python (print...), so Python cannot "
+        "compute the exact result from the start: run this function without @trace for such ints")),
 }
 
 

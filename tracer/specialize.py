@@ -11,11 +11,15 @@ Two ways in:
 from __future__ import annotations
 
 import functools
+import logging
 import types
 from dataclasses import dataclass, field
 
-import codegen.jit  # a module reference: codegen imports tracer.ir, so no names at import
+import codegen.entry  # module references: codegen imports tracer.ir, so no names at import
+import codegen.jit
 from tracer import native
+from tracer.errors import UnsupportedError
+from tracer.frontend.arrays import is_ndarray
 from tracer.frontend.interpreter import Trace
 from tracer.frontend.loader import make_loader, type_label
 from tracer.frontend.sources import ABSENT, ArgSource
@@ -47,6 +51,7 @@ class Specialization:
     @classmethod
     def build(cls, trace: Trace, name: str, fuse_fma: bool, fallback) -> Specialization:
         optimized = optimize(trace.function, fuse_fma=fuse_fma)
+        _check_calls_out_once(trace, optimized)
         fast = _is_fast(trace)
         entry_args = entry_args_for(trace, optimized)
         compiled = codegen.jit.compile_function(optimized, entry_args, name)
@@ -95,6 +100,52 @@ class Specialization:
     def __repr__(self) -> str:
         path = "native entry" if self.fast else "loaded inputs"
         return f"<Specialization {self.name}({self.signature()}) [{path}], guards: {self.guards()}>"
+
+
+logger = logging.getLogger("tracer")
+
+
+def _check_calls_out_once(trace: Trace, optimized: Function) -> None:
+    """A function whose compiled code calls into CPython (a print) must never be run again by
+    Python from the start: the call would happen twice. UnsupportedError (it runs as Python) where
+    it could be."""
+    call = next((v for v in optimized.walk() if v.op == "python_call"), None)
+    if call is None:
+        return
+    if codegen.entry.may_run_python_again(optimized) or trace.scattered:
+        raise UnsupportedError(f"{call.attrs['callee']} is called from compiled code here, and the function can "
+                               f"also need Python's exact answer (an int past 64 bits, NumPy's own error...), "
+                               f"which would run it from the start and make the call twice", call.loc)
+
+
+class PythonRun:
+    """Calls the tracer could not compile: the arguments' kinds, and the construct that stopped
+    the trace. A call whose arguments have these kinds runs the original function in CPython
+    (every side effect once, in order); nothing is traced again for them."""
+
+    fast = False
+
+    def __init__(self, name: str, signature: tuple, reason: UnsupportedError):
+        self.name = name
+        self.signature = signature
+        self.reason = reason
+
+    def accepts(self, args: tuple) -> bool:
+        return argument_signature(args) == self.signature
+
+    def log(self) -> None:
+        logger.info("%s() runs as Python for arguments (%s): %s", self.name, self.describe_signature(), self.reason)
+
+    def describe_signature(self) -> str:
+        return ", ".join(kind if isinstance(kind, str) else kind.__name__ for kind in self.signature)
+
+    def __repr__(self) -> str:
+        return f"<PythonRun {self.name}({self.describe_signature()}): {self.reason.message} at {self.reason.loc}>"
+
+
+def argument_signature(args: tuple) -> tuple:
+    """What decides whether calls trace alike: each argument's type (an array's dtype and rank too)."""
+    return tuple(f"{a.dtype}[{a.ndim}-d]" if is_ndarray(a) else type(a) for a in args)
 
 
 def compile_ir(fn: Function, fuse_fma: bool, fallback=None):

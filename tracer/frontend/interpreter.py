@@ -28,7 +28,7 @@ from tracer.errors import (
     UnsupportedError,
     is_internal,
 )
-from tracer.frontend import arrays, gathered, library, numpy_api
+from tracer.frontend import arrays, callouts, gathered, library, numpy_api
 from tracer.frontend.branches import RETURN, Branching, RestartLoop
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
 from tracer.frontend.flow import flow_graph
@@ -49,6 +49,7 @@ from tracer.frontend.opcodes.containers import ContainerOps
 from tracer.frontend.opcodes.control import ControlFlowOps
 from tracer.frontend.opcodes.numbers import NumberOps
 from tracer.frontend.opcodes.stack import StackOps
+from tracer.frontend.opcodes.strings import StringOps
 from tracer.frontend.sources import (
     ABSENT,
     ArgSource,
@@ -125,6 +126,8 @@ class Tracer:
         self.gather_lists = True       # loops over long lists may compile to loops (tracer.frontend.gathered)
         self.gathered_lists = False    # ... and one did
         self.gathered_sources: dict[Value, tuple] = {}   # a gathered array's param -> (GatherSource, length)
+        self.result_dropped = False    # the call being traced is a statement: CALL, then POP_TOP
+        self.call_out = False          # such calls may run in CPython from compiled code (callouts)
         self.written_gathers: dict[tuple, object] = {}   # GatherSource.key -> the GatherSource: written into
 
     @property
@@ -264,6 +267,8 @@ class Tracer:
 
     # ------------------------------------------------------------------ calls
     def call(self, fn, args: list, kwargs: dict):
+        # whether this call's result is dropped (read once: calls made inside it use theirs)
+        dropped, self.result_dropped = self.result_dropped, False
         if isinstance(fn, BoundMethod):
             return self.call(fn.function, [fn.self_obj, *args], kwargs)
         if isinstance(fn, native.Dispatcher):       # another @trace'd function: inline its Python
@@ -301,6 +306,8 @@ class Tracer:
             return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
         if isinstance(fn, type) and issubclass(fn, BaseException) and all(is_number(a) or isinstance(a, str) for a in args):
             return fn(*args)
+        if dropped and self.call_out and callouts.may_call_out(fn):
+            return callouts.call_out(self, fn, args, kwargs)     # runs in CPython, from compiled code
         raise self.error(f"calling {describe(fn)} is not supported")
 
     def inline(self, code, globals, builtins, name, args, kwargs, defaults, kwdefaults, cells):
@@ -444,7 +451,7 @@ def _names(names: list[str]) -> str:
     return ", ".join(quoted[:-1]) + ", and " + quoted[-1]
 
 
-class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, Branching):
+class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, StringOps, Branching):
     """One Python frame being interpreted symbolically."""
 
     def __init__(self, tracer: Tracer, code, globals, builtins, local_values: dict, cells: dict):
@@ -552,20 +559,24 @@ def unsupported_instruction(name: str) -> str:
 
 
 def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name: str,
-                unroll_loops: bool = False) -> Trace:
+                unroll_loops: bool = False, call_out: bool = False) -> Trace:
     """Trace one call: `args` are the frame's arguments as bound by CPython (positional order).
     With `unroll_loops`, loops over ranges known at trace time unroll (int bounds are pinned).
+    With `call_out`, call statements the tracer cannot compile may run in CPython from the
+    compiled code (tracer.frontend.callouts); without it they are unsupported.
 
     Loops over long lists compile to loops over arrays (tracer.frontend.gathered). Where that makes the
     trace fail (e.g. a comprehension's result is changed later: it is a read-only array), the
     call is traced again with every such loop unrolled, as it would have been without them."""
     tracer = Tracer(name)
+    tracer.call_out = call_out
     try:
         return _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops)
     except UnsupportedError as exc:
         if isinstance(exc, BigIntInput) or not tracer.gathered_lists:
             raise
     tracer = Tracer(name)
+    tracer.call_out = call_out
     tracer.gather_lists = False
     return _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops)
 

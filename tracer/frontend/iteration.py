@@ -49,4 +49,7 @@ class RangeIter:
         return b.emit("select", (up, b.compare("lt", self.index, self.stop), b.compare("gt", self.index, self.stop)))
 
     def advanced(self, b) -> RangeIter:
-        return RangeIter(self.start, self.stop, self.step, b.binary("add", self.index, self.step), self.array)
+        index = b.binary("add", self.index, self.step)
+        if is_traced(index) and index.op == "add" and self.step in (1, -1) and type(self.step) is int:
+            index.attrs["bounded"] = True    # made only while index is inside the range: never past i64
+        return RangeIter(self.start, self.stop, self.step, index, self.array)

@@ -188,8 +188,15 @@ def _division_may_fail(op: OpDef, v: Value) -> bool:
     return d == 0 or (v.type == I64 and d == -1) or (op.name == "div" and v.args[0].type == I64)
 
 
-define("add", "a + b", NUM_BINARY, _python(lambda a, b: a + b, {}), [Status.FALLBACK], commutative=True,
-        vjp=(lambda ct, out, a, b: ct, lambda ct, out, a, b: ct))
+def _sum_may_fail(op: OpDef, v: Value) -> bool:
+    """An add marked attrs['bounded'] cannot fail: a range loop's next index, index + step with
+    step 1 or -1, made only while index is inside the range, so never past i64."""
+    return not v.attrs.get("bounded") and may_fail_by_status(op, v)
+
+
+define("add", "a + b (attrs['bounded']: known not to leave i64)", NUM_BINARY, _python(lambda a, b: a + b, {}),
+        [Status.FALLBACK], commutative=True, vjp=(lambda ct, out, a, b: ct, lambda ct, out, a, b: ct),
+        fails_when=_sum_may_fail)
 define("sub", "a - b", NUM_BINARY, _python(lambda a, b: a - b, {}), [Status.FALLBACK],
         vjp=(lambda ct, out, a, b: ct, lambda ct, out, a, b: -ct))
 define("mul", "a * b", NUM_BINARY, _python(lambda a, b: a * b, {}), [Status.FALLBACK], commutative=True,

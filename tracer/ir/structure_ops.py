@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tracer.errors import Status
 from tracer.ir.registry import define
-from tracer.ir.types import I64, TapeType, TupleType, Type
+from tracer.ir.types import BOOL, F64, I64, TapeType, TupleType, Type
 
 define("tuple", "a tuple of its operands", lambda t, a: TupleType(tuple(t)), lambda *xs: tuple(xs))
 define("getitem", "element attrs['index'] of a tuple (a constant index)",
@@ -67,3 +67,22 @@ define("tape_len", "the number of records on a tape",
         _on_tape(I64), len)
 define("tape_free", "release a tape's memory (nothing reads it after)",
         _on_tape(TupleType(())), lambda tape: tape.clear() or (), effect=True)
+
+
+# a call into CPython from compiled code (tracer.frontend.callouts): attrs['callee'] is called with
+# the operands, boxed as Python numbers; its result is dropped. An exception it raises propagates
+# (PYTHON_ERROR: the exception is set, nothing runs again).
+def _python_call_type(t, a):
+    if any(x not in (F64, I64, BOOL) for x in t):
+        raise TypeError("python_call takes f64, i64 and bool operands")
+    return TupleType(())
+
+
+def _python_call(*args, callee):
+    callee(*args)
+    return ()
+
+
+define("python_call", "call attrs['callee'] in CPython with the operands as Python numbers (a call statement "
+        "the compiled code makes: print...)", _python_call_type, _python_call, [Status.PYTHON_ERROR],
+        attrs=("callee",), effect=True)

@@ -93,6 +93,9 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
     sinks = sinks or {}
     active = set(wrt) | set(sinks)            # values that depend on `wrt` (and carry gradients)
     for v in values:
+        if v.op == "python_call" or v.regions and any(x.op == "python_call" for x in ir.defined_in(v.regions)):
+            raise UnsupportedError("cannot differentiate a function that calls into Python here "
+                                   "(a print or another call compiled code makes in CPython)", v.loc)
         if v.op == "store" and v.args[1] in active or v.regions and _stores_inside(v, active):
             raise UnsupportedError("cannot differentiate through a write into an array (x[i] = v) yet", v.loc)
         if v.op == "to_f32" and v.args[0] in active:
@@ -161,6 +164,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "writeback": "a write into argument arrays (made by the in-place pass, after autodiff)",
     "in_place_check": "a check before in-place writes (made by the in-place pass, after autodiff)",
     "raise": "has no value",
+    "python_call": "a call into CPython (a print): it has no value (refused inside a differentiated function)",
     "map": "made by fusion and vectorize, after autodiff",
     **dict.fromkeys(("tape_new", "tape_push", "tape_get", "tape_len", "tape_free"),
                     "autodiff's own tapes: second-order gradients through a compiled loop are not supported"),

@@ -32,7 +32,15 @@ class CallOps:
         kwargs = dict(zip(kw_names, args[len(args) - n_kw:])) if n_kw else {}
         if n_kw:
             args = args[:len(args) - n_kw]
+        self.tracer.result_dropped = self.next_instruction_name() == "POP_TOP"
         self.push(self.tracer.call(fn, list(args), kwargs))
+
+    def next_instruction_name(self) -> str | None:
+        """The name of the instruction after the one being run (labels and line marks skipped)."""
+        for item in self.instrs[self.pc:]:
+            if hasattr(item, "opcode"):
+                return item.name
+        return None
 
     def op_CALL(self, instr):
         kw_names, self.kw_names = self.kw_names, ()

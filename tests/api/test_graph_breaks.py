@@ -1,0 +1,261 @@
+"""What the tracer cannot compile never stops a call: it runs in CPython, once, in order.
+
+Two ways (tracer.frontend.callouts, tracer.api): a call statement such as `print(i)` is made in
+CPython from the compiled code (the loop around it stays native); anything else makes the call
+run as Python, recorded as a PythonRun. With `fullgraph=True` both raise UnsupportedError naming
+the construct and the user's file:line. The oracle is CPython: result, exception, stdout,
+warnings.
+"""
+import contextlib
+import io
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import tracer
+from tracer import UnsupportedError, grad, trace
+from tracer.specialize import PythonRun, Specialization
+
+
+def outcome(fn, *args):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = "returned", repr(fn(*args))
+        except Exception as e:
+            result = type(e).__name__, str(e)
+    return result, out.getvalue(), [str(w.message) for w in caught]
+
+
+def kinds(compiled) -> list[str]:
+    return [type(s).__name__ for s in compiled.specializations]
+
+
+def report(i, s):
+    print("step", i, f"{s:8.3f}|{i:>5d}|{s!r}|{i!s}")
+
+
+def inlined_callee_prints(n):
+    s = 0.0
+    for i in range(n):
+        s += 1.5
+        if i % 3 == 0:
+            report(i, s)
+    return s
+
+
+def two_in_a_row(x):
+    print("a", x)
+    print("b", x * 2, sep="-", end="!\n")
+    return x + 1
+
+
+def before_and_after_a_loop(x, n):
+    print("start", x)
+    for _ in range(n):
+        x = x * 1.01
+    print("end", x)
+    return x
+
+
+def every_third_iteration(n):
+    s = 0.0
+    for i in range(n):
+        s += i * 0.5
+        if i % 3 == 0:
+            print(i, f"s={s:.2f}")
+    return s
+
+
+def raises_in_the_call(n):
+    total = 0.0
+    for i in range(n):
+        total += i
+        print(i, sep=5)      # TypeError from print, after one iteration's work
+    return total
+
+
+def while_condition_after_the_call(x):
+    k = 0
+    while x > 1.0:
+        x = x / 2
+        k += 1
+        print("halved", k, x, end=";")
+    return k
+
+
+def int_accumulator(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+        if i % 2 == 0:
+            print(s)
+    return s
+
+
+def constants_and_flags(x):
+    print(x > 0, not x, None, (1, "a"), 2.5, f"{x:+.1e}")
+    return x
+
+
+def warns(x):
+    warnings.warn("careful")
+    return x * 2
+
+
+def array_elements(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+        print(i, x[i], s)
+    return s
+
+
+def rounds(x):
+    return round(x, 2) + 1.0
+
+
+def dict_inside(x):
+    d = {"a": x}
+    return d["a"] * 2
+
+
+CASES = [
+    (inlined_callee_prints, (7,), "Specialization"),
+    (two_in_a_row, (3.0,), "Specialization"),
+    (before_and_after_a_loop, (2.0, 5), "Specialization"),
+    (every_third_iteration, (10,), "Specialization"),
+    (raises_in_the_call, (3,), "Specialization"),
+    (while_condition_after_the_call, (20.0,), "Specialization"),
+    (int_accumulator, (5,), "Specialization"),
+    (constants_and_flags, (2.0,), "Specialization"),
+    (constants_and_flags, (-0.0,), "Specialization"),
+    (warns, (1.0,), "Specialization"),
+    (array_elements, (np.array([1.0, 2.5, -0.0]),), None),
+    (rounds, (1.23456,), "PythonRun"),
+    (dict_inside, (3.0,), "PythonRun"),
+]
+
+
+@pytest.mark.parametrize("fn, args, kind", CASES, ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(CASES)])
+def test_output_and_result_as_cpython(fn, args, kind):
+    compiled = trace(fn, fuse_fma=False)
+    want = outcome(fn, *args)
+    assert outcome(compiled, *args) == want       # the first call: traced, compiled, run once
+    assert outcome(compiled, *args) == want       # the compiled (or recorded) path
+    if kind is not None:
+        assert kinds(compiled) == [kind]
+
+
+def test_a_print_in_a_loop_keeps_the_loop_compiled():
+    compiled = trace(every_third_iteration)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        compiled(30)
+    (spec,) = compiled.specializations
+    assert isinstance(spec, Specialization)
+    ops = [v.op for v in spec.optimized.walk()]
+    assert "loop" in ops and ops.count("python_call") == 1
+    assert out.getvalue().count("\n") == 10
+
+
+def test_fullgraph_raises_where_the_construct_is():
+    for fn, line in ((every_third_iteration, 'print(i, f"s={s:.2f}")'), (rounds, "return round(x, 2) + 1.0")):
+        with pytest.raises(UnsupportedError) as info:
+            trace(fn, fullgraph=True)(*{every_third_iteration: (10,), rounds: (1.5,)}[fn])
+        assert f"{__file__}:" in str(info.value) and line in str(info.value)
+
+
+def test_an_int_past_64_bits_after_a_call_out_is_a_clear_error():
+    def powers(n, base):
+        s = 1
+        for i in range(n):
+            s = s * base
+            print(i)
+        return s
+    compiled = trace(powers)
+    assert outcome(compiled, 2, 3) == outcome(powers, 2, 3)
+    # before the first print an overflow still runs the function as Python: exact
+    assert outcome(trace(powers), 1, 2**70) == outcome(powers, 1, 2**70)
+    result, printed, _ = outcome(compiled, 3, 2**40)
+    assert result[0] == "OverflowError" and "past 64 bits" in result[1] and printed == "0\n"
+
+
+def test_no_call_out_where_python_might_run_the_function_again():
+    # an array index NumPy could refuse reruns the function: the print would run twice
+    compiled = trace(array_elements)
+    want = outcome(array_elements, np.arange(3.0))
+    assert outcome(compiled, np.arange(3.0)) == want
+    assert kinds(compiled) == ["PythonRun"]
+    assert "twice" in compiled.specializations[0].reason.message
+
+
+def test_python_runs_are_recorded_once_per_argument_kinds():
+    compiled = trace(dict_inside)
+    assert compiled(1.0) == 2.0 and compiled(2.0) == 4.0
+    assert kinds(compiled) == ["PythonRun"]
+    assert compiled(3) == 6
+    assert kinds(compiled) == ["PythonRun", "PythonRun"]
+    assert "dict" in repr(compiled.specializations[0])
+
+
+def test_keyword_only_arguments_run_as_python():
+    def f(x, *rest, scale=2.0):
+        return {"v": x * scale + len(rest)}["v"]
+    compiled = trace(f)
+    assert compiled(1.0, 5, 6, scale=3.0) == f(1.0, 5, 6, scale=3.0)
+    assert compiled(1.0, scale=4.0) == 4.0
+
+
+def test_gradients_refuse_a_call_into_python():
+    def loss(x):
+        print(x)
+        return x * x
+    with pytest.raises(UnsupportedError, match="test_graph_breaks.py"):
+        grad(loss)(3.0)
+
+
+def test_grad_of_a_function_that_runs_as_python_raises():
+    with pytest.raises(UnsupportedError, match="round"):
+        grad(rounds)(1.5)
+
+
+def test_explain():
+    e = tracer.explain(every_third_iteration, 10)
+    assert e.compiled and len(e.python_calls) == 1 and e.python_calls[0].in_loop
+    assert e.python_calls[0].loc.lineno == every_third_iteration.__code__.co_firstlineno + 5
+    text = str(e)
+    assert "compiled" in text and "print(...), inside a loop" in text and "guards:" in text
+    e = tracer.explain(rounds, 1.5)
+    assert not e.compiled and "round" in str(e) and "runs as Python" in str(e)
+    e = tracer.explain(trace(rounds, fullgraph=True), 1.5)
+    assert not e.compiled and "fullgraph=True" in str(e)
+    e = tracer.explain(lambda a: np.sum(a * 2.0), np.ones(3))
+    assert e.compiled and not e.breaks and "native code" in str(e)
+
+
+def test_explain_runs_nothing():
+    def loud(x):
+        print("ran")
+        return x
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        tracer.explain(loud, 1.0)
+    assert out.getvalue() == ""
+
+
+def test_export_refuses_a_call_into_python(tmp_path):
+    from tracer.aot.export import ExportError
+    with pytest.raises((ExportError, UnsupportedError), match="print"):
+        tracer.export(two_in_a_row, 1.0, out_dir=str(tmp_path))
+
+
+def test_print_keywords():
+    def f(x):
+        y = math.sqrt(x)
+        print(y, file=None, flush=True)
+        return y
+    assert outcome(trace(f), 4.0) == outcome(f, 4.0)

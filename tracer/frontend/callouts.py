@@ -1,0 +1,146 @@
+"""Calls out of compiled code into CPython: a `print(i)` in a loop keeps the loop compiled.
+
+A call the tracer cannot compile whose result is dropped (a call statement: `CALL` then
+`POP_TOP`) to a function that cannot change what the compiled code depends on becomes one
+`python_call` op: at run time the compiled code boxes the traced numbers the call needs and calls
+a `CallOut`, which rebuilds the call's arguments (constants, those numbers, f-strings made of
+them) and makes the call in CPython, once, where CPython would make it. An exception it raises
+propagates from there, as CPython's would.
+
+Which calls: builtin functions of modules (`print`, `warnings.warn`, `time.sleep`...), except the
+few that reach into frames, globals or objects (`exec`, `setattr`...); their arguments are
+constants, numbers (traced or not) and f-strings of them. Anything else stays unsupported: the
+call then runs as Python (tracer.api).
+
+F-strings (`FORMAT_VALUE`/`BUILD_STRING`; `FORMAT_SIMPLE`, `FORMAT_WITH_SPEC`, `CONVERT_VALUE` on
+3.13) of values known at trace time are strings then; with traced numbers in them they are a
+`TracedString`, formatted when the call is made.
+"""
+from __future__ import annotations
+
+import types
+
+from tracer.frontend.builder import is_traced
+from tracer.ir import BOOL, F64, I64
+
+# builtins that read or change frames, namespaces or objects: never called out
+NOT_CALLED_OUT = frozenset(("exec", "eval", "compile", "setattr", "delattr", "globals", "locals", "vars",
+                            "breakpoint", "__import__", "__build_class__", "open", "input"))
+CONSTANT_TYPES = (str, int, float, bool, complex, bytes, type(None), type)
+CONVERSIONS = {0: None, 1: str, 2: repr, 3: ascii}
+
+
+class TracedString:
+    """An f-string with traced numbers in it: its pieces, each a str or (value, conversion, spec)."""
+
+    def __init__(self, parts: tuple):
+        self.parts = parts
+
+    def __repr__(self):
+        return f"<f-string of {sum(1 for p in self.parts if not isinstance(p, str))} traced value(s)>"
+
+
+def format_value(tracer, value, conversion: int, spec):
+    """f"{value!conversion:spec}": a str, or a TracedString where value is traced."""
+    if isinstance(spec, TracedString):
+        raise tracer.error("an f-string format spec that depends on a traced value is not supported")
+    if not is_traced(value):
+        if isinstance(value, TracedString) and not conversion:
+            if not spec:
+                return value
+            if len(value.parts) == 1 and not isinstance(value.parts[0], str) and not value.parts[0][2]:
+                traced, converted, _ = value.parts[0]        # 3.13: CONVERT_VALUE, then the spec
+                return TracedString(((traced, converted, spec),))
+        if not isinstance(value, CONSTANT_TYPES):
+            raise tracer.error(f"an f-string of a {type(value).__name__} is not supported")
+        convert = CONVERSIONS[conversion]
+        return format(convert(value) if convert else value, spec or "")
+    if value.type not in (F64, I64, BOOL):
+        raise tracer.error(f"an f-string of a {value.type} value is not supported")
+    return TracedString(((value, conversion, spec or ""),))
+
+
+def build_string(tracer, pieces: list):
+    """"".join(pieces) for BUILD_STRING: a str, or a TracedString if a piece is one."""
+    if not any(isinstance(p, TracedString) for p in pieces):
+        if not all(isinstance(p, str) for p in pieces):
+            raise tracer.error("joining these values into a string is not supported")
+        return "".join(pieces)
+    parts: list = []
+    for p in pieces:
+        parts.extend(p.parts if isinstance(p, TracedString) else (p,))
+    return TracedString(tuple(parts))
+
+
+def may_call_out(fn) -> bool:
+    """Whether a dropped call of `fn` may run in CPython from compiled code."""
+    if not isinstance(fn, types.BuiltinFunctionType):
+        return False
+    owner = fn.__self__
+    return (owner is None or isinstance(owner, types.ModuleType)) and fn.__name__ not in NOT_CALLED_OUT
+
+
+def call_out(tracer, fn, args: list, kwargs: dict) -> None:
+    """Emit the `python_call` of fn(*args, **kwargs) (a call statement); it returns None.
+    UnsupportedError where an argument is not a constant, a number or an f-string of them."""
+    values: list = []
+    numpy_kinds = {F64: "float64", I64: "int64", BOOL: "bool_"}
+
+    def template(x):
+        if isinstance(x, TracedString):
+            return ("string", tuple(p if isinstance(p, str) else (slot(p[0]), p[1], p[2]) for p in x.parts))
+        if is_traced(x):
+            return ("value", slot(x))
+        if isinstance(x, CONSTANT_TYPES) or (type(x) is tuple and all(type(i) in CONSTANT_TYPES for i in x)):
+            return ("const", x)
+        raise tracer.error(f"calling {fn.__name__}() with a {type(x).__name__} argument from compiled code "
+                           f"is not supported")
+
+    def slot(v):
+        if v.type not in numpy_kinds:
+            raise tracer.error(f"calling {fn.__name__}() with a {v.type} value from compiled code is not supported")
+        values.append(v)
+        return len(values) - 1, numpy_kinds[v.type] if v in tracer.numpy_scalars else None
+
+    callee = CallOut(fn, tuple(template(a) for a in args), {k: template(a) for k, a in kwargs.items()})
+    tracer.builder.emit("python_call", tuple(values), callee=callee)
+
+
+class CallOut:
+    """What a `python_call` op calls with the boxed numbers: `fn` with the call's own arguments."""
+
+    def __init__(self, fn, args: tuple, kwargs: dict):
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+
+    def __call__(self, *values):
+        fill = _Filler(values)
+        self.fn(*(fill(t) for t in self.args), **{k: fill(t) for k, t in self.kwargs.items()})
+
+    def __repr__(self):
+        return f"{getattr(self.fn, '__qualname__', self.fn)}(...)"
+
+
+class _Filler:
+    def __init__(self, values: tuple):
+        self.values = values
+
+    def __call__(self, t):
+        kind, what = t
+        if kind == "const":
+            return what
+        if kind == "value":
+            return self.value(what)
+        return "".join(p if isinstance(p, str) else self.formatted(*p) for p in what)
+
+    def value(self, slot):
+        index, numpy_kind = slot
+        x = self.values[index]
+        if numpy_kind is not None:       # NumPy made it: np.float64, np.int64, np.bool_ as in CPython
+            import numpy
+            x = getattr(numpy, numpy_kind)(x)
+        return x
+
+    def formatted(self, slot, conversion: int, spec: str) -> str:
+        x = self.value(slot)
+        convert = CONVERSIONS[conversion]
+        return format(convert(x) if convert else x, spec)
