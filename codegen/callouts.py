@@ -17,6 +17,7 @@ from llvmlite import ir as ll
 from codegen.kernel import DOUBLE, I64, PTR, KernelBuilder
 from codegen.lowerings import lowers
 from tracer import ir
+from tracer.errors import Status
 
 BOXES = {ir.F64: ("PyFloat_FromDouble", DOUBLE), ir.I64: ("PyLong_FromLongLong", I64), ir.BOOL: ("PyBool_FromLong", I64)}
 
@@ -52,16 +53,49 @@ def python_call(k: KernelBuilder, v: ir.Value, *operands):
     result = b.load(result_slot, typ=PTR)
     for box in boxes:
         k.call_c_api("Py_DecRef", ll.VoidType(), [PTR], box)     # (NULL is skipped)
-    raised = b.icmp_unsigned("==", result, ll.Constant(PTR, None))
-    k.call_c_api("Py_DecRef", ll.VoidType(), [PTR], result)
     go_on = k.function.append_basic_block("after_call_out")
-    b.cbranch(raised, k.python_error_exit(), go_on).set_weights([1, 1 << 20])
+    b.cbranch(b.icmp_unsigned("==", result, ll.Constant(PTR, None)), k.python_error_exit(), go_on).set_weights([1, 1 << 20])
     b.position_at_end(go_on)
-    b.store(ll.Constant(ll.IntType(1), 1), k.called_out)    # from now on no FALLBACK: it ran once
-    return ()
+    if not v.attrs.get("harmless"):      # from now on no FALLBACK: the call would run twice
+        b.store(ll.Constant(ll.IntType(1), 1), k.called_out)
+    if v.type == ir.TupleType(()):
+        k.call_c_api("Py_DecRef", ll.VoidType(), [PTR], result)
+        return ()
+    value, bad = _unbox(k, result, v.type)
+    k.call_c_api("Py_DecRef", ll.VoidType(), [PTR], result)
+    k.fail_if(bad, Status.FALLBACK)      # not a number of that type (or an int past 64 bits): Python answers
+    return value
+
+
+def _unbox(k: KernelBuilder, obj, t: ir.Type):
+    """(the number `obj` holds, whether it is not exactly of t's Python type or does not fit)."""
+    b = k.builder
+    py_type = b.load(b.gep(obj, [ll.Constant(I64, 8)], source_etype=ll.IntType(8)), typ=PTR)
+    name = {ir.F64: "PyFloat_Type", ir.I64: "PyLong_Type", ir.BOOL: "PyBool_Type"}[t]
+    bad = b.icmp_unsigned("!=", py_type, _global(k, name))
+    if t == ir.BOOL:
+        return b.icmp_unsigned("==", obj, _global(k, "_Py_TrueStruct")), bad
+    with b.goto_entry_block():
+        slot = b.alloca(DOUBLE if t == ir.F64 else I64, name="call_value")
+        overflow = b.alloca(ll.IntType(32), name="call_overflow")
+    b.store(ll.Constant(DOUBLE, 0.0) if t == ir.F64 else ll.Constant(I64, 0), slot)
+    b.store(ll.Constant(ll.IntType(32), 0), overflow)
+    with b.if_then(b.not_(bad)):
+        if t == ir.F64:
+            b.store(k.call_c_api("PyFloat_AsDouble", DOUBLE, [PTR], obj), slot)
+        else:
+            b.store(k.call_c_api("PyLong_AsLongLongAndOverflow", I64, [PTR, PTR], obj, overflow), slot)
+    value = b.load(slot, typ=DOUBLE if t == ir.F64 else I64)
+    if t == ir.I64:
+        bad = b.or_(bad, b.icmp_signed("!=", b.load(overflow, typ=ll.IntType(32)), ll.Constant(ll.IntType(32), 0)))
+    return value, bad
+
+
+def _global(k: KernelBuilder, name: str):
+    """The address of CPython's global object `name` (a type or a singleton)."""
+    return k.module.globals.get(name) or ll.GlobalVariable(k.module, ll.IntType(8), name)
 
 
 def _slot(k: KernelBuilder):
     with k.builder.goto_entry_block():
         return k.builder.alloca(PTR, name="call_result")
-

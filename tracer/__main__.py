@@ -170,6 +170,8 @@ def make_parser() -> Parser:
     dump.add_argument("--args", nargs="*", help="example argument values (Python literals)")
     dump.add_argument("--stage", choices=STAGES, default="opt")
     dump.add_argument("--no-fma", action="store_true", help="turn FMA fusion off")
+    dump.add_argument("--fullgraph", action="store_true",
+                      help="what the tracer cannot compile is an error (as @trace(fullgraph=True))")
     dump.add_argument("--grad", action="store_true",
                       help="show the gradient: the joint value-and-gradient function (stages ir, opt, llvm, asm)")
     dump.add_argument("--argnums", default="0", help="with --grad: the arguments to differentiate, e.g. 0,1")
@@ -198,7 +200,8 @@ def run_dump(options) -> int:
     transform = gradient_transform(fn, options.argnums, args) if options.grad else None
     if transform is not None and options.stage == "bytecode":
         raise CommandError("--grad shows IR stages: ir, opt, llvm or asm")
-    print(dump_function(fn, args, stage=options.stage, fuse_fma=not options.no_fma, transform=transform))
+    print(dump_function(fn, args, stage=options.stage, fuse_fma=not options.no_fma, transform=transform,
+                        fullgraph=options.fullgraph or getattr(fn, "fullgraph", False)))
     return 0
 
 

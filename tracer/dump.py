@@ -5,31 +5,43 @@ from __future__ import annotations
 
 import dis
 
+from tracer.errors import BigIntInput, UnsupportedError
 from tracer.frontend.capture import call_intercepted
 from tracer.transforms.passes import count_fused, count_in_place, count_maps, optimize
 
 STAGES = ("bytecode", "ir", "opt", "llvm", "asm")
 
 
-def capture_trace(py_func, args: tuple):
-    """Trace `py_func` for `args` through the PEP 523 hook, without compiling or running it."""
+def capture_trace(py_func, args: tuple, call_out: bool = False):
+    """Trace `py_func` for `args` through the PEP 523 hook, without compiling or running it (with
+    `call_out`, call statements it cannot compile are calls into CPython, as under @trace)."""
     from tracer.frontend.interpreter import trace_frame
     traces = []
 
     def on_frame(code, frame_args, globals, builtins, closure):
-        traces.append(trace_frame(code, frame_args, globals, builtins, closure, py_func.__qualname__))
+        traces.append(trace_frame(code, frame_args, globals, builtins, closure, py_func.__qualname__,
+                                  call_out=call_out))
         return None
 
     call_intercepted(py_func, args, {}, on_frame)
     return traces[0]
 
 
-def dump_function(py_func, args: tuple, stage: str = "opt", fuse_fma: bool = True, transform=None) -> str:
+def dump_function(py_func, args: tuple, stage: str = "opt", fuse_fma: bool = True, transform=None,
+                  fullgraph: bool = False) -> str:
+    """The stage's text. Without `fullgraph` (and a transform), as under @trace: a function the
+    tracer cannot compile says that it runs as Python, and why."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES)}")
     if stage == "bytecode":
         return dis.Bytecode(py_func).dis()
-    trace = capture_trace(py_func, args)
+    strict = fullgraph or transform is not None
+    try:
+        trace = capture_trace(py_func, args, call_out=not strict)
+    except UnsupportedError as exc:
+        if strict or isinstance(exc, BigIntInput):
+            raise
+        return f"# {py_func.__qualname__} runs as Python for these arguments (nothing is compiled): {exc}"
     if transform is not None:
         transform.check_arguments(args)
         trace = transform.apply(trace)
@@ -44,6 +56,9 @@ def dump_function(py_func, args: tuple, stage: str = "opt", fuse_fma: bool = Tru
             note += f"; fused loops (map): {count_maps(optimized)}"
         if count_in_place(optimized):
             note += f"; arrays updated in place: {count_in_place(optimized)}"
+        calls = sum(1 for v in optimized.walk() if v.op == "python_call")
+        if calls:
+            note += f"; calls into CPython (python_call): {calls}"
         return f"{optimized}\n{note}"
     from codegen.jit import assembly_for, llvm_ir_for
     from tracer.specialize import entry_args_for

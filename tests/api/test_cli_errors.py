@@ -60,7 +60,7 @@ USAGE_ERRORS = [
     (["dump", FMA, "--args", "3.0", "oops", "1.0"], "'oops' is not a Python literal"),
     (["dump", FMA, "--args", "3.0", "1.0"], "missing a required argument: 'z'"),
     (["dump", FMA, "--args", "3.0", "1", "1.0", "--grad", "--argnums", "1"], "only float arguments"),
-    (["dump", "kernels.py:uses_dict", "--args", "1.0"], "kernels.py:5: a dict display"),
+    (["dump", "kernels.py:uses_dict", "--args", "1.0", "--fullgraph"], "kernels.py:5: a dict display"),
     (["export", FMA, *ARGS], "the following arguments are required: -o/--out"),
     (["export", FMA, *ARGS, "-o", "out", "--target", "vax"], "unknown target 'vax'"),
     (["export", FMA, *ARGS, "-o", "out", "--cpu", "no-such-cpu"], "unknown CPU 'no-such-cpu'"),

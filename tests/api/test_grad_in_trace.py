@@ -80,7 +80,7 @@ def test_a_tuple_result_inside_a_trace_is_a_type_error():
 
 
 def test_argnums_must_be_constants():
-    @trace
+    @trace(fullgraph=True)
     def f(x, k):
         return grad(lambda a, b: a * b, k)(x, x)
 

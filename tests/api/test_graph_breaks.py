@@ -9,6 +9,7 @@ warnings.
 import contextlib
 import io
 import math
+import time
 import warnings
 
 import numpy as np
@@ -16,7 +17,7 @@ import pytest
 
 import tracer
 from tracer import UnsupportedError, grad, trace
-from tracer.specialize import PythonRun, Specialization
+from tracer.specialize import Specialization
 
 
 def outcome(fn, *args):
@@ -102,7 +103,7 @@ def constants_and_flags(x):
 
 
 def warns(x):
-    warnings.warn("careful")
+    warnings.warn("careful", stacklevel=1)
     return x * 2
 
 
@@ -135,7 +136,8 @@ CASES = [
     (constants_and_flags, (-0.0,), "Specialization"),
     (warns, (1.0,), "Specialization"),
     (array_elements, (np.array([1.0, 2.5, -0.0]),), None),
-    (rounds, (1.23456,), "PythonRun"),
+    (rounds, (1.23456,), "Specialization"),
+    (rounds, (float("inf"),), "Specialization"),
     (dict_inside, (3.0,), "PythonRun"),
 ]
 
@@ -229,8 +231,8 @@ def test_explain():
     assert e.python_calls[0].loc.lineno == every_third_iteration.__code__.co_firstlineno + 5
     text = str(e)
     assert "compiled" in text and "print(...), inside a loop" in text and "guards:" in text
-    e = tracer.explain(rounds, 1.5)
-    assert not e.compiled and "round" in str(e) and "runs as Python" in str(e)
+    e = tracer.explain(dict_inside, 1.5)
+    assert not e.compiled and "dict" in str(e) and "runs as Python" in str(e)
     e = tracer.explain(trace(rounds, fullgraph=True), 1.5)
     assert not e.compiled and "fullgraph=True" in str(e)
     e = tracer.explain(lambda a: np.sum(a * 2.0), np.ones(3))
@@ -259,3 +261,58 @@ def test_print_keywords():
         print(y, file=None, flush=True)
         return y
     assert outcome(trace(f), 4.0) == outcome(f, 4.0)
+
+
+def rounds_in_a_while_condition(x):
+    k = 0
+    while round(x, 3) != round(math.sqrt(2.0), 3):
+        x = 0.5 * (x + 2.0 / x)
+        k += 1
+    return k, x
+
+
+def rounds_ints(x, n):
+    return round(x, n)
+
+
+def timed_loop(n):
+    t0 = time.perf_counter()
+    s = 0.0
+    for i in range(n):
+        s += math.sin(i)
+    return s, time.perf_counter() - t0 >= 0.0, time.perf_counter_ns() > 0
+
+
+@pytest.mark.parametrize("fn, args", [
+    (rounds_in_a_while_condition, (5.0,)),
+    (rounds_ints, (123456, -2)),
+    (rounds_ints, (2**62 + 1, -1)),          # past 64 bits: Python answers
+    (rounds_ints, (1.5, 0)),
+    (rounds_ints, (2.675, 2)),
+    (rounds_ints, (float("nan"), 1)),
+    (timed_loop, (50,)),
+])
+def test_calls_whose_result_is_used(fn, args):
+    compiled = trace(fn, fuse_fma=False)
+    want = outcome(fn, *args)
+    assert outcome(compiled, *args) == want
+    assert outcome(compiled, *args) == want
+    assert kinds(compiled) == ["Specialization"]
+    assert any(v.op == "python_call" for v in compiled.specializations[0].optimized.walk())
+
+
+def test_random_numbers_drawn_from_compiled_code_follow_the_generator():
+    import random
+
+    def noise(n):
+        s = 0.0
+        for _ in range(n):
+            s += random.random()
+        return s
+    compiled = trace(noise)
+    random.seed(3)
+    want = noise(5)
+    for _ in range(2):
+        random.seed(3)
+        assert compiled(5) == want
+    assert kinds(compiled) == ["Specialization"]

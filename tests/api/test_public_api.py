@@ -31,7 +31,7 @@ def add_one(x):
 # ============================================================================ the PEP 523 hook
 def test_hook_is_not_left_installed():
     assert not native.installed()
-    compiled = trace(div)
+    compiled = trace(div, fullgraph=True)
     compiled(1.0, 2.0)                         # compile
     assert not native.installed()
     compiled(3.0, 4.0)                         # native
@@ -45,15 +45,15 @@ def test_hook_is_not_left_installed():
     compiled(2 ** 70, 3)                       # big ints run the Python function
     assert not native.installed()
     with pytest.raises(TracerError):
-        trace(uses_dict)(1.0)
+        trace(uses_dict, fullgraph=True)(1.0)
     assert not native.installed()
     with pytest.raises(ZeroDivisionError):
-        trace(div)(1.0, 0.0)                   # an error while compiling
+        trace(div, fullgraph=True)(1.0, 0.0)                   # an error while compiling
     assert not native.installed()
 
 
 def test_plain_python_is_untouched_after_tracing():
-    compiled = trace(factorial_times)
+    compiled = trace(factorial_times, fullgraph=True)
     with pytest.raises(TracerError):
         compiled(2.0, 3)
     assert factorial_times(2.0, 5) == 240.0   # recursion still works in plain Python

@@ -128,7 +128,7 @@ def test_the_tracers_own_errors_keep_their_frames():
             return x + 1.0
         finally:
             pass
-    t = tracer.trace(unsupported)
+    t = tracer.trace(unsupported, fullgraph=True)
     with pytest.raises(tracer.UnsupportedError) as info:
         t(1.0)
     files = [f.filename for f in traceback.extract_tb(info.value.__traceback__)]

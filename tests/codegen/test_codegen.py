@@ -91,8 +91,9 @@ TAPE_OPS = ("tape_new", "tape_push", "tape_get", "tape_len", "tape_free")   # te
 ARRAY_OPS = ("dim", "load", "index", "broadcast_in_dim", "transpose", "reduce", "argreduce", "matmul", "full",
              "iota", "pack", "copy", "reshape", "store", "writeback", "slice", "in_place_check")
 # tests/codegen/test_array_kernels.py, test_array_ops.py, test_array_slicing.py, test_inplace.py; "map" in tests/transforms/test_fusion.py
+# python_call: tests/api/test_graph_breaks.py
 SCALAR_OPS = [name for name in ops.OPS if name not in
-              ("param", "const", "tuple", "getitem", "fma", "pow") + CONTROL_FLOW + TAPE_OPS + ARRAY_OPS]
+              ("param", "const", "tuple", "getitem", "fma", "pow", "python_call") + CONTROL_FLOW + TAPE_OPS + ARRAY_OPS]
 
 
 @pytest.mark.parametrize("op", SCALAR_OPS)

@@ -255,19 +255,19 @@ def test_numpy_semantics_where_python_would_raise():
 
 
 def test_unsupported_array_uses_are_clear_errors():
-    @trace
+    @trace(fullgraph=True)
     def masked(x):
         return x[x > 0.0]
     with pytest.raises(TracerError, match="indexing with a bool or an array of a NumPy array is not supported"):
         masked(np.ones(3))
 
-    @trace
+    @trace(fullgraph=True)
     def compared(x):
         return 1.0 if x == x else 0.0
     with pytest.raises(TracerError, match="the truth value of an array"):
         compared(np.ones(3))
 
-    @trace
+    @trace(fullgraph=True)
     def first(x):
         return int(x[0])
     with pytest.raises(TracerError, match="float32 scalar"):

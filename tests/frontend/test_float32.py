@@ -157,10 +157,10 @@ def returns_float32(w, x):
 def test_what_is_not_supported_is_a_clear_error():
     x = np.ones(3, dtype=np.float32)
     with pytest.raises(TracerError, match="float32 array with a float64 or int64 scalar NumPy computed"):
-        trace(ambiguous)(x, np.ones(3))
+        trace(ambiguous, fullgraph=True)(x, np.ones(3))
     with pytest.raises(TracerError, match="cannot differentiate through float32"):
-        trace(grad(through_float32))(np.ones(3), x)
+        trace(grad(through_float32), fullgraph=True)(np.ones(3), x)
     with pytest.raises(TracerError, match="returns a float32"):
-        trace(grad(returns_float32))(np.ones(3), x)
+        trace(grad(returns_float32), fullgraph=True)(np.ones(3), x)
     with pytest.raises(TypeError, match="only float arguments \\(and float64 arrays\\)"):
-        trace(grad(total))(x)
+        trace(grad(total), fullgraph=True)(x)

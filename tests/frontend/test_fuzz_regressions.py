@@ -154,4 +154,4 @@ def test_array_made_in_a_loop_and_returned_is_unsupported():
         return x
 
     with pytest.raises(UnsupportedError, match="made inside a data-dependent branch or loop"):
-        trace(early_array_return)(np.array([1.0, -2.0]), 3)
+        trace(early_array_return, fullgraph=True)(np.array([1.0, -2.0]), 3)

@@ -155,14 +155,14 @@ def test_an_error_midway_leaves_the_lists_as_python_does():
 
 
 def test_storing_another_type_is_a_clear_error():
-    @trace
+    @trace(fullgraph=True)
     def store_int(xs):
         xs[0] = 1
 
     with pytest.raises(UnsupportedError, match=r"test_list_writes.py:\d+.*only a float"):
         store_int([1.0, 2.0])
 
-    @trace
+    @trace(fullgraph=True)
     def into_tuple(t):
         t[0] = 1.0
 

@@ -125,7 +125,7 @@ def test_local_list_methods():   # 4
     same(list_arity, 1.0)
     same(list_keyword, 1.0)
     with pytest.raises(DataDependentControlFlow):
-        trace(list_float_index)(2.0)
+        trace(list_float_index, fullgraph=True)(2.0)
     unsupported(list_sort_traced, 2.0, match="sorting")
     unsupported(list_unknown_method, 2.0, match="__sizeof__")
 

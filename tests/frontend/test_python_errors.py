@@ -214,7 +214,7 @@ def calls_helper_with_set(x):
                                         (calls_helper_with_set, "MARK-SET-IN-HELPER")],
                          ids=["dict", "fstring", "print", "set-in-inlined-helper"])
 def test_unsupported_construct_is_a_tracer_error_naming_the_line(fn, marker):
-    compiled = trace(fn)
+    compiled = trace(fn, fullgraph=True)
     with pytest.raises(TracerError) as error:
         compiled(1.5)
     assert_names_line(error.value, marker)
@@ -226,7 +226,7 @@ def test_unsupported_construct_is_a_tracer_error_naming_the_line(fn, marker):
 
 
 def test_try_statement_is_a_tracer_error_naming_the_line():
-    compiled = trace(uses_try)
+    compiled = trace(uses_try, fullgraph=True)
     with pytest.raises(TracerError) as error:
         compiled(2.0)
     assert_names_line(error.value, "MARK-TRY")
@@ -279,7 +279,7 @@ def test_branch_on_traced_float_compiles_both_sides(fn, calls):
 
 def test_a_range_of_a_float_expression_is_data_dependent_control_flow():
     # sum() of a range needs its numbers at trace time; they depend on a float
-    compiled = trace(range_of_float_expression)
+    compiled = trace(range_of_float_expression, fullgraph=True)
     with pytest.raises(DataDependentControlFlow) as error:
         compiled(3.5)
     assert "data-dependent control flow is not supported yet" in str(error.value)
@@ -294,7 +294,7 @@ def factorial_times(x, n):
 
 
 def test_recursion_is_a_clear_tracer_error():
-    compiled = trace(factorial_times)
+    compiled = trace(factorial_times, fullgraph=True)
     assert factorial_times(2.0, 4) == 48.0
     with pytest.raises(TracerError) as error:
         compiled(2.0, 4)

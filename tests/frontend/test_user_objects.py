@@ -70,7 +70,7 @@ def test_truth_value_of_objects():   # 14
     same(object_not, Plain(), 1.0)
     unsupported(object_truth, WithLen(), 1.0, match="__len__")
     unsupported(object_truth, WithBool(), 1.0, match="__bool__")
-    compiled = trace(object_truth, fuse_fma=False)
+    compiled = trace(object_truth, fuse_fma=False, fullgraph=True)
     assert compiled(LateLen(), 1.0) == 1.0
     LateLen.__len__ = lambda self: 0          # the class changed: the old answer must not be reused
     try:

@@ -159,6 +159,6 @@ def test_a_0d_argument_is_updated_in_place():
 
 def test_what_is_not_compiled_is_a_clear_error():
     with pytest.raises(TracerError, match="tolist"):
-        trace(lambda x: x.tolist())(np.array(2.0))
+        trace(lambda x: x.tolist(), fullgraph=True)(np.array(2.0))
     with pytest.raises(TracerError, match="not 0-d"):
-        trace(lambda x: float(x))(np.ones(1))
+        trace(lambda x: float(x), fullgraph=True)(np.ones(1))

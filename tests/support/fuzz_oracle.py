@@ -153,7 +153,7 @@ def run_case(source: str, calls: list, check_warnings: bool = True, progress=lam
     where it is, so a parent that must kill a hung worker knows which call hung."""
     namespace = argument_namespace()
     fn = load_module(source)["f"]
-    compiled = trace(fn, fuse_fma=False)
+    compiled = trace(fn, fuse_fma=False, fullgraph=True)
     close = bool(REDUCTIONS.search(source))
     rounding = False
     for index, texts in enumerate(calls):

@@ -51,7 +51,7 @@ def assert_like_python(compiled, *args, **kwargs):
 def same(fn, *args):
     """The traced `fn` (fusion off) returns or raises exactly what CPython does for `args`."""
     expected = outcome(fn, *args)
-    got = outcome(trace(fn, fuse_fma=False), *args)
+    got = outcome(trace(fn, fuse_fma=False, fullgraph=True), *args)
     if got[0] == "raise" and issubclass(got[1], UnsupportedError):
         pytest.fail(f"{fn.__name__}{args}: the tracer cannot compile it: {got[2]}")
     assert _compared(got) == _compared(expected), (args, got, expected)
@@ -60,4 +60,4 @@ def same(fn, *args):
 
 def unsupported(fn, *args, match: str = ""):
     with pytest.raises(UnsupportedError, match=match):
-        trace(fn, fuse_fma=False)(*args)
+        trace(fn, fuse_fma=False, fullgraph=True)(*args)

@@ -7,7 +7,11 @@ a `CallOut`, which rebuilds the call's arguments (constants, those numbers, f-st
 them) and makes the call in CPython, once, where CPython would make it. An exception it raises
 propagates from there, as CPython's would.
 
-Which calls: builtin functions of modules (`print`, `warnings.warn`, `time.sleep`...), except the
+Calls whose result is used are made that way too where the result's type is known in advance
+(`value_call`: `round(x, n)`, `time.perf_counter()`, `random.random()`): the compiled code
+unboxes it.
+
+Which call statements: builtin functions of modules (`print`, `warnings.warn`, `time.sleep`...), except the
 few that reach into frames, globals or objects (`exec`, `setattr`...); their arguments are
 constants, numbers (traced or not) and f-strings of them. Anything else stays unsupported: the
 call then runs as Python (tracer.api).
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import types
 
+from tracer.errors import UnsupportedError
 from tracer.frontend.builder import is_traced
 from tracer.ir import BOOL, F64, I64
 
@@ -31,13 +36,27 @@ CONVERSIONS = {0: None, 1: str, 2: repr, 3: ascii}
 
 
 class TracedString:
-    """An f-string with traced numbers in it: its pieces, each a str or (value, conversion, spec)."""
+    """An f-string with traced numbers in it: its pieces, each a str or (value, conversion, spec).
+    It can only be passed to a call made in CPython: any other use (len, +, ==, str...) is an
+    UnsupportedError, never a TypeError compiled as the user's."""
 
-    def __init__(self, parts: tuple):
-        self.parts = parts
+    def __init__(self, tracer, parts: tuple):
+        self.tracer, self.parts = tracer, parts
+        self.loc = tracer.loc            # where it is made: what an error about it names
 
     def __repr__(self):
         return f"<f-string of {sum(1 for p in self.parts if not isinstance(p, str))} traced value(s)>"
+
+
+def _refuse(self, *args):
+    raise UnsupportedError("an f-string of traced numbers can only be passed to print() (or a call like it) yet",
+                           self.loc)
+
+
+for _name in ("__len__", "__iter__", "__getitem__", "__contains__", "__add__", "__radd__", "__mul__", "__rmul__",
+              "__mod__", "__rmod__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
+              "__bool__", "__str__", "__format__", "__int__", "__float__", "__index__", "__getattr__"):
+    setattr(TracedString, _name, _refuse)
 
 
 def format_value(tracer, value, conversion: int, spec):
@@ -50,14 +69,14 @@ def format_value(tracer, value, conversion: int, spec):
                 return value
             if len(value.parts) == 1 and not isinstance(value.parts[0], str) and not value.parts[0][2]:
                 traced, converted, _ = value.parts[0]        # 3.13: CONVERT_VALUE, then the spec
-                return TracedString(((traced, converted, spec),))
+                return TracedString(tracer, ((traced, converted, spec),))
         if not isinstance(value, CONSTANT_TYPES):
             raise tracer.error(f"an f-string of a {type(value).__name__} is not supported")
         convert = CONVERSIONS[conversion]
         return format(convert(value) if convert else value, spec or "")
     if value.type not in (F64, I64, BOOL):
         raise tracer.error(f"an f-string of a {value.type} value is not supported")
-    return TracedString(((value, conversion, spec or ""),))
+    return TracedString(tracer, ((value, conversion, spec or ""),))
 
 
 def build_string(tracer, pieces: list):
@@ -69,7 +88,7 @@ def build_string(tracer, pieces: list):
     parts: list = []
     for p in pieces:
         parts.extend(p.parts if isinstance(p, TracedString) else (p,))
-    return TracedString(tuple(parts))
+    return TracedString(tracer, tuple(parts))
 
 
 def may_call_out(fn) -> bool:
@@ -80,9 +99,31 @@ def may_call_out(fn) -> bool:
     return (owner is None or isinstance(owner, types.ModuleType)) and fn.__name__ not in NOT_CALLED_OUT
 
 
-def call_out(tracer, fn, args: list, kwargs: dict) -> None:
-    """Emit the `python_call` of fn(*args, **kwargs) (a call statement); it returns None.
-    UnsupportedError where an argument is not a constant, a number or an f-string of them."""
+def value_call(fn, args: list, kwargs: dict):
+    """(result type, harmless) of a call compiled code may make in CPython and use the result of:
+    builtins whose result type follows from their arguments' (round(x, n), the clocks,
+    random.random()); None for any other. Harmless: making it again changes nothing observable."""
+    import random
+    import time
+    if kwargs:
+        return None
+    if fn is round and len(args) == 2 and is_traced(args[0]) and args[0].type in (F64, I64):
+        ndigits = args[1]
+        if type(ndigits) is int or (is_traced(ndigits) and ndigits.type == I64):
+            return args[0].type, True
+    if not args and fn in (time.time, time.perf_counter, time.monotonic, time.process_time):
+        return F64, True
+    if not args and fn in (time.time_ns, time.perf_counter_ns, time.monotonic_ns, time.process_time_ns):
+        return I64, True
+    if not args and fn == random.random:        # (a bound method: equal, not identical, each time)
+        return F64, False
+    return None
+
+
+def call_out(tracer, fn, args: list, kwargs: dict, result=None, harmless: bool = False):
+    """Emit the `python_call` of fn(*args, **kwargs): a call statement (None), or with `result` (a
+    number type) a call whose result compiled code uses (that traced number). UnsupportedError
+    where an argument is not a constant, a number or an f-string of them."""
     values: list = []
     numpy_kinds = {F64: "float64", I64: "int64", BOOL: "bool_"}
 
@@ -103,7 +144,10 @@ def call_out(tracer, fn, args: list, kwargs: dict) -> None:
         return len(values) - 1, numpy_kinds[v.type] if v in tracer.numpy_scalars else None
 
     callee = CallOut(fn, tuple(template(a) for a in args), {k: template(a) for k, a in kwargs.items()})
-    tracer.builder.emit("python_call", tuple(values), callee=callee)
+    if result is None:
+        tracer.builder.emit("python_call", tuple(values), callee=callee)
+        return None
+    return tracer.builder.emit("python_call", tuple(values), callee=callee, result=result, harmless=harmless)
 
 
 class CallOut:
@@ -114,7 +158,7 @@ class CallOut:
 
     def __call__(self, *values):
         fill = _Filler(values)
-        self.fn(*(fill(t) for t in self.args), **{k: fill(t) for k, t in self.kwargs.items()})
+        return self.fn(*(fill(t) for t in self.args), **{k: fill(t) for k, t in self.kwargs.items()})
 
     def __repr__(self):
         return f"{getattr(self.fn, '__qualname__', self.fn)}(...)"

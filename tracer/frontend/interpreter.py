@@ -306,8 +306,12 @@ class Tracer:
             return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
         if isinstance(fn, type) and issubclass(fn, BaseException) and all(is_number(a) or isinstance(a, str) for a in args):
             return fn(*args)
-        if dropped and self.call_out and callouts.may_call_out(fn):
-            return callouts.call_out(self, fn, args, kwargs)     # runs in CPython, from compiled code
+        if self.call_out:              # run in CPython, from compiled code (tracer.frontend.callouts)
+            typed = callouts.value_call(fn, args, kwargs)
+            if typed is not None:
+                return callouts.call_out(self, fn, args, kwargs, *typed)
+            if dropped and callouts.may_call_out(fn):
+                return callouts.call_out(self, fn, args, kwargs)
         raise self.error(f"calling {describe(fn)} is not supported")
 
     def inline(self, code, globals, builtins, name, args, kwargs, defaults, kwdefaults, cells):

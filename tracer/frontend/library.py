@@ -11,7 +11,7 @@ import builtins
 import math
 import sys
 
-from tracer.frontend import arrays, gathered
+from tracer.frontend import arrays, callouts, gathered
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.iteration import RangeIter
@@ -192,6 +192,9 @@ def _round(tracer, x, ndigits=None):
     if _all_constant([x, ndigits]):
         return round(x, ndigits)
     if ndigits is not None:
+        typed = callouts.value_call(round, [x, ndigits], {})
+        if tracer.call_out and typed is not None:      # CPython's round, called from compiled code
+            return callouts.call_out(tracer, round, [x, ndigits], {}, *typed)
         raise tracer.error("round(x, ndigits) of a traced value is not supported yet")
     x = _number(tracer, x, "round()")
     b = tracer.builder

@@ -4,7 +4,7 @@ iterations on.
 """
 from __future__ import annotations
 
-from tracer.errors import Status
+from tracer.errors import OpFailure, Status
 from tracer.ir.registry import define
 from tracer.ir.types import BOOL, F64, I64, TapeType, TupleType, Type
 
@@ -70,19 +70,32 @@ define("tape_free", "release a tape's memory (nothing reads it after)",
 
 
 # a call into CPython from compiled code (tracer.frontend.callouts): attrs['callee'] is called with
-# the operands, boxed as Python numbers; its result is dropped. An exception it raises propagates
-# (PYTHON_ERROR: the exception is set, nothing runs again).
+# the operands, boxed as Python numbers. A call statement's result is dropped (type ()); with
+# attrs['result'] a number type, the call's result is that number (anything else: FALLBACK). An
+# exception it raises propagates (PYTHON_ERROR: the exception is set, nothing runs again).
+# attrs['harmless']: making the call again is unobservable (round, a clock), so Python may run the
+# function again from the start after it.
+NOTHING = TupleType(())
+
+
 def _python_call_type(t, a):
     if any(x not in (F64, I64, BOOL) for x in t):
         raise TypeError("python_call takes f64, i64 and bool operands")
-    return TupleType(())
+    result = a.get("result", NOTHING)
+    if result not in (F64, I64, BOOL, NOTHING):
+        raise TypeError("python_call gives an f64, an i64, a bool or nothing")
+    return result
 
 
-def _python_call(*args, callee):
-    callee(*args)
-    return ()
+def _python_call(*args, callee, result=NOTHING, harmless=False):
+    value = callee(*args)
+    if result == NOTHING:
+        return ()
+    if type(value) is not {F64: float, I64: int, BOOL: bool}[result]:
+        raise OpFailure(Status.FALLBACK)
+    return value
 
 
-define("python_call", "call attrs['callee'] in CPython with the operands as Python numbers (a call statement "
-        "the compiled code makes: print...)", _python_call_type, _python_call, [Status.PYTHON_ERROR],
-        attrs=("callee",), effect=True)
+define("python_call", "call attrs['callee'] in CPython with the operands as Python numbers (a print; or, with "
+        "attrs['result'], round(x, n), a clock...)", _python_call_type, _python_call,
+        [Status.PYTHON_ERROR, Status.FALLBACK], attrs=("callee",), effect=True)
