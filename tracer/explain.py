@@ -34,7 +34,13 @@ class Break:
     def __str__(self) -> str:
         where = f"{self.loc}: " if self.loc is not None else ""
         line = f"  ({self.loc.source_line})" if self.loc is not None and self.loc.source_line else ""
-        return f"{where}{self.what}{', inside a loop' if self.in_loop else ''}{line}"
+        text = f"{where}{self.what}{', inside a loop' if self.in_loop else ''}{line}"
+        outer = self.loc
+        while outer is not None and outer.caller is not None:
+            outer = outer.caller
+        if outer is not self.loc:        # in a callee (a library's code): the line that called it
+            text += f"; reached from {outer}  ({outer.source_line})"
+        return text
 
 
 @dataclass

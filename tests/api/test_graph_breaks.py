@@ -316,3 +316,40 @@ def test_random_numbers_drawn_from_compiled_code_follow_the_generator():
         random.seed(3)
         assert compiled(5) == want
     assert kinds(compiled) == ["Specialization"]
+
+
+LOG = __import__("logging").getLogger("tests.graph_breaks")
+
+
+def logs_progress(n):
+    s = 0.0
+    for i in range(n):
+        s += i * 0.5
+        if i % 2 == 0:
+            LOG.info("step %d: s=%.2f", i, s)
+            LOG.debug(f"s is {s}")
+    return s
+
+
+def test_logging_calls_are_made_from_compiled_code(caplog):
+    import logging
+    caplog.set_level(logging.DEBUG, logger="tests.graph_breaks")
+    want = logs_progress(5)
+    expected = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "tests.graph_breaks"]
+    caplog.clear()
+    compiled = trace(logs_progress)
+    assert compiled(5) == want
+    got = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "tests.graph_breaks"]
+    assert got == expected and len(got) == 6
+    assert kinds(compiled) == ["Specialization"]
+
+
+def test_a_generator_consumed_across_calls_into_python():
+    def squares(n):
+        g = (i * i for i in range(n))
+        s = 0
+        for v in g:
+            print(v)
+            s += v
+        return s
+    assert outcome(trace(squares), 4) == outcome(squares, 4)

@@ -12,7 +12,8 @@ Calls whose result is used are made that way too where the result's type is know
 unboxes it.
 
 Which call statements: builtin functions of modules (`print`, `warnings.warn`, `time.sleep`...), except the
-few that reach into frames, globals or objects (`exec`, `setattr`...); their arguments are
+few that reach into frames, globals or objects (`exec`, `setattr`...), and logging calls
+(`logging.info(...)`, `log.info(...)` on a logger bound to a global); their arguments are
 constants, numbers (traced or not) and f-strings of them. Anything else stays unsupported: the
 call then runs as Python (tracer.api).
 
@@ -97,6 +98,30 @@ def may_call_out(fn) -> bool:
         return False
     owner = fn.__self__
     return (owner is None or isinstance(owner, types.ModuleType)) and fn.__name__ not in NOT_CALLED_OUT
+
+
+LOGGING_CALLS = frozenset(("debug", "info", "warning", "warn", "error", "exception", "critical", "log"))
+
+
+def logs(fn) -> bool:
+    """Whether fn is a logging call: `logging.info` and friends, or a method such as `info` of
+    a logger bound to a global (guarded, so the same logger on every call)."""
+    from tracer.frontend.objects import BoundMethod, ExternalObject
+    from tracer.frontend.sources import RootSource
+    if isinstance(fn, BoundMethod):
+        owner = fn.self_obj
+        if not (isinstance(owner, ExternalObject) and isinstance(owner.source, RootSource)):
+            return False
+        fn = fn.function
+    return (isinstance(fn, types.FunctionType) and fn.__module__ == "logging"
+            and fn.__name__ in LOGGING_CALLS)
+
+
+def logging_callee(fn):
+    """What a logging call calls in CPython: the function, or the logger's bound method."""
+    if isinstance(fn, types.FunctionType):
+        return fn
+    return getattr(fn.self_obj.obj, fn.function.__name__)
 
 
 def value_call(fn, args: list, kwargs: dict):

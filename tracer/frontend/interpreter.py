@@ -269,6 +269,8 @@ class Tracer:
     def call(self, fn, args: list, kwargs: dict):
         # whether this call's result is dropped (read once: calls made inside it use theirs)
         dropped, self.result_dropped = self.result_dropped, False
+        if dropped and self.call_out and callouts.logs(fn):   # logging: made in CPython from compiled code
+            return callouts.call_out(self, callouts.logging_callee(fn), args, kwargs)
         if isinstance(fn, BoundMethod):
             return self.call(fn.function, [fn.self_obj, *args], kwargs)
         if isinstance(fn, native.Dispatcher):       # another @trace'd function: inline its Python
