@@ -31,7 +31,7 @@ from tracer.frontend.capture import call_intercepted, warn_storm
 from tracer.frontend.interpreter import CO_VARARGS, bind_arguments, trace_frame
 from tracer.frontend.loader import ALIASED
 from tracer.ir import I64_MAX, I64_MIN
-from tracer.specialize import NeedsPython, PythonRun, Specialization, argument_signature
+from tracer.specialize import BreakRun, Finished, NeedsPython, PythonRun, Specialization, argument_signature
 
 DEFAULT_MAX_SPECIALIZATIONS = 16
 
@@ -64,7 +64,7 @@ class CodeCompiler:
 
     def __init__(self, code, name: str, fuse_fma: bool, max_specializations: int, py_func=None,
                  transform=None, display_name: str | None = None, plain_python: bool = True,
-                 fullgraph: bool = True):
+                 fullgraph: bool = True, strict_arguments: bool = True):
         self.code = code
         self.name = name
         self.fuse_fma = fuse_fma
@@ -81,6 +81,8 @@ class CodeCompiler:
         # without fullgraph, what cannot be compiled runs as Python (a PythonRun records why);
         # a transform (a gradient) has no Python version and always raises
         self.python_on_break = not fullgraph and transform is None and py_func is not None
+        # a TypeError for arguments traced code cannot take; else (a continuation's) they run as Python
+        self.strict_arguments = strict_arguments
         self._warned = False
 
     # ---------------------------------------------------------------- compiling
@@ -98,11 +100,21 @@ class CodeCompiler:
             if self.transform is not None:
                 trace = self.transform.apply(trace)
                 fallback = self.transform.fallback
+            if trace.break_point is not None:
+                fallback = self._finish_as_python
             spec = Specialization.build(trace, trace.function.name, self.fuse_fma, fallback)
         except UnsupportedError as exc:
             if not self.python_on_break or isinstance(exc, BigIntInput):
                 raise
             run = PythonRun(self.name, argument_signature(args), exc)
+            run.log()
+            self.specializations.append(run)
+            return
+        if trace.break_point is not None:     # the continuation: a function of its own, traced alike
+            resume = types.FunctionType(trace.break_point.code, globals, self.name, None, closure)
+            continuation = make_dispatcher(resume, None, self.fuse_fma, self.max_specializations, fullgraph=False,
+                                           strict_arguments=False)
+            run = BreakRun(spec, continuation)
             run.log()
             self.specializations.append(run)
             return
@@ -146,6 +158,10 @@ class CodeCompiler:
             if type(spec) is PythonRun:
                 if spec.accepts(args):
                     return self._plain_vector(args)
+            elif type(spec) is BreakRun:
+                result = spec.run(args)
+                if result is not native.MISS:
+                    return result
             elif not spec.fast:
                 leaves = spec.load(args)
                 if leaves is ALIASED:           # lists it writes are shared: Python does it
@@ -175,7 +191,12 @@ class CodeCompiler:
             return result
         if any(_is_numpy_scalar(a) for a in full):
             return self._numpy_scalar_call(args, kwargs)
-        self._check_argument_types(full)
+        try:
+            self._check_argument_types(full)
+        except TypeError:
+            if self.strict_arguments:
+                raise
+            return self._plain(args, kwargs)
         if self.transform is not None:
             self.transform.check_arguments(full)
         if any(type(a) is int and not I64_MIN <= a <= I64_MAX for a in full):
@@ -214,6 +235,10 @@ class CodeCompiler:
         if self.transform is not None:
             return self.transform.fallback()
         return run_plain(self.py_func, *args, **kwargs)
+
+    def _finish_as_python(self, *full):
+        """A graph break's prefix cannot finish natively: the whole call runs as Python."""
+        raise Finished(self._plain_vector(full))
 
     def _plain_vector(self, full: tuple):
         """The original function run by CPython on a frame's full argument vector."""
@@ -355,14 +380,14 @@ def _python_wrapper(builtin):
 
 
 def make_dispatcher(fn, transform, fuse_fma: bool, max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
-                    plain_python: bool = True, fullgraph: bool = True):
+                    plain_python: bool = True, fullgraph: bool = True, strict_arguments: bool = True):
     """The compiled callable for `fn` (after `transform`, if any), compiling on demand. With
     `plain_python=False` it compiles even while a debugger watches or under TRACER_DISABLE (export);
     without `fullgraph`, calls that cannot be compiled run as Python."""
     display_name = transform.describe(fn.__qualname__) if transform is not None else fn.__qualname__
     compiler = CodeCompiler(fn.__code__, fn.__qualname__, fuse_fma, max_specializations, py_func=fn,
                             transform=transform, display_name=display_name, plain_python=plain_python,
-                            fullgraph=fullgraph)
+                            fullgraph=fullgraph, strict_arguments=strict_arguments)
     d = compiler.dispatcher
     d.py_func = d.__wrapped__ = fn
     d.transform = transform

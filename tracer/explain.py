@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from tracer.api import COMPILE_LOCK, CodeCompiler, unwrap
 from tracer.errors import SourceLoc, UnsupportedError
 from tracer.frontend.interpreter import bind_arguments
-from tracer.specialize import PythonRun, argument_signature
+from tracer.specialize import BreakRun, PythonRun, argument_signature
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,9 @@ class Explanation:
         if calls:
             lines.append(f"  calls into CPython ({len(calls)}):")
             lines += [f"    {b}" for b in calls]
-        else:
+        graph_breaks = [b for b in self.breaks if b.kind == "graph break"]
+        lines += [f"  {b}" for b in graph_breaks]
+        if not calls and not graph_breaks:
             lines.append("  no calls into CPython: the whole function is native code")
         if self.guards:
             lines.append(f"  guards: {', '.join(self.guards)}")
@@ -102,8 +104,20 @@ def explain(fn, *args, **kwargs) -> Explanation:
         return Explanation(name, spec.describe_signature(), False,
                            [Break("runs as Python", spec.reason.message, spec.reason.loc)],
                            compile_seconds=seconds, specialization=spec)
+    if isinstance(spec, BreakRun):
+        point = spec.point
+        what = (f"graph break: compiled up to here, CPython makes this call (because {point.reason.message}"
+                f"{_where(point.reason.loc, point.loc)}); the code after it is compiled when first reached")
+        prefix = spec.prefix.optimized
+        breaks = [Break("python call", f"{v.attrs['callee']}", v.loc, in_loop) for v, in_loop in _python_calls(prefix.body)]
+        return Explanation(name, spec.signature(), True, [*breaks, Break("graph break", what, point.loc)],
+                           spec.guards(), seconds, spec)
     breaks = [Break("python call", f"{v.attrs['callee']}", v.loc, in_loop) for v, in_loop in _python_calls(spec.optimized.body)]
     return Explanation(name, spec.signature(), True, breaks, spec.guards(), seconds, spec)
+
+
+def _where(loc, call) -> str:
+    return "" if loc is None or loc == call else f", at {loc}"
 
 
 def _python_calls(block, in_loop: bool = False):

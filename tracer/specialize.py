@@ -21,7 +21,7 @@ from tracer import native
 from tracer.errors import UnsupportedError
 from tracer.frontend.arrays import is_ndarray
 from tracer.frontend.interpreter import Trace
-from tracer.frontend.loader import make_loader, type_label
+from tracer.frontend.loader import ALIASED, make_loader, type_label
 from tracer.frontend.sources import ABSENT, ArgSource
 from tracer.ir import EntryArg, Function, type_of_constant
 from tracer.transforms.passes import optimize
@@ -103,6 +103,69 @@ class Specialization:
 
 
 logger = logging.getLogger("tracer")
+
+
+class Finished(Exception):
+    """A graph break's prefix could not finish natively (FALLBACK): the original function ran
+    as Python instead, and this is its result."""
+
+    def __init__(self, result):
+        super().__init__("finished as Python")
+        self.result = result
+
+
+class BreakRun:
+    """A specialization with a graph break (tracer.frontend.resume): the compiled prefix, the call
+    CPython makes, then the continuation, a traced function of its own (`resume`, a dispatcher)."""
+
+    fast = False
+
+    def __init__(self, prefix: Specialization, resume):
+        self.prefix, self.resume = prefix, resume
+        self.point = prefix.trace.break_point
+        self.entry = None
+        if prefix.fast:
+            self.entry = native.Dispatcher(_raise_needs_python, prefix.name)
+            self.entry.add_native(prefix.compiled.entry_address, prefix.fallback, prefix.native_guards())
+
+    def log(self) -> None:
+        logger.info("%s(): graph break at %s, where CPython makes the call: %s", self.prefix.name, self.point.loc,
+                    self.point.reason)
+
+    def run(self, args: tuple):
+        """The call's result for the frame's argument vector, or MISS where the prefix's guards fail."""
+        try:
+            outputs = self._prefix(args)
+        except Finished as done:
+            return done.result
+        if outputs is native.MISS:
+            return outputs
+        stack, local_values = self.point.rebuild(outputs if type(outputs) is tuple else (outputs,), args)
+        stack = self.point.call(stack)
+        return self.resume(*self.point.resume_arguments(local_values, stack))
+
+    def _prefix(self, args: tuple):
+        if self.entry is not None:
+            return self.entry.try_entries(args)
+        leaves = self.prefix.load(args)
+        if leaves is None:
+            return native.MISS
+        if leaves is ALIASED:
+            return self.prefix.fallback(*args)
+        try:
+            return self.prefix.call_loaded(leaves)
+        except NeedsPython:
+            return self.prefix.fallback(*args)
+
+    def guards(self) -> list[str]:
+        return self.prefix.guards()
+
+    def signature(self) -> str:
+        return self.prefix.signature()
+
+    def __repr__(self) -> str:
+        return (f"<BreakRun {self.prefix.name}: compiled up to {self.point.loc}, where CPython makes the call "
+                f"({self.point.reason.message} at {self.point.reason.loc}); then {self.resume.specializations}>")
 
 
 def _check_calls_out_once(trace: Trace, optimized: Function) -> None:

@@ -353,3 +353,121 @@ def test_a_generator_consumed_across_calls_into_python():
             s += v
         return s
     assert outcome(trace(squares), 4) == outcome(squares, 4)
+
+
+# ---------------------------------------------------------------- graph breaks at a call
+CALLS: list = []
+
+
+def opaque(x, scale=1.0):
+    """A callee the tracer cannot compile (a dict), with a side effect CPython makes once."""
+    table = {"x": x}
+    CALLS.append(x)
+    return table["x"] * scale
+
+
+def break_then_loop(x, n):
+    a = x * 2.0
+    b = opaque(a)
+    s = 0.0
+    for i in range(n):
+        s += b * i
+    return s + a
+
+
+def loop_then_break(x, n):
+    s = 0.0
+    for i in range(n):
+        s += x * i
+    print("sum", s)
+    return opaque(s, scale=0.5) + s
+
+
+def two_breaks(x):
+    a = opaque(x)
+    b = opaque(a + 1.0, scale=2.0)
+    return a + b
+
+
+def break_first(x):
+    a = opaque(3.0)
+    return a * x
+
+
+def break_that_raises(x):
+    print("before", x)
+    a = opaque(x, scale=math.sqrt(-1.0) if x < 0 else 1.0)
+    return a
+
+
+def overflow_after_break(n, big):
+    a = opaque(float(n))
+    return big * big + int(a)
+
+
+def overflow_before_break(n, big):
+    b = big * big
+    a = opaque(float(n))
+    return b + int(a)
+
+
+def writes_then_breaks(x):
+    x[0] = 5.0
+    y = opaque(float(x[0] + x[1]))
+    x[1] = y
+    return float(np.sum(x))
+
+
+def string_result(x):
+    y = x * 3.0
+    s = str(y)
+    return len(s) + y
+
+
+BREAKS = [
+    (break_then_loop, (1.5, 10)),
+    (loop_then_break, (2.0, 4)),
+    (two_breaks, (1.0,)),
+    (break_first, (2.0,)),
+    (break_that_raises, (1.0,)),
+    (break_that_raises, (-1.0,)),
+    (overflow_after_break, (3, 2**40)),
+    (overflow_after_break, (3, 2)),
+    (overflow_before_break, (3, 2**40)),
+    (writes_then_breaks, (np.array([1.0, 2.0, 3.0]),)),
+    (string_result, (1.5,)),
+]
+
+
+@pytest.mark.parametrize("fn, args", BREAKS, ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(BREAKS)])
+def test_graph_breaks_at_a_call(fn, args):
+    import copy
+    compiled = trace(fn, fuse_fma=False)
+    for _ in range(2):       # the first call compiles the prefix, the second runs it
+        mine, theirs = copy.deepcopy(args), copy.deepcopy(args)
+        CALLS.clear()
+        want = outcome(fn, *theirs)
+        want_calls = list(CALLS)
+        CALLS.clear()
+        assert outcome(compiled, *mine) == want
+        assert CALLS == want_calls                  # the callee ran once, with CPython's arguments
+        for a, b in zip(mine, theirs):
+            if isinstance(a, np.ndarray):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_a_graph_break_compiles_the_code_around_it():
+    compiled = trace(break_then_loop)
+    compiled(1.5, 10)
+    (run,) = compiled.specializations
+    assert type(run).__name__ == "BreakRun" and run.point.loc.lineno == break_then_loop.__code__.co_firstlineno + 2
+    continuation = run.resume.specializations
+    assert [type(s).__name__ for s in continuation] == ["Specialization"]
+    assert "loop" in {v.op for v in continuation[0].optimized.walk()}
+    e = tracer.explain(break_then_loop, 1.5, 10)
+    assert e.compiled and "graph break" in str(e) and "b = opaque(a)" in str(e)
+
+
+def test_fullgraph_raises_at_the_call_that_would_break():
+    with pytest.raises(UnsupportedError, match="dict display"):
+        trace(break_then_loop, fullgraph=True)(1.5, 10)

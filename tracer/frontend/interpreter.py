@@ -28,7 +28,7 @@ from tracer.errors import (
     UnsupportedError,
     is_internal,
 )
-from tracer.frontend import arrays, callouts, gathered, library, numpy_api
+from tracer.frontend import arrays, callouts, gathered, library, numpy_api, resume
 from tracer.frontend.branches import RETURN, Branching, RestartLoop
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
 from tracer.frontend.flow import flow_graph
@@ -98,6 +98,7 @@ class Trace:
     nargs: int
     each_guards: list[EachGuard]            # about every item of a list gathered into an array
     scattered: list = field(default_factory=list)   # GatherSources written: the loader scatters them back
+    break_point: object = None              # a prefix up to a graph break: its resume.BreakPoint
 
     def guards(self) -> list:
         return [*self.structure_guards, *self.each_guards, *self.missing_attr_guards, *self.pins,
@@ -522,7 +523,32 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         handler = getattr(self, "op_" + instr.name, None)
         if handler is None:
             raise self.tracer.error(unsupported_instruction(instr.name))
+        if instr.name in resume.BREAKABLE and self.may_break_here():
+            return self.call_or_break(handler, instr)
         return handler(instr)
+
+    def may_break_here(self) -> bool:
+        """Whether a call here that cannot be compiled may be a graph break (tracer.frontend.resume):
+        in the traced function's own body, outside branches and loops on traced values."""
+        t = self.tracer
+        return (t.call_out and len(t.call_stack) == 1 and t.call_stack[0] is self.code and not self.building
+                and not self.builder.enclosing and not self.is_generator)
+
+    def call_or_break(self, handler, instr):
+        """Run the call's handler; if it cannot be compiled, undo what it emitted and raise
+        GraphBreak with the frame's state before it."""
+        block = self.builder.block
+        emitted, updated = len(block.values), dict(self.tracer.updated_arrays)
+        stack, local_values, kw_names, loc = list(self.stack), dict(self.locals), self.kw_names, self.builder.loc
+        try:
+            return handler(instr)
+        except UnsupportedError as exc:
+            if isinstance(exc, BigIntInput):
+                raise
+            del block.values[emitted:]
+            self.tracer.updated_arrays.clear()
+            self.tracer.updated_arrays.update(updated)
+            raise resume.GraphBreak(exc, loc, self.pc - 1, stack, local_values, kw_names) from exc
 
     def starts_exception_handler(self, label) -> bool:
         """Whether a try-block's handler is user code (a `try` statement), not the cleanup
@@ -603,8 +629,13 @@ def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_lo
         builtins = builtins.__dict__
     frame = SymbolicFrame(tracer, code, globals, builtins, local_values, cells)
     tracer.call_stack.append(code)   # recursion into the traced function itself is detected too
+    point = None
     try:
         value = frame.run()
+    except resume.GraphBreak as brk:   # the prefix: it returns the live traced numbers
+        param_sources = {param: source for source, param in tracer.leaves.values()}
+        point, outputs = resume.break_point(tracer, code, brk, param_sources)
+        value = tuple(outputs)
     except TracerError as exc:
         if not isinstance(exc, BigIntConstant):
             raise
@@ -633,4 +664,4 @@ def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_lo
     pins = [ValueGuard(param_sources[p], value) for p, value in tracer.builder.pinned.items()]
     return Trace(fn, leaves, pins, list(tracer.identity_guards.values()), list(tracer.structure_guards.values()),
                  list(tracer.missing_attr_guards.values()), list(tracer.binding_guards.values()), len(args),
-                 list(tracer.each_guards.values()), list(tracer.written_gathers.values()))
+                 list(tracer.each_guards.values()), list(tracer.written_gathers.values()), point)
