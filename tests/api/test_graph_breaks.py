@@ -471,3 +471,79 @@ def test_a_graph_break_compiles_the_code_around_it():
 def test_fullgraph_raises_at_the_call_that_would_break():
     with pytest.raises(UnsupportedError, match="dict display"):
         trace(break_then_loop, fullgraph=True)(1.5, 10)
+
+
+class Scaled:
+    k = 3.0
+
+    def method(self, x):
+        d = {"x": x}
+        return d["x"] * self.k
+
+
+SCALED = Scaled()
+
+
+def add(a, b):
+    return a + b
+
+
+def under_an_operand(x):
+    return x + opaque(x)
+
+
+def as_an_argument(x):
+    return add(x, opaque(x, scale=2.0))
+
+
+def inside_a_math_call(x):
+    return math.sqrt(opaque(x * x))
+
+
+def a_method_of_a_global_object(x):
+    return SCALED.method(x) + 1.0
+
+
+def tuple_live_across(x, y):
+    t = (x, y)
+    z = opaque(x)
+    return t[0] + t[1] + z
+
+
+def list_argument_written_after(xs):
+    s = 0.0
+    for v in xs:
+        s += v
+    z = opaque(s)
+    xs[0] = z
+    return z
+
+
+def as_a_statement(x):
+    opaque(x)
+    return x * 2.0
+
+
+STACK_SHAPES = [
+    (under_an_operand, (2.0,)),
+    (as_an_argument, (2.0,)),
+    (inside_a_math_call, (3.0,)),
+    (a_method_of_a_global_object, (2.0,)),
+    (tuple_live_across, (1.0, 2.0)),
+    (list_argument_written_after, ([1.0, 2.0, 3.0],)),
+    (as_a_statement, (1.5,)),
+]
+
+
+@pytest.mark.parametrize("fn, args", STACK_SHAPES, ids=[c[0].__name__ for c in STACK_SHAPES])
+def test_graph_breaks_with_values_live_across_the_call(fn, args):
+    import copy
+    compiled = trace(fn)
+    for _ in range(2):
+        mine, theirs = copy.deepcopy(args), copy.deepcopy(args)
+        CALLS.clear()
+        want = outcome(fn, *theirs), list(CALLS)
+        CALLS.clear()
+        assert (outcome(compiled, *mine), list(CALLS)) == want
+        assert mine == theirs
+    assert kinds(compiled) == ["BreakRun"]

@@ -26,7 +26,7 @@ from bytecode import Bytecode, Instr, Label
 
 from tracer.errors import UnsupportedError
 from tracer.frontend.builder import is_traced
-from tracer.frontend.objects import NULL, ExternalList, ExternalObject, TracedArray
+from tracer.frontend.objects import NULL, BoundMethod, ExternalList, ExternalObject, TracedArray
 from tracer.frontend.sources import ArgSource, RootSource
 from tracer.ir import BOOL, F64, I64
 
@@ -120,6 +120,8 @@ def break_point(tracer, code, brk: GraphBreak, param_sources: dict) -> tuple[Bre
                 positions[x] = len(outputs)
                 outputs.append(x)
             return ("out", positions[x])
+        if isinstance(x, BoundMethod) and isinstance(x.function, types.FunctionType):
+            return ("method", x.function, template(x.self_obj))    # obj.method, made again
         if type(x) in (tuple, list):
             return (type(x).__name__, id(x), tuple(template(i) for i in x))
         if isinstance(x, CONSTANT_TYPES) or _numpy_constant(x):
@@ -191,6 +193,8 @@ def _build(t, outputs: tuple, args: tuple, made: dict):
         return args[t[1]]
     if kind == "const":
         return t[1]
+    if kind == "method":
+        return types.MethodType(t[1], _build(t[2], outputs, args, made))
     if t[1] not in made:                     # one tuple or list, however many names hold it
         items = [_build(i, outputs, args, made) for i in t[2]]
         made[t[1]] = tuple(items) if kind == "tuple" else items
