@@ -418,6 +418,13 @@ def writes_then_breaks(x):
     return float(np.sum(x))
 
 
+def array_made_inside_live_across(x):
+    y = x * 2.0
+    s = opaque(float(y.sum()))
+    y[0] = s
+    return y, s
+
+
 def string_result(x):
     y = x * 3.0
     s = str(y)
@@ -436,6 +443,7 @@ BREAKS = [
     (overflow_before_break, (3, 2**40)),
     (writes_then_breaks, (np.array([1.0, 2.0, 3.0]),)),
     (string_result, (1.5,)),
+    (array_made_inside_live_across, (np.arange(3.0),)),
 ]
 
 

@@ -196,7 +196,7 @@ def promote(tracer, *operands) -> ScalarType:
         return F64 if F64 in kinds else I64 if I64 in kinds else BOOL
     strong = {kind(x) for x in operands if is_traced(x) and (isinstance(x.type, ArrayType) or x.type == F32)}
     for x in operands:
-        if is_traced(x) and not isinstance(x.type, ArrayType) and x.type != F32 and _made_by_numpy(tracer, x):
+        if is_traced(x) and not isinstance(x.type, ArrayType) and x.type != F32 and made_by_numpy(tracer, x):
             raise tracer.error("a float32 array with a float64 or int64 scalar NumPy computed: NumPy's result "
                                "dtype depends on that scalar's type; convert one explicitly (np.float32(s), "
                                "float(s) or x.astype(np.float64))")
@@ -206,13 +206,14 @@ def promote(tracer, *operands) -> ScalarType:
 NUMPY_SCALAR_SOURCES = {"load", "reduce", "argreduce", "matmul"}
 
 
-def _made_by_numpy(tracer, v: Value) -> bool:
+def made_by_numpy(tracer, v: Value) -> bool:
     """Whether scalar `v` is a NumPy scalar: it depends on an element or a reduction of an array,
-    or on a NumPy function's result (tracer.numpy_scalars)."""
+    or on a NumPy function's result (tracer.numpy_scalars), other than through float(), int() or
+    bool() (tracer.python_scalars)."""
     stack, seen = [v], set()
     while stack:
         x = stack.pop()
-        if x in seen:
+        if x in seen or x in tracer.python_scalars:
             continue
         seen.add(x)
         if x.op in NUMPY_SCALAR_SOURCES or x in tracer.numpy_scalars:

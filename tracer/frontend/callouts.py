@@ -26,6 +26,7 @@ from __future__ import annotations
 import types
 
 from tracer.errors import UnsupportedError
+from tracer.frontend.arrays import made_by_numpy
 from tracer.frontend.builder import is_traced
 from tracer.ir import BOOL, F64, I64
 
@@ -166,7 +167,7 @@ def call_out(tracer, fn, args: list, kwargs: dict, result=None, harmless: bool =
         if v.type not in numpy_kinds:
             raise tracer.error(f"calling {fn.__name__}() with a {v.type} value from compiled code is not supported")
         values.append(v)
-        return len(values) - 1, numpy_kinds[v.type] if v in tracer.numpy_scalars else None
+        return len(values) - 1, numpy_kinds[v.type] if made_by_numpy(tracer, v) else None
 
     callee = CallOut(fn, tuple(template(a) for a in args), {k: template(a) for k, a in kwargs.items()})
     if result is None:

@@ -163,7 +163,18 @@ def _float(tracer, x=0.0):
         x = arrays.number_of(tracer, x, "float()")
     if _all_constant([x]):
         return float(x)
-    return tracer.builder.convert(_number(tracer, x, "float()"), F64)
+    return _python_number(tracer, tracer.builder.convert(_number(tracer, x, "float()"), F64))
+
+
+def _python_number(tracer, v):
+    """v as a Python number (float() of an np.float64 is a float): a value of its own, in
+    tracer.python_scalars, where v is an array's element, a reduction or a NumPy result."""
+    if not arrays.made_by_numpy(tracer, v):
+        return v
+    b = tracer.builder
+    copy = b.emit("getitem", (b.emit("tuple", (v,)),), index=0)
+    tracer.python_scalars.add(copy)
+    return copy
 
 
 @implements(builtins.int)
@@ -174,8 +185,8 @@ def _int(tracer, x=0, *base):
         return int(x, *base)
     x = _number(tracer, x, "int()")
     if x.type == I64:
-        return x
-    return tracer.builder.emit("to_i64", (x,))
+        return _python_number(tracer, x)
+    return _python_number(tracer, tracer.builder.emit("to_i64", (x,)))
 
 
 @implements(builtins.bool)

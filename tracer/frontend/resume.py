@@ -12,10 +12,10 @@ function compiles in three parts, like TorchDynamo's:
    instruction after the call, a copy of the rest of the function. It is an ordinary Python function, traced (and broken again) like
    any other, and run by CPython where it cannot be compiled.
 
-Live values are rebuilt from a template: traced numbers come from the prefix's result, argument
-objects (arrays, lists, objects) are passed through as themselves, constants as they are. A live
-value of another kind (an array made inside the function, a symbolic iterator) makes the call
-run as Python instead (UnsupportedError).
+Live values are rebuilt from a template: traced numbers and arrays made inside the function
+come from the prefix's result, argument objects (arrays, lists, objects) are passed through as
+themselves, constants as they are. A live value of another kind (a view of an array, a symbolic
+iterator) makes the call run as Python instead (UnsupportedError).
 """
 from __future__ import annotations
 
@@ -25,12 +25,14 @@ from dataclasses import dataclass
 from bytecode import Bytecode, Instr, Label
 
 from tracer.errors import UnsupportedError
+from tracer.frontend.arrays import made_by_numpy
 from tracer.frontend.builder import is_traced
 from tracer.frontend.objects import NULL, BoundMethod, ExternalList, ExternalObject, TracedArray
 from tracer.frontend.sources import ArgSource, RootSource
 from tracer.ir import BOOL, F64, I64
 
 BREAKABLE = ("CALL", "CALL_KW")            # the instructions a break may stop before
+VIEW_OPS = ("param", "slice", "transpose", "broadcast_in_dim", "index", "reshape")   # may share memory
 CONSTANT_TYPES = (int, float, bool, complex, str, bytes, type(None), type, types.FunctionType,
                   types.BuiltinFunctionType, types.ModuleType, types.MethodType)
 
@@ -100,6 +102,12 @@ def break_point(tracer, code, brk: GraphBreak, param_sources: dict) -> tuple[Bre
     outputs: list = []
     positions: dict = {}
 
+    def output(v) -> tuple:
+        if v not in positions:
+            positions[v] = len(outputs)
+            outputs.append(v)
+        return ("out", positions[v])
+
     def template(x):
         if x is NULL:
             return ("null",)
@@ -107,7 +115,9 @@ def break_point(tracer, code, brk: GraphBreak, param_sources: dict) -> tuple[Bre
             source = param_sources.get(x.param) if x.base is None else None
             if isinstance(source, ArgSource):
                 return ("arg", source.index)
-            raise tracer.error("a graph break with an array made inside the function live is not supported yet")
+            if x.base is None and x.param is None and x.value.op not in VIEW_OPS:
+                return output(x.value)          # a new array: the prefix returns it
+            raise tracer.error("a graph break with a view of an array live across it is not supported yet")
         if isinstance(x, (ExternalList, ExternalObject)):
             if isinstance(x.source, ArgSource):
                 return ("arg", x.source.index)
@@ -116,10 +126,7 @@ def break_point(tracer, code, brk: GraphBreak, param_sources: dict) -> tuple[Bre
         if is_traced(x):
             if x.type not in (F64, I64, BOOL):
                 raise tracer.error(f"a graph break with a live {x.type} value is not supported yet")
-            if x not in positions:
-                positions[x] = len(outputs)
-                outputs.append(x)
-            return ("out", positions[x])
+            return output(x)
         if isinstance(x, BoundMethod) and isinstance(x.function, types.FunctionType):
             return ("method", x.function, template(x.self_obj))    # obj.method, made again
         if type(x) in (tuple, list):
@@ -134,7 +141,7 @@ def break_point(tracer, code, brk: GraphBreak, param_sources: dict) -> tuple[Bre
     consumed = instr.arg + 2 + (1 if instr.name == "CALL_KW" else 0)
     resumed = resume_code(code, brk.pc, local_values, stack[:len(stack) - consumed])
     numpy_kinds = {F64: "float64", I64: "int64", BOOL: "bool_"}
-    numpy_outputs = tuple(numpy_kinds[v.type] if v in tracer.numpy_scalars else None for v in outputs)
+    numpy_outputs = tuple(numpy_kinds.get(v.type) if made_by_numpy(tracer, v) else None for v in outputs)
     return BreakPoint(brk.reason, brk.loc, stack, local_values, brk.kw_names, instr, resumed, numpy_outputs), outputs
 
 
