@@ -27,8 +27,9 @@ import codegen
 from tracer import native
 from tracer.errors import BigIntInput, UnsupportedError
 from tracer.frontend.arrays import is_ndarray
+from tracer.frontend.binding import CO_VARARGS, bind_arguments
 from tracer.frontend.capture import call_intercepted, warn_storm
-from tracer.frontend.interpreter import CO_VARARGS, bind_arguments, trace_frame
+from tracer.frontend.interpreter import trace_frame
 from tracer.frontend.loader import ALIASED
 from tracer.ir import I64_MAX, I64_MIN
 from tracer.specialize import BreakRun, Finished, NeedsPython, PythonRun, Specialization, argument_signature

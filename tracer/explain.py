@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from tracer.api import COMPILE_LOCK, CodeCompiler, unwrap
 from tracer.errors import SourceLoc, UnsupportedError
-from tracer.frontend.interpreter import bind_arguments
+from tracer.frontend.binding import bind_arguments
 from tracer.specialize import BreakRun, PythonRun, argument_signature
 
 

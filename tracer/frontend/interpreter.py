@@ -29,6 +29,7 @@ from tracer.errors import (
     is_internal,
 )
 from tracer.frontend import arrays, callouts, gathered, library, numpy_api, resume
+from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments
 from tracer.frontend.branches import RETURN, Branching, RestartLoop
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
 from tracer.frontend.flow import flow_graph
@@ -68,7 +69,6 @@ _MISSING = object()
 MAX_INSTRUCTIONS = 2_000_000   # a trace this long is almost certainly an endless trace-time loop
 MAX_INLINE_DEPTH = 64
 CO_GENERATOR = 0x20
-CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 IMMUTABLE_CONSTANTS = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type,
                        str, bytes, type(None), type(Ellipsis), range, types.MethodType, native.Dispatcher)
 
@@ -393,73 +393,8 @@ def describe(obj) -> str:
     return f"a {type(obj).__name__}"
 
 
-def bind_arguments(code, name, args, kwargs, defaults, kwdefaults) -> dict:
-    """Python's argument binding for a call (CPython's checks, order and messages): a dict of the
-    callee's argument locals, in the frame's order."""
-    n_pos, n_kwonly, names = code.co_argcount, code.co_kwonlyargcount, code.co_varnames
-    pos_names = names[:n_pos]
-    kwonly_names = names[n_pos:n_pos + n_kwonly]
-    has_varargs = bool(code.co_flags & CO_VARARGS)
-    has_varkw = bool(code.co_flags & CO_VARKEYWORDS)
-    if len(args) > n_pos and not has_varargs:
-        lo = n_pos - len(defaults)
-        takes = f"from {lo} to {n_pos} positional arguments" if defaults else _plural(n_pos, "positional argument")
-        was = "was" if len(args) == 1 else "were"
-        raise TypeError(f"{name}() takes {takes} but {len(args)} {was} given")
-    values: dict = dict(zip(pos_names, args))
-    extra_kw, posonly_as_kw = {}, []
-    for k, v in kwargs.items():
-        if k in pos_names[code.co_posonlyargcount:] or k in kwonly_names:
-            if k in values:
-                raise TypeError(f"{name}() got multiple values for argument '{k}'")
-            values[k] = v
-        elif has_varkw:
-            extra_kw[k] = v
-        elif k in pos_names:
-            posonly_as_kw.append(k)
-        else:
-            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
-    if posonly_as_kw:
-        raise TypeError(f"{name}() got some positional-only arguments passed as keyword arguments: "
-                        f"{', '.join(repr(k) for k in posonly_as_kw)}")
-    first_default = n_pos - len(defaults)
-    missing = []
-    for i, n in enumerate(pos_names):
-        if n not in values:
-            if i >= first_default:
-                values[n] = defaults[i - first_default]
-            else:
-                missing.append(n)
-    if missing:
-        raise TypeError(f"{name}() missing {_plural(len(missing), 'required positional argument')}: {_names(missing)}")
-    missing = [n for n in kwonly_names if n not in values and n not in kwdefaults]
-    if missing:
-        raise TypeError(f"{name}() missing {_plural(len(missing), 'required keyword-only argument')}: {_names(missing)}")
-    for n in kwonly_names:
-        values.setdefault(n, kwdefaults.get(n))
-    index = n_pos + n_kwonly
-    if has_varargs:
-        values[names[index]] = tuple(args[n_pos:])
-        index += 1
-    if has_varkw:
-        values[names[index]] = extra_kw
-        index += 1
-    return {n: values[n] for n in names[:index]}
-
-
-def _plural(n: int, what: str) -> str:
-    return f"{n} {what}{'s' if n != 1 else ''}"
-
-
-def _names(names: list[str]) -> str:
-    """'a' / 'a' and 'b' / 'a', 'b', and 'c', as CPython lists missing arguments."""
-    quoted = [f"'{n}'" for n in names]
-    if len(quoted) <= 2:
-        return " and ".join(quoted)
-    return ", ".join(quoted[:-1]) + ", and " + quoted[-1]
-
-
-class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, StringOps, Branching):
+class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, StringOps, Branching,
+                    resume.Breaking):
     """One Python frame being interpreted symbolically."""
 
     def __init__(self, tracer: Tracer, code, globals, builtins, local_values: dict, cells: dict):
@@ -528,29 +463,6 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
             return self.call_or_break(handler, instr)
         return handler(instr)
 
-    def may_break_here(self) -> bool:
-        """Whether a call here that cannot be compiled may be a graph break (tracer.frontend.resume):
-        in the traced function's own body, outside branches and loops on traced values."""
-        t = self.tracer
-        return (t.call_out and len(t.call_stack) == 1 and t.call_stack[0] is self.code and not self.building
-                and not self.builder.enclosing and not self.is_generator)
-
-    def call_or_break(self, handler, instr):
-        """Run the call's handler; if it cannot be compiled, undo what it emitted and raise
-        GraphBreak with the frame's state before it."""
-        block = self.builder.block
-        emitted, updated = len(block.values), dict(self.tracer.updated_arrays)
-        stack, local_values, kw_names, loc = list(self.stack), dict(self.locals), self.kw_names, self.builder.loc
-        try:
-            return handler(instr)
-        except UnsupportedError as exc:
-            if isinstance(exc, BigIntInput):
-                raise
-            del block.values[emitted:]
-            self.tracer.updated_arrays.clear()
-            self.tracer.updated_arrays.update(updated)
-            raise resume.GraphBreak(exc, loc, self.pc - 1, stack, local_values, kw_names) from exc
-
     def starts_exception_handler(self, label) -> bool:
         """Whether a try-block's handler is user code (a `try` statement), not the cleanup
         CPython 3.12+ wraps around inlined comprehensions: user handlers push the exception."""
@@ -600,18 +512,28 @@ def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name:
 
     Loops over long lists compile to loops over arrays (tracer.frontend.gathered). Where that makes the
     trace fail (e.g. a comprehension's result is changed later: it is a read-only array), the
-    call is traced again with every such loop unrolled, as it would have been without them."""
+    call is traced again with every such loop unrolled, as it would have been without them (and
+    that trace is kept if it has no graph break where the first one had one)."""
     tracer = Tracer(name)
     tracer.call_out = call_out
+    first = None
     try:
-        return _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops)
+        first = _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops)
+        if first.break_point is None or not tracer.gathered_lists:
+            return first
     except UnsupportedError as exc:
         if isinstance(exc, BigIntInput) or not tracer.gathered_lists:
             raise
     tracer = Tracer(name)
     tracer.call_out = call_out
     tracer.gather_lists = False
-    return _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops)
+    try:
+        again = _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops)
+    except UnsupportedError:
+        if first is None:
+            raise
+        return first
+    return first if first is not None and again.break_point is not None else again
 
 
 def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops) -> Trace:

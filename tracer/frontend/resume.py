@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from bytecode import Bytecode, Instr, Label
 
-from tracer.errors import UnsupportedError
+from tracer.errors import BigIntInput, UnsupportedError
 from tracer.frontend.arrays import made_by_numpy
 from tracer.frontend.builder import is_traced
 from tracer.frontend.objects import NULL, BoundMethod, ExternalList, ExternalObject, TracedArray
@@ -95,6 +95,33 @@ class BreakPoint:
             args = args[:len(args) - len(kw_names)]
         stack.append(fn(*args, **kwargs))
         return stack
+
+
+class Breaking:
+    """The SymbolicFrame's side of a graph break (a mixin, like the opcode families)."""
+
+    def may_break_here(self) -> bool:
+        """Whether a call here that cannot be compiled may be a graph break (tracer.frontend.resume):
+        in the traced function's own body, outside branches and loops on traced values."""
+        t = self.tracer
+        return (t.call_out and len(t.call_stack) == 1 and t.call_stack[0] is self.code and not self.building
+                and not self.builder.enclosing and not self.is_generator)
+
+    def call_or_break(self, handler, instr):
+        """Run the call's handler; if it cannot be compiled, undo what it emitted and raise
+        GraphBreak with the frame's state before it."""
+        block = self.builder.block
+        emitted, updated = len(block.values), dict(self.tracer.updated_arrays)
+        stack, local_values, kw_names, loc = list(self.stack), dict(self.locals), self.kw_names, self.builder.loc
+        try:
+            return handler(instr)
+        except UnsupportedError as exc:
+            if isinstance(exc, BigIntInput):
+                raise
+            del block.values[emitted:]
+            self.tracer.updated_arrays.clear()
+            self.tracer.updated_arrays.update(updated)
+            raise GraphBreak(exc, loc, self.pc - 1, stack, local_values, kw_names) from exc
 
 
 def break_point(tracer, code, brk: GraphBreak, param_sources: dict) -> tuple[BreakPoint, list]:
