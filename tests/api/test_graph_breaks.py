@@ -555,3 +555,23 @@ def test_graph_breaks_with_values_live_across_the_call(fn, args):
         assert (outcome(compiled, *mine), list(CALLS)) == want
         assert mine == theirs
     assert kinds(compiled) == ["BreakRun"]
+
+
+def raises_with_values(x, n):
+    s = 0.0
+    for i in range(n):
+        s += x * i
+        if s > 100.0:
+            raise ValueError(f"s grew too large: {s:.3f} at step {i}")
+    if s < 0:
+        raise ArithmeticError("negative sum", s, n)
+    return s
+
+
+@pytest.mark.parametrize("args", [(1.0, 5), (10.0, 10), (-1.0, 3)])
+def test_exceptions_made_of_traced_values_are_raised_by_cpython(args):
+    compiled = trace(raises_with_values)
+    want = outcome(raises_with_values, *args)
+    assert outcome(compiled, *args) == want
+    assert outcome(compiled, *args) == want
+    assert kinds(compiled) == ["Specialization"]

@@ -146,7 +146,36 @@ def value_call(fn, args: list, kwargs: dict):
     return None
 
 
-def call_out(tracer, fn, args: list, kwargs: dict, result=None, harmless: bool = False):
+class DeferredException:
+    """`cls(*args)` with traced numbers or f-strings of them among `args`: made, and raised, by
+    CPython when compiled code gets to the `raise` (`raise_now`)."""
+
+    def __init__(self, cls: type, args: list):
+        self.cls, self.args = cls, args
+
+    def raise_now(self, tracer) -> BaseException:
+        """Emit the call that raises it; what the trace raises from here (compiled code never
+        gets past the call)."""
+        call_out(tracer, _raise_new, [self.cls, *self.args], {}, label=f"raise {self.cls.__name__}(...)")
+        return RuntimeError(f"{self.cls.__name__} was raised by CPython")
+
+
+def _raise_new(cls, *args):
+    raise cls(*args)
+
+
+def exception_of(fn, args: list, kwargs: dict):
+    """A DeferredException for `fn(*args)`, an exception class called with traced numbers or
+    f-strings of them (constants too); None for anything else."""
+    if not (isinstance(fn, type) and issubclass(fn, BaseException)) or kwargs:
+        return None
+    if not all(isinstance(a, (TracedString, *CONSTANT_TYPES)) or is_traced(a) and a.type in (F64, I64, BOOL)
+               for a in args):
+        return None
+    return DeferredException(fn, list(args))
+
+
+def call_out(tracer, fn, args: list, kwargs: dict, result=None, harmless: bool = False, label: str | None = None):
     """Emit the `python_call` of fn(*args, **kwargs): a call statement (None), or with `result` (a
     number type) a call whose result compiled code uses (that traced number). UnsupportedError
     where an argument is not a constant, a number or an f-string of them."""
@@ -169,7 +198,7 @@ def call_out(tracer, fn, args: list, kwargs: dict, result=None, harmless: bool =
         values.append(v)
         return len(values) - 1, numpy_kinds[v.type] if made_by_numpy(tracer, v) else None
 
-    callee = CallOut(fn, tuple(template(a) for a in args), {k: template(a) for k, a in kwargs.items()})
+    callee = CallOut(fn, tuple(template(a) for a in args), {k: template(a) for k, a in kwargs.items()}, label)
     if result is None:
         tracer.builder.emit("python_call", tuple(values), callee=callee)
         return None
@@ -179,15 +208,15 @@ def call_out(tracer, fn, args: list, kwargs: dict, result=None, harmless: bool =
 class CallOut:
     """What a `python_call` op calls with the boxed numbers: `fn` with the call's own arguments."""
 
-    def __init__(self, fn, args: tuple, kwargs: dict):
-        self.fn, self.args, self.kwargs = fn, args, kwargs
+    def __init__(self, fn, args: tuple, kwargs: dict, label: str | None = None):
+        self.fn, self.args, self.kwargs, self.label = fn, args, kwargs, label
 
     def __call__(self, *values):
         fill = _Filler(values)
         return self.fn(*(fill(t) for t in self.args), **{k: fill(t) for k, t in self.kwargs.items()})
 
     def __repr__(self):
-        return f"{getattr(self.fn, '__qualname__', self.fn)}(...)"
+        return self.label or f"{getattr(self.fn, '__qualname__', self.fn)}(...)"
 
 
 class _Filler:

@@ -14,6 +14,7 @@ from bytecode import Instr
 from tracer.errors import BigIntInput, NeedsConcreteValue, UnsupportedError
 from tracer.frontend import arrays, gathered
 from tracer.frontend.builder import is_traced
+from tracer.frontend.callouts import DeferredException
 from tracer.frontend.generators import SUM_LOCAL
 from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged, RangeIter
 from tracer.frontend.objects import (
@@ -253,6 +254,8 @@ class ControlFlowOps:
         if instr.arg != 1:
             raise self.tracer.error("re-raising or 'raise ... from' is not supported")
         exc = self.pop()
+        if isinstance(exc, DeferredException):
+            exc = exc.raise_now(self.tracer)
         if isinstance(exc, type) and issubclass(exc, BaseException):
             exc = exc()
         if not isinstance(exc, BaseException):
