@@ -29,7 +29,7 @@ from llvmlite import ir as ll
 from codegen.arrays import VIEWS, result_struct
 from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, llvm_type
 from codegen.lower import raise_sites
-from codegen.tracebacks import TracebackSites, traceback_symbols
+from codegen.tracebacks import CALL_OUT_FAILED, TracebackSites, traceback_symbols
 from tracer import ir
 from tracer.errors import RAISE_BASE, STATUS_EXCEPTIONS, Status
 from tracer.ir.ops import OPS
@@ -436,9 +436,11 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     # and the function is not run again (what it wrote so far stays written)
     interrupted = function.append_basic_block("python_error")
     switch.add_case(ll.Constant(I32, int(Status.PYTHON_ERROR)), interrupted)
-    with b.goto_block(interrupted):
-        b.ret(NULL)
     sites = TracebackSites(module, fn)         # the user's lines, for the tracebacks
+    with b.goto_block(interrupted):
+        if any(v.op == "python_call" for v in fn.walk()):    # a call into CPython raised: its line
+            sites.add_failed(b, CALL_OUT_FAILED)
+        b.ret(NULL)
     failed = function.append_basic_block("failed")
     with b.goto_block(failed):
         if rerun_on_failure or not possible & STATUS_EXCEPTIONS.keys():

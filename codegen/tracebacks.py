@@ -17,6 +17,7 @@ from tracer import ir, native
 from tracer.errors import SourceLoc
 
 ADD_TRACEBACK = "__tracer_add_traceback"
+CALL_OUT_FAILED = "__tracer_call_out_failed"   # the same, without the tracer's frames (codegen.callouts)
 # TracebackSite of tracer/csrc/tools.h: caller, filename, name, lineno
 TRACEBACK_SITE = ll.LiteralStructType([PTR, PTR, PTR, I64])
 NULL = ll.Constant(PTR, None)
@@ -24,7 +25,7 @@ NULL = ll.Constant(PTR, None)
 
 def traceback_symbols() -> dict[str, int]:
     """What an entry's module imports from the process to make tracebacks."""
-    return {ADD_TRACEBACK: native.add_traceback_address}
+    return {ADD_TRACEBACK: native.add_traceback_address, CALL_OUT_FAILED: native.call_out_failed_address}
 
 
 class TracebackSites:
@@ -74,26 +75,29 @@ class TracebackSites:
             self.strings[text] = g
         return g
 
-    def add(self, builder: ll.IRBuilder, site: ll.Value) -> None:
-        """Emit the call that puts `site`'s lines into the traceback of the exception set."""
-        fn = self.module.globals.get(ADD_TRACEBACK)
+    def add(self, builder: ll.IRBuilder, site: ll.Value, helper: str = ADD_TRACEBACK) -> None:
+        """Emit the call that puts `site`'s lines into the traceback of the exception set (with
+        CALL_OUT_FAILED, after taking the tracer's frames out of it)."""
+        fn = self.module.globals.get(helper)
         if fn is None:
-            fn = ll.Function(self.module, ll.FunctionType(ll.VoidType(), [PTR]), ADD_TRACEBACK)
+            fn = ll.Function(self.module, ll.FunctionType(ll.VoidType(), [PTR]), helper)
             fn.attributes.add("cold")
         builder.call(fn, [site])
 
-    def add_failed(self, builder: ll.IRBuilder) -> None:
+    def add_failed(self, builder: ll.IRBuilder, helper: str = ADD_TRACEBACK) -> None:
         """Emit the call for the op the kernel noted in FAILED_SITE (the function's first line if
         it noted none)."""
         sites = [self.site(v.loc) for v in failure_sites(self.fn)]
         fallback = self.site(self.fn.loc)
         if not sites:
-            self.add(builder, fallback)
+            self.add(builder, fallback, helper)
             return
-        table = ll.GlobalVariable(self.module, ll.ArrayType(PTR, len(sites)), "__tracer_failure_sites")
-        table.initializer = ll.Constant(table.value_type, sites)
-        table.global_constant = True
-        table.linkage = "private"
+        table = self.module.globals.get("__tracer_failure_sites")
+        if table is None:
+            table = ll.GlobalVariable(self.module, ll.ArrayType(PTR, len(sites)), "__tracer_failure_sites")
+            table.initializer = ll.Constant(table.value_type, sites)
+            table.global_constant = True
+            table.linkage = "private"
         index = builder.load_atomic(failed_site_slot(self.module), "monotonic", 4, typ=I32)
         noted = builder.icmp_unsigned("<", index, ll.Constant(I32, len(sites)))
         with builder.if_else(noted) as (then, otherwise):
@@ -106,4 +110,4 @@ class TracebackSites:
         site = builder.phi(PTR)
         site.add_incoming(known, known_block)
         site.add_incoming(fallback, otherwise_block)
-        self.add(builder, site)
+        self.add(builder, site, helper)

@@ -575,3 +575,23 @@ def test_exceptions_made_of_traced_values_are_raised_by_cpython(args):
     assert outcome(compiled, *args) == want
     assert outcome(compiled, *args) == want
     assert kinds(compiled) == ["Specialization"]
+
+
+def test_tracebacks_through_a_call_into_python_name_the_users_lines():
+    import traceback
+
+    def loud(i):
+        print(i, sep=5)
+
+    def steps(n):
+        for i in range(n):
+            loud(i)
+    for fn, args, last in ((steps, (2,), "print(i, sep=5)"),
+                           (raises_with_values, (10.0, 10), 'raise ValueError(f"s grew too large')):
+        compiled = trace(fn)
+        for _ in range(2):
+            with pytest.raises(Exception) as info:
+                compiled(*args)
+            frames = traceback.extract_tb(info.value.__traceback__)
+            assert frames[-1].line.startswith(last)
+            assert not any("/tracer/" in f.filename or "/codegen/" in f.filename for f in frames)

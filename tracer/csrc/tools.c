@@ -186,6 +186,44 @@ tools_hide_tracer_frames(void)
     error_restore(&saved);
 }
 
+/* An exception raised by a call compiled code made into CPython (a print, a
+ * raise with traced values; codegen/callouts.py): the tracer's own frames
+ * (the CallOut that made the call) leave its traceback, wherever they are in
+ * it, and the user's line of the call goes above what is left. */
+void
+tools_call_out_failed(const TracebackSite *site)
+{
+    if (!PyErr_Occurred()) {
+        return;
+    }
+    if (hidden_prefixes != NULL) {
+        SavedError saved;
+        error_save(&saved);
+        PyObject *first = error_traceback(&saved);
+        while (first != NULL && PyTraceBack_Check(first) && is_tracer_frame((PyTracebackObject *)first)) {
+            first = (PyObject *)((PyTracebackObject *)first)->tb_next;
+        }
+        /* the entries after the first kept one: unlink the tracer's */
+        PyTracebackObject *kept = (first != NULL && PyTraceBack_Check(first)) ? (PyTracebackObject *)first : NULL;
+        while (kept != NULL) {
+            PyTracebackObject *next = kept->tb_next;
+            while (next != NULL && is_tracer_frame(next)) {
+                next = next->tb_next;
+            }
+            Py_XSETREF(kept->tb_next, (PyTracebackObject *)Py_XNewRef((PyObject *)next));
+            kept = next;
+        }
+        PyObject *rest = (first != NULL && PyTraceBack_Check(first)) ? first : NULL;
+#if PY_3_12
+        error_set_traceback(&saved, rest != NULL ? rest : Py_None);
+#else
+        error_set_traceback(&saved, rest);
+#endif
+        error_restore(&saved);
+    }
+    tools_add_traceback(site);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Module functions                                                         */
 /* ------------------------------------------------------------------------ */
@@ -262,6 +300,15 @@ tools_module_init(PyObject *module)
         return -1;
     }
     int rc = PyModule_AddObjectRef(module, "add_traceback_address", address);
+    Py_DECREF(address);
+    if (rc < 0) {
+        return rc;
+    }
+    address = PyLong_FromVoidPtr((void *)(uintptr_t)&tools_call_out_failed);
+    if (address == NULL) {
+        return -1;
+    }
+    rc = PyModule_AddObjectRef(module, "call_out_failed_address", address);
     Py_DECREF(address);
     return rc;
 }

@@ -121,6 +121,9 @@ typedef struct TracebackSite {
  * exception stays set (a failure to build an entry only leaves it out).
  * NULL adds nothing. */
 void tools_add_traceback(const TracebackSite *site);
+/* The same for an exception a call into CPython raised, without the
+ * tracer's frames (codegen/callouts.py). */
+void tools_call_out_failed(const TracebackSite *site);
 
 /* With an exception set: drops the leading entries of its traceback whose
  * code is the tracer's own Python code (the prefixes given to
