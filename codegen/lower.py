@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from codegen import arrays, callouts, matmul, scalars, tape
+from codegen import arrays, callouts, matmul, scalars, scans, tape
 from codegen.kernel import (
     C_MEMORY,
     DOUBLE,
@@ -39,7 +39,7 @@ from tracer.ir.array_ops import ELEMENTWISE
 from tracer.ir.ops import OPS
 
 # the modules whose rules `lowering_for` finds (each registers its own, with @lowers)
-RULE_MODULES = (scalars, arrays, matmul, tape, callouts)
+RULE_MODULES = (scalars, arrays, matmul, tape, callouts, scans)
 
 
 # ----------------------------------------------------------------------- values with no code

@@ -9,7 +9,7 @@ not take.
 """
 from __future__ import annotations
 
-from tracer.frontend import arrays
+from tracer.frontend import arrays, numpy_more, numpy_shapes  # noqa: F401 (numpy_shapes registers into numpy_more)
 from tracer.frontend.arrays import convert, emit_elementwise, kind, operand, promote, wrap
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.objects import ArrayMethod, TracedArray
@@ -491,3 +491,12 @@ def _float32(tracer, x=0.0):
 def _float64(tracer, x=0.0):
     x = operand(tracer, x, "np.float64")
     return tracer.builder.convert(x, F64) if is_traced(x) else float(x)
+
+
+# ---------------------------------------------------------------------------------- more functions
+# linspace, var, std, average, cumsum, ... (tracer/frontend/numpy_more.py), and the shape functions
+# (tracer/frontend/numpy_shapes.py, which registers into numpy_more's tables)
+ARRAY_RESULTS |= numpy_more.ARRAY_RESULTS
+for _name, _impl in numpy_more.FUNCTIONS.items():
+    implements(_name)(_impl)
+arrays.METHODS |= numpy_more.METHODS

@@ -4,8 +4,10 @@
     graph.py          Value, Block, Function: typed SSA with structured regions, and its printed table
     registry.py       OpDef and `define`: what an op is (type rule, evaluator, failures, derivative)
     scalar_ops.py     the ops on numbers              ┐
-    structure_ops.py  tuples, control flow, tapes     ├ declared into registry.OPS
-    array_ops.py      the ops on NumPy arrays         ┘
+    structure_ops.py  tuples, control flow, tapes,    ├ declared into registry.OPS
+                      calls into CPython              │
+    array_ops.py      the ops on NumPy arrays         │
+    scan_ops.py       running sums and products       ┘
     ops.py            OPS complete; `evaluate` and `run`, the IR's meaning as a Python program
     verify.py         the verifier run after every pass in tests
 

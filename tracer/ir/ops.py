@@ -4,6 +4,7 @@ families below), and the op set's meaning as a program: `evaluate` one value, `r
     scalar_ops     numbers: arithmetic, comparisons, conversions, `math` (Python's semantics)
     structure_ops  tuples, control flow (if, loop, raise, map), autodiff's tapes
     array_ops      NumPy arrays: elementwise versions of the scalar ops, views, reductions, matmul
+    scan_ops       cumulative sums and products along an axis (np.cumsum, np.cumprod)
 
 Every other stage keeps one table keyed by op name (grep for the op's name): `codegen.lowerings`
 lowers it, passes use `evaluate` to fold it, and `tracer.transforms.autodiff` differentiates it
@@ -11,7 +12,7 @@ with the derivative rules declared next to it.
 """
 from __future__ import annotations
 
-from tracer.ir import array_ops, scalar_ops, structure_ops
+from tracer.ir import array_ops, scalar_ops, scan_ops, structure_ops
 from tracer.ir.array_ops import ELEMENTWISE, evaluate_elementwise, run_map, with_array_failures
 from tracer.ir.graph import Function, Value
 from tracer.ir.registry import OPS, OpDef
@@ -19,7 +20,7 @@ from tracer.ir.scalar_ops import MATH_CAN_OVERFLOW, MATH_UNARY
 from tracer.ir.types import ArrayType
 
 __all__ = ["MATH_CAN_OVERFLOW", "MATH_UNARY", "OPS", "OpDef", "Raised", "evaluate", "run"]
-FAMILIES = (scalar_ops, structure_ops, array_ops)   # the modules that declare ops, in order
+FAMILIES = (scalar_ops, structure_ops, array_ops, scan_ops)   # the modules that declare ops, in order
 with_array_failures(OPS)
 
 

@@ -1,0 +1,43 @@
+"""Lowering of `scan` (np.cumsum, np.cumprod): the running sum or product along one axis.
+
+One loop nest over the result in row-major order: element i of the axis is element i - 1 of the
+result (already written, since row-major order visits it first) combined with x's element i,
+and the first element of the axis starts from 0 (-0.0 for floats: -0.0 + x is x) or 1. So the
+sum runs in order along the axis, as NumPy's accumulate does; float32 adds in float32; an int64
+past 64 bits returns FALLBACK (NumPy wraps it).
+"""
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from codegen.arrays import allocate, for_each_index, load_element, store_element
+from codegen.kernel import ArrayValue, KernelBuilder
+from codegen.lowerings import lowers
+from tracer import ir
+
+START = {"sum": -0.0, "prod": 1.0}
+
+
+@lowers("scan")
+def scan(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    b = k.builder
+    kind, axis, dtype = v.attrs["kind"], v.attrs["axis"], v.type.dtype
+    out = allocate(k, dtype, a.sizes)
+    if dtype == ir.I64:
+        start = k.i64(int(START[kind]))
+    else:
+        start = ll.Constant(ll.FloatType() if dtype == ir.F32 else ll.DoubleType(), START[kind])
+
+    def body(idx):
+        first = b.icmp_signed("==", idx[axis], k.i64(0))
+        before = list(idx)
+        before[axis] = b.select(first, k.i64(0), b.sub(idx[axis], k.i64(1)))
+        previous = b.select(first, start, load_element(k, out, before, dtype))
+        x = load_element(k, a, idx, dtype)
+        if dtype == ir.I64:
+            value = k.checked("sadd" if kind == "sum" else "smul", previous, x)
+        else:
+            value = b.fadd(previous, x) if kind == "sum" else b.fmul(previous, x)
+        store_element(k, out, idx, dtype, value)
+    for_each_index(k, a.sizes, body)
+    return out
