@@ -156,7 +156,8 @@ class DeferredException:
     def raise_now(self, tracer) -> BaseException:
         """Emit the call that raises it; what the trace raises from here (compiled code never
         gets past the call)."""
-        call_out(tracer, _raise_new, [self.cls, *self.args], {}, label=f"raise {self.cls.__name__}(...)")
+        # harmless: it never returns, so no failure after it can make Python run the function again
+        call_out(tracer, _raise_new, [self.cls, *self.args], {}, harmless=True, label=f"raise {self.cls.__name__}(...)")
         return RuntimeError(f"{self.cls.__name__} was raised by CPython")
 
 
@@ -200,7 +201,7 @@ def call_out(tracer, fn, args: list, kwargs: dict, result=None, harmless: bool =
 
     callee = CallOut(fn, tuple(template(a) for a in args), {k: template(a) for k, a in kwargs.items()}, label)
     if result is None:
-        tracer.builder.emit("python_call", tuple(values), callee=callee)
+        tracer.builder.emit("python_call", tuple(values), callee=callee, **({"harmless": True} if harmless else {}))
         return None
     return tracer.builder.emit("python_call", tuple(values), callee=callee, result=result, harmless=harmless)
 
