@@ -73,7 +73,7 @@ def object_symbols(fn: ir.Function, entry_args: list[ir.EntryArg]) -> dict[str, 
     """The Python objects and functions an entry uses by address, as symbols for the JIT to
     define: numpy.ndarray, the builtin dtype descriptors of the array arguments and results,
     and NumPy's PyArray_NewFromDescr (which makes the result arrays); what makes tracebacks."""
-    symbols = traceback_symbols()
+    symbols = traceback_symbols(fn)
     results = [t for t in ir.leaf_types(fn.result_type) if isinstance(t, ir.ArrayType)]
     for t in [a.type for a in entry_args if isinstance(a.type, ir.ArrayType)] + results:
         import numpy

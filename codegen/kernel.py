@@ -221,8 +221,8 @@ class KernelBuilder:
         b = self.builder
         self.polls += 1
         b.store(self.i64(POLL_BUDGET), self._budget_slot())
-        # no op failed if the poll returns PYTHON_ERROR (a line noted before is not this one's)
-        b.store_atomic(ll.Constant(I32, -1), failed_site_slot(self.module), "monotonic", 4)
+        if self.called_out is not None:    # a call into CPython notes its line; a poll notes none
+            b.store_atomic(ll.Constant(I32, -1), failed_site_slot(self.module), "monotonic", 4)
         convention = self.memory.check_convention
         check = self._declare(self.check_signals, ll.FunctionType(I32, []), ("cold", "nounwind"))
         check.calling_convention = convention

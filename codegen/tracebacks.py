@@ -23,9 +23,12 @@ TRACEBACK_SITE = ll.LiteralStructType([PTR, PTR, PTR, I64])
 NULL = ll.Constant(PTR, None)
 
 
-def traceback_symbols() -> dict[str, int]:
+def traceback_symbols(fn: ir.Function) -> dict[str, int]:
     """What an entry's module imports from the process to make tracebacks."""
-    return {ADD_TRACEBACK: native.add_traceback_address, CALL_OUT_FAILED: native.call_out_failed_address}
+    symbols = {ADD_TRACEBACK: native.add_traceback_address}
+    if any(v.op == "python_call" for v in fn.walk()):
+        symbols[CALL_OUT_FAILED] = native.call_out_failed_address
+    return symbols
 
 
 class TracebackSites:

@@ -397,7 +397,6 @@ def make_dispatcher(fn, transform, fuse_fma: bool, max_specializations: int = DE
     d.fuse_fma = fuse_fma
     d.fullgraph = fullgraph
     d.specializations = compiler.specializations
-    d.compiler = compiler
 
     def dump(*args, stage: str = "opt"):
         from tracer.dump import dump_function

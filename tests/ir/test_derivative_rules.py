@@ -113,7 +113,8 @@ OPS_F64_ARITY = {name: (F64,) * n for name, op in ops.OPS.items()
 
 # ops on arrays only: their rules are checked in tests/frontend/test_array_ops.py
 ARRAY_ONLY_OPS = {"load", "index", "broadcast_in_dim", "transpose", "reduce", "argreduce", "matmul", "full",
-                  "iota", "pack", "copy", "reshape", "store", "writeback", "slice"}
+                  "iota", "pack", "copy", "reshape", "store", "writeback", "slice",
+                  "scan"}   # scan: tests/frontend/test_numpy_more.py checks its rule against finite differences
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ not take.
 """
 from __future__ import annotations
 
-from tracer.frontend import arrays, numpy_more, numpy_shapes  # noqa: F401 (numpy_shapes registers into numpy_more)
+from tracer.frontend import arrays, numpy_extra, numpy_more, numpy_shapes  # noqa: F401 (these register into numpy_more)
 from tracer.frontend.arrays import convert, emit_elementwise, kind, operand, promote, wrap
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.objects import ArrayMethod, TracedArray
