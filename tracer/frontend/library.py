@@ -91,6 +91,35 @@ for _name, _op in [("atan2", "atan2"), ("copysign", "copysign"), ("fmod", "fmod"
     _TABLE[getattr(math, _name)] = _math_binary(_name, _op)
 
 
+def _angle(name: str, factor: float):
+    """math.radians, math.degrees: CPython multiplies by pi/180 (180/pi), computed in double."""
+    real = getattr(math, name)
+
+    def impl(tracer, x):
+        if _all_constant([x]):
+            return real(x)
+        b = tracer.builder
+        return b.emit("mul", (b.value(_as_float(tracer, x, f"math.{name}()")), b.const(factor)))
+    return impl
+
+
+_TABLE[math.radians] = _angle("radians", math.pi / 180.0)
+_TABLE[math.degrees] = _angle("degrees", 180.0 / math.pi)
+
+
+@implements(builtins.divmod)
+def _divmod(tracer, a, b):
+    """divmod of ints: (a // b, a % b), CPython's floor division and remainder (and its error)."""
+    if _all_constant([a, b]):
+        return divmod(a, b)
+    a, b = _number(tracer, a, "divmod()"), _number(tracer, b, "divmod()")
+    kinds = [x.type if is_traced(x) else type(x) for x in (a, b)]
+    if not all(k in (I64, int, bool, BOOL) for k in kinds):
+        raise tracer.error("divmod() of floats is not supported yet (its ZeroDivisionError message is its own)")
+    bld = tracer.builder
+    return bld.binary("floordiv", a, b), bld.binary("mod", a, b)
+
+
 @implements(math.hypot)
 def _hypot(tracer, *args):
     if _all_constant(args):
