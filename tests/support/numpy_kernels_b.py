@@ -8,20 +8,10 @@ import, nothing shaped around what the tracer compiles), registered with `@kerne
 from __future__ import annotations
 
 import numpy as np
+from kernel_registry import Kernels, rng
 
-KERNELS: list = []
-
-
-def kernel(make_args):
-    """Register the decorated function with its example-arguments maker; the function is unchanged."""
-    def register(fn):
-        KERNELS.append((fn, make_args))
-        return fn
-    return register
-
-
-def rng(seed):
-    return np.random.default_rng(seed)
+KERNELS = Kernels()
+kernel = KERNELS.register
 
 
 def _diagonally_dominant(n, seed):

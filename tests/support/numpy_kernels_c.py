@@ -12,20 +12,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from kernel_registry import Kernels, rng
 
-KERNELS: list = []
-
-
-def kernel(make_args):
-    """Register the decorated function with its example-arguments maker; the function is unchanged."""
-    def register(fn):
-        KERNELS.append((fn, make_args))
-        return fn
-    return register
-
-
-def rng(seed):
-    return np.random.default_rng(seed)
+KERNELS = Kernels()
+kernel = KERNELS.register
 
 
 # ------------------------------------------------------------------------------ ODEs and dynamics

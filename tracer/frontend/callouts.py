@@ -76,6 +76,9 @@ def format_value(tracer, value, conversion: int, spec):
             raise tracer.error(f"an f-string of a {type(value).__name__} is not supported")
         convert = CONVERSIONS[conversion]
         return format(convert(value) if convert else value, spec or "")
+    if not tracer.call_out:         # fullgraph=True: nothing is called in CPython
+        raise tracer.error("an f-string of a traced value is not supported (without fullgraph, it can be an "
+                           "argument of a call made in CPython)")
     if value.type not in (F64, I64, BOOL):
         raise tracer.error(f"an f-string of a {value.type} value is not supported")
     return TracedString(tracer, ((value, conversion, spec or ""),))

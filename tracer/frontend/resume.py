@@ -28,6 +28,7 @@ from tracer.errors import BigIntInput, UnsupportedError
 from tracer.frontend.arrays import made_by_numpy
 from tracer.frontend.builder import is_traced
 from tracer.frontend.objects import NULL, BoundMethod, ExternalList, ExternalObject, TracedArray
+from tracer.frontend.opcodes.calls import pop_call
 from tracer.frontend.sources import ArgSource, RootSource
 from tracer.ir import BOOL, F64, I64
 
@@ -77,22 +78,8 @@ class BreakPoint:
     def call(self, stack: list):
         """Make the call CPython would make at the break on this stack (as CallOps reads it);
         the stack after it."""
-        n = self.instr.arg
-        kw_names = self.kw_names
-        if self.instr.name == "CALL_KW":
-            kw_names = stack.pop()
-        args = stack[len(stack) - n:]
-        del stack[len(stack) - n:]
-        top, below = stack.pop(), stack.pop()
-        if below is NULL:
-            fn = top
-        elif top is NULL:
-            fn = below
-        else:
-            fn, args = below, [top, *args]
-        kwargs = dict(zip(kw_names, args[len(args) - len(kw_names):])) if kw_names else {}
-        if kw_names:
-            args = args[:len(args) - len(kw_names)]
+        kw_names = stack.pop() if self.instr.name == "CALL_KW" else self.kw_names
+        fn, args, kwargs = pop_call(stack, self.instr.arg, kw_names)
         stack.append(fn(*args, **kwargs))
         return stack
 

@@ -15,23 +15,27 @@ from tracer.ir import BOOL, F64, I64
 IMMUTABLE_MODULES = (math, cmath, operator)
 
 
+def pop_call(stack: list, nargs: int, kw_names: tuple) -> tuple:
+    """(callable, args, kwargs) of a CALL with `nargs` arguments, popped off `stack`.
+    3.11/3.12 leave [NULL or method, callable or self] below the arguments, 3.13 leaves
+    [callable, NULL or self]; either way one of the pair may be NULL."""
+    args = stack[len(stack) - nargs:]
+    del stack[len(stack) - nargs:]
+    top, below = stack.pop(), stack.pop()
+    if below is NULL:
+        fn = top
+    elif top is NULL:
+        fn = below
+    else:
+        fn, args = below, [top, *args]
+    n_kw = len(kw_names)
+    kwargs = dict(zip(kw_names, args[len(args) - n_kw:])) if n_kw else {}
+    return fn, (args[:len(args) - n_kw] if n_kw else list(args)), kwargs
+
+
 class CallOps:
     def _call_from_stack(self, nargs: int, kw_names: tuple, extra: int = 0):
-        args = self.popn(nargs)
-        # 3.11/3.12 leave [NULL or method, callable or self] below the arguments,
-        # 3.13 leaves [callable, NULL or self]; either way one of the pair may be NULL.
-        top = self.pop()
-        below = self.pop()
-        if below is NULL:
-            fn = top
-        elif top is NULL:
-            fn = below
-        else:
-            fn, args = below, [top, *args]
-        n_kw = len(kw_names)
-        kwargs = dict(zip(kw_names, args[len(args) - n_kw:])) if n_kw else {}
-        if n_kw:
-            args = args[:len(args) - n_kw]
+        fn, args, kwargs = pop_call(self.stack, nargs, kw_names)
         self.tracer.result_dropped = self.next_instruction_name() == "POP_TOP"
         self.push(self.tracer.call(fn, list(args), kwargs))
 
