@@ -104,15 +104,14 @@ def explain(fn, *args, **kwargs) -> Explanation:
         return Explanation(name, spec.describe_signature(), False,
                            [Break("runs as Python", spec.reason.message, spec.reason.loc)],
                            compile_seconds=seconds, specialization=spec)
+    compiled = spec.prefix if isinstance(spec, BreakRun) else spec
+    breaks = [Break("python call", f"{v.attrs['callee']}", v.loc, in_loop)
+              for v, in_loop in _python_calls(compiled.optimized.body)]
     if isinstance(spec, BreakRun):
         point = spec.point
         what = (f"graph break: compiled up to here, CPython makes this call (because {point.reason.message}"
                 f"{_where(point.reason.loc, point.loc)}); the code after it is compiled when first reached")
-        prefix = spec.prefix.optimized
-        breaks = [Break("python call", f"{v.attrs['callee']}", v.loc, in_loop) for v, in_loop in _python_calls(prefix.body)]
-        return Explanation(name, spec.signature(), True, [*breaks, Break("graph break", what, point.loc)],
-                           spec.guards(), seconds, spec)
-    breaks = [Break("python call", f"{v.attrs['callee']}", v.loc, in_loop) for v, in_loop in _python_calls(spec.optimized.body)]
+        breaks.append(Break("graph break", what, point.loc))
     return Explanation(name, spec.signature(), True, breaks, spec.guards(), seconds, spec)
 
 

@@ -310,8 +310,9 @@ class Tracer:
             return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
         if isinstance(fn, type) and issubclass(fn, BaseException) and all(is_number(a) or isinstance(a, str) for a in args):
             return fn(*args)
-        if self.call_out and callouts.exception_of(fn, args, kwargs) is not None:
-            return callouts.exception_of(fn, args, kwargs)    # made and raised by CPython at the raise
+        deferred = callouts.exception_of(fn, args, kwargs) if self.call_out else None
+        if deferred is not None:
+            return deferred                # made and raised by CPython at the raise
         if self.call_out:              # run in CPython, from compiled code (tracer.frontend.callouts)
             typed = callouts.value_call(fn, args, kwargs)
             if typed is not None:
