@@ -22,6 +22,7 @@ from codegen.kernel import (
     DOUBLE,
     FLOAT,
     I1,
+    I64,
     POLL_BUDGET,
     PTR,
     ArrayValue,
@@ -102,11 +103,15 @@ class BlockLowering:
         self.values = values
         self.raise_statuses = raise_statuses
         self.sites = sites or {}         # value -> its index among failure_sites (k.site while lowered)
+        self.replaced: dict = {}         # value -> a function that lowers it instead of its op's rule
         k.regions = self
 
     def block(self, block: ir.Block) -> list | None:
         """Lower `block`'s values; the LLVM values of its results, or None if it always raises."""
         for v in block.values:
+            if v in self.replaced:       # lowered otherwise by a region's rule (lower_counted_loop)
+                self.values[v] = self.replaced.pop(v)()
+                continue
             operands = [self.values[a] for a in v.args]
             self.k.site = self.sites.get(v, -1)
             if isinstance(v.type, ir.ArrayType) and v.op in ELEMENTWISE:
@@ -199,48 +204,151 @@ def lower_map(k: KernelBuilder, v: ir.Value, *operands):
 @lowers("loop")
 def lower_loop(k: KernelBuilder, v: ir.Value, *initial):
     """A header block whose phis carry the values, the body, and a branch back while the body
-    yields continue. Going back counts the iteration's work towards the next poll for signals
-    (a subtraction and a predictable branch; the poll itself is a cold call,
-    KernelBuilder.poll_signals), so Ctrl-C interrupts a loop that runs long (or forever). (On
-    the way back only, after the test: LLVM still merges the body's own test of the loop
-    condition, if any, with the branch that decides.)
+    yields continue. Ctrl-C must reach a loop that runs long (or forever), so loops poll for
+    signals (KernelBuilder.poll_signals; the poll itself is a cold call), as cheaply as each
+    kind allows:
 
-    A loop whose work is bounded at compile time (`_most_trips`), and small, does not poll: its
-    work is counted before it starts, for the next poll. It calls nothing, so LLVM unrolls it as
-    it would have (a call in a loop stops that), and the bound check of each element goes."""
-    b, fn = k.builder, k.function
+    - a loop whose work is bounded at compile time (`_most_trips`), and small, does not poll:
+      its work is counted before it starts, for the next poll. It calls nothing, so LLVM
+      unrolls it as it would have (a call in a loop stops that);
+    - a loop that counts up to a bound fixed before it starts (`_counted`: a `for` over a
+      range, `while i < n: ... i += 1`) runs in strips (`lower_counted_loop`): the inner loop
+      is the user's, its test against the bound replaced by a test against the strip's end,
+      and the work of a strip is counted, and a poll made if it runs out, before the strip;
+      the iterations themselves pay nothing;
+    - any other loop counts each iteration's work on the way back (a subtraction and a
+      predictable branch), after the test: LLVM still merges the body's own test of the loop
+      condition, if any, with the branch that decides."""
     body = v.regions[0]
     trips, work = _most_trips(v), min(INSTRUCTIONS_PER_OP * _work(body), POLL_BUDGET)   # (per iteration)
     bounded = trips is not None and (trips + 1) * work <= POLL_BUDGET
     if bounded:
         k.count_work(k.i64((trips + 1) * work))
+    elif k.check_signals is not None and (counted := _counted(v)) is not None:
+        return lower_counted_loop(k, v, initial, work, *counted)
+    b, fn = k.builder, k.function
     header = fn.append_basic_block("loop")
     exit_ = fn.append_basic_block("endloop")
     entry = b.block
     b.branch(header)
     b.position_at_end(header)
     phis = [b.phi(t) for t in _flat_types(v.type)]
-    init = _flat(tuple(initial))
-    for phi, x in zip(phis, init):
+    for phi, x in zip(phis, _flat(tuple(initial))):
         phi.add_incoming(x, entry)
-    carried = list(phis)
+    copies = 1 if bounded or k.check_signals is None else _copies(body, work)
+    carried, exits = phis, []
+    for _ in range(copies):
+        results = _lower_body(k, body, carried, exit_)
+        if results is None:
+            return _from_flat(v.type, _zeros(v.type))
+        go, carried = results[0], _flat(tuple(results[1:]))
+        exits.append((carried, b.block))
+        again = fn.append_basic_block("loop_again")
+        b.cbranch(go, again, exit_)
+        b.position_at_end(again)
+    if not bounded:
+        k.poll_signals(k.i64(copies * work))
+    for phi, x in zip(phis, carried):
+        phi.add_incoming(x, b.block)
+    b.branch(header)
+    b.position_at_end(exit_)
+    if copies == 1:
+        return _from_flat(v.type, list(carried))
+    results = []
+    for i, t in enumerate(_flat_types(v.type)):
+        results.append(b.phi(t))
+        for values, block in exits:
+            results[-1].add_incoming(values[i], block)
+    return _from_flat(v.type, results)
+
+
+# How many copies of a short loop body whose trip count is not known may run between two counts
+# of their work towards the next poll (lower_loop): enough for some POLL_COPY_WORK instructions.
+POLL_COPY_WORK = 128
+
+
+def _copies(body: ir.Block, work: int) -> int:
+    """The copies of `body` that an iteration of its loop runs: several where the body is short,
+    is innermost and makes no call into CPython and no array (so that running it in copies
+    changes nothing but the code's size), else 1."""
+    if work * 2 > POLL_COPY_WORK:
+        return 1
+    inside = _defined_in(body)
+    if any(x.op in ("loop", "python_call") or isinstance(x.type, ir.ArrayType) for x in inside):
+        return 1
+    return min(8, POLL_COPY_WORK // work)
+
+
+def _lower_body(k: KernelBuilder, body: ir.Block, carried: list, exit_: ll.Block) -> list | None:
+    """Lower a loop's body on the carried values (the header's phis); its results, or None
+    where it always raises (then the loop never repeats and its exit is unreachable)."""
+    carried = list(carried)
     for p in body.params:
         k.regions.values[p] = _from_flat(p.type, carried)
     results = k.regions.block(body)
-    if results is None:                  # the body always raises: the loop never repeats
-        b.position_at_end(exit_)
-        b.unreachable()
-        b.position_at_end(fn.append_basic_block("dead"))
+    if results is None:
+        k.builder.position_at_end(exit_)
+        k.builder.unreachable()
+        k.builder.position_at_end(k.function.append_basic_block("dead"))
+    return results
+
+
+def lower_counted_loop(k: KernelBuilder, v: ir.Value, initial, work: int, counter: ir.Value, tested: ir.Value,
+                       bound: ir.Value, step: int, replays: bool):
+    """A counted loop (`_counted`) in strips of at most POLL_BUDGET work each:
+
+        strip:   (the carried values)  end = min(bound, counter + strip * step)
+                 count end - counter's work; poll if the budget ran out
+        loop:    the body, its `counter < bound` lowered as `counter < end`
+                 continue: back to loop
+                 stop: counter < bound?  yes: the strip ended: back to strip, with the
+                       values this iteration started from (it ran only replayable code)
+                       no: the loop ended
+
+    The inner loop calls nothing, so LLVM optimizes it as the loop without polls. (A loop that
+    tests last, `replays` False, goes back to the strip with the values its iteration made.)"""
+    b, fn = k.builder, k.function
+    body = v.regions[0]
+    types = _flat_types(v.type)
+    strip_block, header = fn.append_basic_block("strip"), fn.append_basic_block("loop")
+    ended, exit_ = fn.append_basic_block("loop_stopped"), fn.append_basic_block("endloop")
+    entry = b.block
+    b.branch(strip_block)
+    b.position_at_end(strip_block)
+    outer = [b.phi(t) for t in types]
+    for phi, x in zip(outer, _flat(tuple(initial))):
+        phi.add_incoming(x, entry)
+    start = _from_flat(counter.type, outer[_flat_position(body, counter):])
+    first = _from_flat(counter.type, _flat(tuple(initial))[_flat_position(body, counter):])
+    # the counter only grows: told so, LLVM drops the checks of indices made from it
+    k.call_intrinsic("llvm.assume", ll.VoidType(), [I1], b.icmp_signed(">=", start, first))
+    limit = k.regions.values[bound]
+    strip = max(1, POLL_BUDGET // work)
+    end = k.call_intrinsic("llvm.smin.i64", I64, [I64] * 2, limit,
+                           k.call_intrinsic("llvm.sadd.sat.i64", I64, [I64] * 2, start,
+                                            k.i64(min(strip * step, 1 << 62))))
+    span = k.call_intrinsic("llvm.smax.i64", I64, [I64] * 2, b.sub(end, start), k.i64(0))
+    k.poll_signals(b.mul(b.udiv(b.add(span, k.i64(step - 1)), k.i64(step)), k.i64(work)))
+    from_strip = b.block
+    b.branch(header)
+    b.position_at_end(header)
+    phis = [b.phi(t) for t in types]
+    for phi, x in zip(phis, outer):
+        phi.add_incoming(x, from_strip)
+    go = body.results[0]
+    k.regions.replaced[go] = lambda: b.icmp_signed("<", k.regions.values[tested], end)
+    results = _lower_body(k, body, phis, exit_)
+    if results is None:
         return _from_flat(v.type, _zeros(v.type))
-    go, nexts = results[0], _flat(tuple(results[1:]))
-    again = fn.append_basic_block("loop_again")
-    b.cbranch(go, again, exit_)
-    b.position_at_end(again)
-    if not bounded:
-        k.poll_signals(k.i64(work))
+    nexts = _flat(tuple(results[1:]))
+    b.cbranch(results[0], header, ended)
     for phi, x in zip(phis, nexts):
         phi.add_incoming(x, b.block)
-    b.branch(header)
+    b.position_at_end(ended)
+    strip_ended = b.icmp_signed("<", k.regions.values[tested], limit)
+    b.cbranch(strip_ended, strip_block, exit_).set_weights([1, 1 << 10])
+    for phi, x in zip(outer, phis if replays else nexts):
+        phi.add_incoming(x, ended)
     b.position_at_end(exit_)
     return _from_flat(v.type, list(nexts))
 
@@ -272,6 +380,66 @@ def _most_trips(v: ir.Value) -> int | None:
     if start.op != "const" or not step or step <= 0:
         return None
     return max(0, -(-(go.args[1].attrs["value"] - start.attrs["value"]) // step))
+
+
+def _counted(v: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value, int, bool] | None:
+    """(counter, tested, bound, step, replays) if the `loop` v counts a carried i64 up by a
+    constant step while it (`tested`: the counter, or its next value) is below a bound fixed
+    before the loop starts; else None. `replays`: the test comes first (a `for` over a range:
+    `if counter < bound: <the iteration>`), so an iteration that a strip stops (its test is
+    against the strip's end, lower_counted_loop) is run again from its start, which needs it
+    to have run only code that can be run again (`_replayable`: then it ran only its test and
+    the loop's way out). A loop that tests last (`while i < n: ...; i += 1`) goes on with the
+    iteration's results. (Only an innermost loop, or one whose inner loops are short: strips of
+    an outer loop keep LLVM from optimizing the inner loops as well as it otherwise does.)"""
+    body = v.regions[0]
+    go = body.results[0]
+    if go.op != "lt" or go.args[0].type != ir.I64 or go.args[1].type != ir.I64:
+        return None
+    tested, bound = go.args
+    inside = _defined_in(body)
+    if bound in inside or any(x.op == "loop" and _most_trips(x) is None for x in inside):
+        return None
+    replays = tested in body.params
+    if replays:
+        counter = tested
+    else:
+        counter = next((p for p, r in zip(body.params, body.results[1:]) if r is tested), None)
+        if counter is None:
+            return None
+    step = _step(body.results[1 + body.params.index(counter)], counter, go)
+    if not step or step <= 0:
+        return None
+    if replays:
+        stops = [x for x in body.values if not (x.op == "if" and x.args[0] is go)]
+        stops += [x for x in body.values if x.op == "if" and x.args[0] is go for x in x.regions[1].values]
+        if not all(map(_replayable, stops)):
+            return None
+    return counter, tested, bound, step, replays
+
+
+def _replayable(v: ir.Value) -> bool:
+    """Whether running `v` again changes nothing: it touches no memory, cannot fail, and makes
+    no array (a buffer made twice would be one too many)."""
+    op = OPS[v.op]
+    return (not op.effect and not op.may_fail(v) and not v.regions and v.op != "python_call"
+            and not any(isinstance(t, ir.ArrayType) for t in ir.leaf_types(v.type)))
+
+
+def _defined_in(block: ir.Block) -> set:
+    """The values `block` defines, its params and those of its regions included."""
+    found = set(block.params)
+    for x in block.values:
+        found.add(x)
+        for region in x.regions:
+            found |= _defined_in(region)
+    return found
+
+
+def _flat_position(body: ir.Block, param: ir.Value) -> int:
+    """Where the carried value `param` starts among the loop's flattened values."""
+    index = body.params.index(param)
+    return sum(len(_flat_types(p.type)) for p in body.params[:index])
 
 
 def _step(following: ir.Value, counter: ir.Value, go: ir.Value) -> int | None:

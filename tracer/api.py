@@ -32,7 +32,7 @@ from tracer.frontend.capture import call_intercepted, warn_storm
 from tracer.frontend.interpreter import trace_frame
 from tracer.frontend.loader import ALIASED
 from tracer.ir import I64_MAX, I64_MIN
-from tracer.specialize import BreakRun, Finished, NeedsPython, PythonRun, Specialization, argument_signature
+from tracer.specialize import BreakRun, Finished, NeedsPython, PythonRun, Specialization, argument_signature, logger
 
 DEFAULT_MAX_SPECIALIZATIONS = 16
 
@@ -194,9 +194,11 @@ class CodeCompiler:
             return self._numpy_scalar_call(args, kwargs)
         try:
             self._check_argument_types(full)
-        except TypeError:
-            if self.strict_arguments:
+        except TypeError as exc:
+            if self.strict_arguments and not self.python_on_break:
                 raise
+            if self.strict_arguments:       # (not a continuation's: its arguments say nothing new)
+                logger.info("%s() runs as Python: %s", self.name, exc)
             return self._plain(args, kwargs)
         if self.transform is not None:
             self.transform.check_arguments(full)

@@ -183,9 +183,33 @@ def test_str_argument_raises_type_error(fn, args, name):
 
 @pytest.mark.parametrize("bad", [1 + 2j, {"a": 1.0}, {1.0}, None, b"ab"], ids=["complex", "dict", "set", "None", "bytes"])
 def test_unsupported_argument_type_raises_type_error(bad):
-    compiled = trace(add_one)
+    compiled = trace(add_one, fullgraph=True)
     assert compiled(1.0) == 2.0
     assert_type_error_like_python_or_naming_the_argument(compiled, add_one, (bad,), "x", bad)
+
+
+def first_plus_one(a):
+    return a[0] + 1.0
+
+
+def shout(s):
+    return s.upper() + "!"
+
+
+def total_of_values(d):
+    return sum(d.values())
+
+
+@pytest.mark.parametrize("fn, arg, want", [(first_plus_one, "array", 2.0), (shout, "ab", "AB!"),
+                                           (total_of_values, {"a": 1.5, "b": 2}, 3.5)])
+def test_an_argument_traced_code_does_not_take_runs_the_function_as_python(fn, arg, want):
+    """What CPython does with the call is the answer (default mode); with fullgraph=True, a
+    TypeError naming the argument."""
+    import array
+    arg = array.array("d", [1.0]) if arg == "array" else arg
+    assert trace(fn)(arg) == fn(arg) == want
+    with pytest.raises(TypeError, match=f"argument '{fn.__code__.co_varnames[0]}'"):
+        trace(fn, fullgraph=True)(arg)
 
 
 LABEL = "ab"

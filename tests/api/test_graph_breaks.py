@@ -595,3 +595,32 @@ def test_tracebacks_through_a_call_into_python_name_the_users_lines():
             frames = traceback.extract_tb(info.value.__traceback__)
             assert frames[-1].line.startswith(last)
             assert not any("/tracer/" in f.filename or "/codegen/" in f.filename for f in frames)
+
+
+def captured_argument(n):
+    label = str(n)                  # the break
+    get = lambda: n                 # (n is a cell variable of this function)
+    return get() * 2, label
+
+
+def captured_local(xs):
+    scale = 2.5
+    label = str(len(xs))            # the break
+    return [xs[i] * scale for i in range(2)], label
+
+
+def captured_traced_local(x):
+    m = x * 2.0
+    label = str(x)                  # the break
+    return (lambda: m + x)(), label
+
+
+@pytest.mark.parametrize("fn, args", [(captured_argument, (3,)), (captured_local, ([1.0, 2.0, 4.0],)),
+                                      (captured_traced_local, (1.25,))])
+def test_closure_variables_live_across_a_break(fn, args):
+    """A variable an inner function or a comprehension captures (a cell) keeps its value in the
+    continuation, whether a constant, an argument or a value the prefix computed."""
+    compiled = trace(fn)
+    assert compiled(*args) == fn(*args)
+    assert compiled(*args) == fn(*args)
+    assert "BreakRun" in kinds(compiled)

@@ -77,6 +77,22 @@ def chain(y, n):                     # its gradient saves every iteration on a t
     return y
 
 
+def counted(a, n):                   # a `for` over a range: it polls between strips of iterations
+    s = 0.0
+    for i in range(n):
+        s += 0.5
+        a[0] = i
+    return s
+
+
+def counted_while(y, n):             # the same as a `while` that tests its counter last
+    i = 0
+    while i < n:
+        y = y * 0.5 + 1.0
+        i += 1
+    return y
+
+
 def decay(y, n):
     for i in range(n):
         y = y * 0.999999 + 1e-6
@@ -112,6 +128,16 @@ try:
         assert f(0.0, 5) == 5
         ready()
         f(0.0, -1)
+    elif case == "counted":
+        f, a = trace(counted), np.zeros(1)
+        assert f(a, 5) == 2.5 and a[0] == 4.0
+        ready()
+        f(a, 2**62)
+    elif case == "counted_while":
+        f = trace(counted_while)
+        assert f(0.0, 1) == 1.0
+        ready()
+        f(0.0, 2**62)
     elif case == "sum_1d":
         f, x = trace(sum_1d), np.full(1, 0.5)
         assert f(x, 4) == 2.0
@@ -172,6 +198,8 @@ except KeyboardInterrupt:
         print("KeyboardInterrupt", "state", a[0], a[1], a[2], "again", f(a, 7), a[0], flush=True)
     elif case == "scalar_loop":
         print("KeyboardInterrupt", "again", f(0.0, 12), flush=True)
+    elif case == "counted":
+        print("KeyboardInterrupt", "state", a[0], "again", f(a, 3), a[0], flush=True)
     elif case == "rounds":
         k = int(done[0])
         reference = x0.copy()
@@ -223,6 +251,16 @@ def test_ctrl_c_stops_a_while_loop_that_never_ends_and_keeps_its_writes(tmp_path
 
 def test_ctrl_c_stops_a_loop_without_arrays(tmp_path):
     assert "again 12" in interrupt("scalar_loop", tmp_path)
+
+
+def test_ctrl_c_stops_a_counted_loop_between_strips_and_keeps_its_writes(tmp_path):
+    out = interrupt("counted", tmp_path)
+    written, again, written_again = re.search(r"state (\S+) again (\S+) (\S+)", out).groups()
+    assert float(written) >= 1000 and (again, written_again) == ("1.5", "2.0")
+
+
+def test_ctrl_c_stops_a_while_loop_that_counts_to_a_bound(tmp_path):
+    interrupt("counted_while", tmp_path)
 
 
 @pytest.mark.parametrize("case", ["sum_1d", "sum_2d", "matmul"])

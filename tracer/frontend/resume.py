@@ -22,7 +22,7 @@ from __future__ import annotations
 import types
 from dataclasses import dataclass
 
-from bytecode import Bytecode, Instr, Label
+from bytecode import Bytecode, CellVar, Instr, Label
 
 from tracer.errors import BigIntInput, UnsupportedError
 from tracer.frontend.arrays import made_by_numpy
@@ -100,6 +100,9 @@ class Breaking:
         block = self.builder.block
         emitted, updated = len(block.values), dict(self.tracer.updated_arrays)
         stack, local_values, kw_names, loc = list(self.stack), dict(self.locals), self.kw_names, self.builder.loc
+        for name in self.code.co_cellvars:       # the function's own closure variables, as locals
+            if name in self.cells:
+                local_values[name] = self.cells[name].contents
         try:
             return handler(instr)
         except UnsupportedError as exc:
@@ -180,7 +183,9 @@ def resume_code(code: types.CodeType, pc: int, local_values: tuple, below: tuple
     prologue, params = [], []
     for name, t in local_values:
         if t[0] == "const":
-            prologue += [Instr("LOAD_CONST", t[1], lineno=line), Instr("STORE_FAST", name, lineno=line)]
+            store = Instr("STORE_DEREF", CellVar(name), lineno=line) if name in code.co_cellvars else \
+                Instr("STORE_FAST", name, lineno=line)
+            prologue += [Instr("LOAD_CONST", t[1], lineno=line), store]
         else:
             params.append(name)
     for i, t in enumerate(below):
