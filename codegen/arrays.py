@@ -122,7 +122,7 @@ def for_each_index(k: KernelBuilder, sizes, body, prefix=()) -> None:
     def rest(i):
         for_each_index(k, sizes[1:], body, prefix + (i,))
     if len(sizes) > 1:
-        for_rows(k, sizes[0], _count(k, sizes[1:]), rest)
+        for_rows(k, sizes[0], element_count(k, sizes[1:]), rest)
     else:
         for_range(k, sizes[0], rest)
 
@@ -310,30 +310,12 @@ def elementwise(k: KernelBuilder, v: ir.Value, operands) -> ArrayValue:
                         [v.type.dtype], element)[0]
 
 
-def _count(k: KernelBuilder, sizes):
+def element_count(k: KernelBuilder, sizes):
+    """The product of `sizes` (i64)."""
     n = k.i64(1)
     for s in sizes:
         n = k.builder.mul(n, s)
     return n
-
-
-def _combine(k: KernelBuilder, kind: str, dtype: ir.ScalarType, acc, x):
-    b = k.builder
-    if dtype == ir.F64:
-        if kind == "sum":
-            return b.fadd(acc, x)
-        if kind == "prod":
-            return b.fmul(acc, x)
-        # NumPy's maximum/minimum, element after element: a NaN wins, a tie of signed zeros takes x
-        keep = b.fcmp_ordered(">" if kind == "max" else "<", acc, x)
-        return b.select(b.or_(keep, k.is_nan(acc)), acc, x)
-    if dtype == ir.BOOL and kind in ("max", "min"):
-        return b.or_(acc, x) if kind == "max" else b.and_(acc, x)
-    if kind == "sum":
-        return k.checked("sadd", acc, x)
-    if kind == "prod":
-        return k.checked("smul", acc, x)
-    return b.select(b.icmp_signed(">=" if kind == "max" else "<=", acc, x), acc, x)
 
 
 def reduction_start(k: KernelBuilder, kind: str, dtype: ir.ScalarType, count):
@@ -346,81 +328,6 @@ def reduction_start(k: KernelBuilder, kind: str, dtype: ir.ScalarType, count):
     if dtype == ir.BOOL:
         return ll.Constant(I1, kind == "min")
     return k.i64({"sum": 0, "prod": 1, "max": ir.I64_MIN, "min": ir.I64_MAX}[kind])
-
-
-@lowers("reduce")
-def reduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
-    b = k.builder
-    kind, axes, source = v.attrs["kind"], v.attrs["axes"], v.args[0].type.dtype
-    dtype = ir.I64 if source == ir.BOOL and kind in ("sum", "prod") else source
-    kept = [d for d in range(len(a.sizes)) if d not in axes]
-    count = _count(k, [a.sizes[d] for d in axes])
-    if kind in ("max", "min"):
-        k.fail_if(b.icmp_signed("==", count, k.i64(0)), Status.SHAPE_MISMATCH)   # NumPy's ValueError
-    out = allocate(k, dtype, [a.sizes[d] for d in kept])
-    start = reduction_start(k, kind, dtype, count)
-    for_each_index(k, out.sizes, lambda idx: store_element(k, out, idx, dtype, start))
-
-    def body(idx):
-        place = [idx[d] for d in kept]
-        x = load_element(k, a, idx, source)
-        if dtype != source:
-            x = b.zext(x, I64)
-        store_element(k, out, place, dtype, _combine(k, kind, dtype, load_element(k, out, place, dtype), x))
-    for_each_index(k, a.sizes, body)
-    if not isinstance(v.type, ir.ArrayType):
-        return load_element(k, out, (), dtype)
-    if v.attrs["keepdims"]:
-        sizes = tuple(k.i64(1) if d in axes else a.sizes[d] for d in range(len(a.sizes)))
-        strides = tuple(k.i64(0) if d in axes else out.strides[kept.index(d)] for d in range(len(a.sizes)))
-        return ArrayValue(out.data, sizes, strides)
-    return out
-
-
-@lowers("argreduce")
-def argreduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
-    """The first index of the largest (smallest) element; a NaN counts as the extreme."""
-    b = k.builder
-    axis, dtype = v.attrs["axis"], v.args[0].type.dtype
-    if axis is None:      # over the flattened array: loop over every axis, counting positions
-        sizes, kept = a.sizes, []
-        axes = list(range(len(a.sizes)))
-    else:
-        sizes, axes = a.sizes, [axis]
-        kept = [d for d in range(len(a.sizes)) if d != axis]
-    k.fail_if(b.icmp_signed("==", _count(k, [sizes[d] for d in axes]), k.i64(0)), Status.SHAPE_MISMATCH)
-    out_sizes = [sizes[d] for d in kept]
-    best = allocate(k, dtype, out_sizes)
-    where = allocate(k, ir.I64, out_sizes)
-    first = [k.i64(0)] * len(sizes)
-    for_each_index(k, out_sizes, lambda idx: (
-        store_element(k, best, idx, dtype, load_element(k, a, _merge(first, kept, idx), dtype)),
-        store_element(k, where, idx, ir.I64, k.i64(0))))
-
-    def body(idx):
-        place = [idx[d] for d in kept]
-        position = k.i64(0)
-        for d in axes:                       # row-major position over the reduced axes
-            position = b.add(b.mul(position, sizes[d]), idx[d])
-        x, current = load_element(k, a, idx, dtype), load_element(k, best, place, dtype)
-        if dtype == ir.F64:
-            better = b.fcmp_ordered(">" if v.attrs["kind"] == "argmax" else "<", x, current)
-            better = b.and_(b.or_(better, k.is_nan(x)), b.not_(k.is_nan(current)))
-        elif dtype == ir.BOOL:
-            better = b.and_(x, b.not_(current)) if v.attrs["kind"] == "argmax" else b.and_(current, b.not_(x))
-        else:
-            better = b.icmp_signed(">" if v.attrs["kind"] == "argmax" else "<", x, current)
-        store_element(k, best, place, dtype, b.select(better, x, current))
-        store_element(k, where, place, ir.I64, b.select(better, position, load_element(k, where, place, ir.I64)))
-    for_each_index(k, sizes, body)
-    return load_element(k, where, (), ir.I64) if axis is None else where
-
-
-def _merge(first, kept, idx):
-    out = list(first)
-    for d, i in zip(kept, idx):
-        out[d] = i
-    return out
 
 
 @lowers("full")
@@ -465,7 +372,7 @@ def reshape(k: KernelBuilder, v: ir.Value, a: ArrayValue, *sizes):
     b = k.builder
     for s in sizes:
         k.fail_if(b.icmp_signed("<", s, k.i64(0)), Status.SHAPE_MISMATCH)
-    k.fail_if(b.icmp_signed("!=", _count(k, sizes), _count(k, a.sizes)), Status.SHAPE_MISMATCH)
+    k.fail_if(b.icmp_signed("!=", element_count(k, sizes), element_count(k, a.sizes)), Status.SHAPE_MISMATCH)
     dense = copy(k, v, a)
     return ArrayValue(dense.data, tuple(sizes), contiguous_strides(k, v.type.dtype, sizes))
 
@@ -491,7 +398,7 @@ def _extent(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType):
         negative = b.icmp_signed("<", reach, k.i64(0))
         low = b.add(low, b.select(negative, reach, k.i64(0)))
         high = b.add(high, b.select(negative, k.i64(0), reach))
-    empty = b.icmp_signed("==", _count(k, a.sizes), k.i64(0))
+    empty = b.icmp_signed("==", element_count(k, a.sizes), k.i64(0))
     high = b.select(empty, low, high)
     return b.gep(a.data, [low], source_etype=I8), b.gep(a.data, [high], source_etype=I8)
 

@@ -26,6 +26,7 @@ import struct
 
 from llvmlite import ir as ll
 
+from codegen import fpflags
 from codegen.arrays import VIEWS, result_struct
 from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, llvm_type
 from codegen.lower import raise_sites
@@ -499,7 +500,7 @@ def may_run_python_again(fn: ir.Function) -> bool:
     failing = [v for v in fn.walk() if v.op != "python_call" and OPS[v.op].may_fail(v)]
     sites = raise_sites(fn)
     if reruns_on_failure(fn):
-        return bool(failing or sites)
+        return bool(failing or sites) or (fn.python_on_failure and any(map(fpflags.sets_flags, fn.walk())))
     for v in failing:
         statuses = OPS[v.op].statuses
         scalar = isinstance(v.type, ir.ScalarType) and all(isinstance(a.type, ir.ScalarType) for a in v.args)

@@ -120,6 +120,7 @@ class KernelBuilder:
         self.module = module
         self.memory = memory
         self.check_signals = getattr(memory, "check_signals", None)   # None: no polls (poll_signals)
+        self.numpy_flags = None          # the floating-point flags NumPy warns of, if watched (codegen.fpflags)
         self.function = function
         args = list(function.args)
         self.params = []             # one per IR parameter (an array: an ArrayValue)
@@ -224,12 +225,26 @@ class KernelBuilder:
         if self.called_out is not None:    # a call into CPython notes its line; a poll notes none
             b.store_atomic(ll.Constant(I32, -1), failed_site_slot(self.module), "monotonic", 4)
         convention = self.memory.check_convention
-        check = self._declare(self.check_signals, ll.FunctionType(I32, []), ("cold", "nounwind"))
+        check = self.declare_function(self.check_signals, ll.FunctionType(I32, []), ("cold", "nounwind"))
         check.calling_convention = convention
         raised = b.icmp_signed("!=", b.call(check, [], cconv=convention or None), ll.Constant(I32, 0))
         go_on = self.function.append_basic_block("polled")
         b.cbranch(raised, self.python_error_exit(), go_on).set_weights([1, 1 << 20])
         b.position_at_end(go_on)
+
+    def exit_if_interrupted(self, cond: ll.Value) -> None:
+        """Return PYTHON_ERROR if `cond` (a signal handler raised where a poll ran outside this
+        function: codegen.reductions.pairwise_sum), as `poll_now` does."""
+        if self.called_out is not None:
+            self.builder.store_atomic(ll.Constant(I32, -1), failed_site_slot(self.module), "monotonic", 4)
+        go_on = self.function.append_basic_block("not_interrupted")
+        self.builder.cbranch(cond, self.python_error_exit(), go_on).set_weights([1, 1 << 20])
+        self.builder.position_at_end(go_on)
+
+    def stack_slot(self, t: ll.Type, name: str = "") -> ll.Value:
+        """A slot of type `t` on the kernel's stack (made in its entry block)."""
+        with self.builder.goto_entry_block():
+            return self.builder.alloca(t, name=name)
 
     def count_work(self, work: ll.Value) -> None:
         """Count `work` against the budget without polling: the next poll comes sooner (a
@@ -331,11 +346,11 @@ class KernelBuilder:
             size_t = ll.IntType(32)
             args = [self.builder.trunc(a, size_t) if t == I64 else a for a, t in zip(args, params)]
             params = [size_t if t == I64 else t for t in params]
-        return self.builder.call(self._declare(name, ll.FunctionType(result, params), ("nounwind",)), args)
+        return self.builder.call(self.declare_function(name, ll.FunctionType(result, params), ("nounwind",)), args)
 
     def call_c_api(self, name: str, result: ll.Type, params: list, *args: ll.Value) -> ll.Value:
         """A call to CPython's C API function `name` (JIT code only: the process has libpython)."""
-        return self.builder.call(self._declare(name, ll.FunctionType(result, params)), args)
+        return self.builder.call(self.declare_function(name, ll.FunctionType(result, params)), args)
 
     def allocate_bytes(self, size: ll.Value) -> ll.Value:
         """A new block of `size` bytes from the kernel's allocator (NULL if there is no memory).
@@ -348,7 +363,8 @@ class KernelBuilder:
     def free_bytes(self, block: ll.Value) -> None:
         self.call_c(self.memory[1], ll.VoidType(), [PTR], block)
 
-    def _declare(self, name: str, fnty: ll.FunctionType, attrs=()) -> ll.Function:
+    def declare_function(self, name: str, fnty: ll.FunctionType, attrs=()) -> ll.Function:
+        """The module's function `name`, declared with `attrs` the first time."""
         fn = self.module.globals.get(name)
         if fn is None:
             fn = ll.Function(self.module, fnty, name)
@@ -359,11 +375,11 @@ class KernelBuilder:
     def intrinsic(self, name: str, *args: ll.Value) -> ll.Value:
         """llvm.<name>.f64 on doubles (exact operations: sqrt, fabs, floor, fma, copysign...)."""
         fnty = ll.FunctionType(DOUBLE, [DOUBLE] * len(args))
-        return self.builder.call(self._declare(f"llvm.{name}.f64", fnty), args)
+        return self.builder.call(self.declare_function(f"llvm.{name}.f64", fnty), args)
 
     def call_intrinsic(self, name: str, result: ll.Type, params: list, *args: ll.Value) -> ll.Value:
         """A call to the LLVM intrinsic `name` (full name, e.g. llvm.fma.v4f64) of that signature."""
-        return self.builder.call(self._declare(name, ll.FunctionType(result, params)), args)
+        return self.builder.call(self.declare_function(name, ll.FunctionType(result, params)), args)
 
     def libm(self, name: str, *args: ll.Value) -> ll.Value:
         """A call to the C library's `name`, exactly as CPython makes it.
@@ -373,12 +389,12 @@ class KernelBuilder:
         """
         fnty = ll.FunctionType(DOUBLE, [DOUBLE] * len(args))
         attrs = ("nobuiltin", "readnone", "nounwind")  # errno is never read: no memory effects
-        return self.builder.call(self._declare(name, fnty, attrs), args)
+        return self.builder.call(self.declare_function(name, fnty, attrs), args)
 
     def with_overflow(self, op: str, a: ll.Value, b: ll.Value) -> tuple[ll.Value, ll.Value]:
         """i64 a <op> b (op: sadd, ssub, smul; usub: unsigned) and whether it overflowed."""
         fnty = ll.FunctionType(ll.LiteralStructType([I64, I1]), [I64, I64])
-        pair = self.builder.call(self._declare(f"llvm.{op}.with.overflow.i64", fnty), [a, b])
+        pair = self.builder.call(self.declare_function(f"llvm.{op}.with.overflow.i64", fnty), [a, b])
         return self.builder.extract_value(pair, 0), self.builder.extract_value(pair, 1)
 
     def checked(self, op: str, a: ll.Value, b: ll.Value) -> ll.Value:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from codegen import arrays, callouts, matmul, scalars, scans, tape
+from codegen import arrays, callouts, fpflags, masks, matmul, reductions, scalars, scans, sorts, tape
 from codegen.kernel import (
     C_MEMORY,
     DOUBLE,
@@ -40,7 +40,7 @@ from tracer.ir.array_ops import ELEMENTWISE
 from tracer.ir.ops import OPS
 
 # the modules whose rules `lowering_for` finds (each registers its own, with @lowers)
-RULE_MODULES = (scalars, arrays, matmul, tape, callouts, scans)
+RULE_MODULES = (scalars, arrays, reductions, matmul, tape, callouts, scans, sorts, masks)
 
 
 # ----------------------------------------------------------------------- values with no code
@@ -114,12 +114,17 @@ class BlockLowering:
                 continue
             operands = [self.values[a] for a in v.args]
             self.k.site = self.sites.get(v, -1)
+            watched = self.k.numpy_flags is not None and fpflags.sets_flags(v)
+            if watched:
+                fpflags.clear_flags(self.k, self.k.numpy_flags)
             if isinstance(v.type, ir.ArrayType) and v.op in ELEMENTWISE:
                 result = arrays.elementwise(self.k, v, operands)
             else:
                 result = lowering_for(v)(self.k, v, *operands)
             if result is BLOCK_ENDS:
                 return None
+            if watched:        # NumPy would warn: the Python function runs (codegen.fpflags)
+                self.k.fail_if(fpflags.flags_raised(self.k, self.k.numpy_flags), Status.FALLBACK)
             self.values[v] = result
         return [self.values[r] for r in block.results]
 
@@ -484,6 +489,8 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str, memory: tupl
     function = ll.Function(module, kernel_type(fn), symbol)
     function.attributes.add("nounwind")
     k = KernelBuilder(module, function, fn, memory)
+    if fn.python_on_failure and k.check_signals is not None:    # (under Python: NumPy's warnings)
+        k.numpy_flags = fpflags.watched_flags(module)
     if any(v.op == "python_call" for v in fn.walk()):
         k.track_calls_out()
     for p, arg in zip(fn.params, k.params):

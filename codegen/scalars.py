@@ -2,6 +2,9 @@
 `math`, one rule per op and operand type (`@lowers(name, on=type)`, codegen.lowerings). An op on
 arrays applies the same rule to every element (codegen.arrays.elementwise).
 
+The i64 bit and number-theory ops are lowered in codegen.integers, and CPython's own `math`
+algorithms with more than one step (gamma, lgamma, fsum, frexp, ldexp) in codegen.cpython_math.
+
 Every rule must give what the op's evaluator gives, bit for bit: plain IEEE float ops (no
 fast-math flags), i64 ops that never wrap (overflow returns FALLBACK), and CPython's own
 algorithms where CPython does not simply call libm (codegen.cpython_float).
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
+from codegen import cpython_math, integers  # noqa: F401 -- their @lowers rules (int bits, gamma, fsum...)
 from codegen.cpython_float import float_floordiv, float_mod, float_pow, math_hypot
 from codegen.kernel import DOUBLE, FLOAT, I1, I64, llvm_type
 from codegen.lowerings import lowers
@@ -367,6 +371,7 @@ def _math_binary(compute):
 lowers("atan2")(_math_binary(lambda k, y, x: k.libm("atan2", y, x)))
 lowers("copysign")(_math_binary(lambda k, x, y: k.intrinsic("copysign", x, y)))
 lowers("fmod")(_math_binary(lambda k, x, y: k.builder.frem(x, y)))
+lowers("remainder")(_math_binary(lambda k, x, y: k.libm("remainder", x, y)))   # exact: libm's is CPython's
 
 
 @lowers("hypot")

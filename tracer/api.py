@@ -177,6 +177,9 @@ class CodeCompiler:
     # ---------------------------------------------------------------- the miss path
     def on_call(self, *args, **kwargs):
         """No native entry took these arguments: bind them, try the other paths, else compile."""
+        if any(map(_has_copied_dtype, args)) or any(map(_has_copied_dtype, kwargs.values())):
+            args = tuple(map(_with_builtin_dtype, args))
+            kwargs = {k: _with_builtin_dtype(a) for k, a in kwargs.items()}
         f = self.py_func
         if not kwargs and self.positional_only_vector and len(args) == self.code.co_argcount:
             full = args                 # already the frame's argument vector
@@ -304,6 +307,24 @@ def _room_to_compile():
     finally:
         _compiling.active = False
         sys.setrecursionlimit(limit)
+
+
+def _has_copied_dtype(a) -> bool:
+    """An array whose dtype equals a builtin one without being it (an unpickled array's: what
+    multiprocessing passes). Compiled code knows the builtin descriptors by identity."""
+    if not is_ndarray(a) or a.dtype.fields is not None or a.dtype.subdtype is not None or not a.dtype.isnative:
+        return False
+    import numpy
+    builtin = numpy.dtype(a.dtype.str)
+    return builtin is not a.dtype and builtin.isbuiltin == 1 and builtin == a.dtype
+
+
+def _with_builtin_dtype(a):
+    """The array itself, or a view of it (its memory, writes included) with the builtin dtype."""
+    if not _has_copied_dtype(a):
+        return a
+    import numpy
+    return a.view(numpy.dtype(a.dtype.str))
 
 
 def _is_numpy_scalar(a) -> bool:

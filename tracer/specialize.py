@@ -20,6 +20,7 @@ import codegen.jit
 from tracer import native
 from tracer.errors import UnsupportedError
 from tracer.frontend.arrays import is_ndarray
+from tracer.frontend.instances import materialize
 from tracer.frontend.interpreter import Trace
 from tracer.frontend.loader import ALIASED, make_loader, type_label
 from tracer.frontend.sources import ABSENT, ArgSource
@@ -75,13 +76,14 @@ class Specialization:
 
     def call_loaded(self, leaves: list):
         if not self.trace.scattered:
-            return self.leaf_call(*leaves)
+            return materialize(self.trace.result_shape, self.leaf_call(*leaves))
         n = len(self.trace.leaves)
         result = self.leaf_call(*leaves[:n])
         # the lists the compiled code wrote into (held in arrays) get their new numbers
         for (k, attr, m), items in zip(self.scatters, leaves[n:]):
             native.scatter(leaves[k], items, attr, m)
-        return result
+        # objects made in the traced code and returned: made from their attributes
+        return materialize(self.trace.result_shape, result)
 
     @functools.cached_property
     def scatters(self) -> list[tuple]:
@@ -229,7 +231,10 @@ def compile_ir(fn: Function, fuse_fma: bool, fallback=None):
 
 
 def _is_fast(trace: Trace) -> bool:
-    return (not trace.structure_guards and not trace.identity_guards and not trace.missing_attr_guards
+    """Whether the native entry takes the call's own arguments and its result is the call's
+    (returned instances are made in Python: the loaded path)."""
+    return (trace.result_shape is None
+            and not trace.structure_guards and not trace.identity_guards and not trace.missing_attr_guards
             and all(_native_guard(g) for g in trace.binding_guards)
             and all(isinstance(s, ArgSource) for s, _ in trace.leaves)
             and all(isinstance(g.source, ArgSource) for g in trace.pins))

@@ -96,3 +96,22 @@ def test_the_first_call_compiles_near_the_recursion_limit():
     assert _at_depth(room, f, 2.0) == _at_depth(room, body, 2.0)
     assert len(f.specializations) == 1
     assert sys.getrecursionlimit() == limit
+
+
+def write_sum(x, out):
+    out[0] = x.sum()
+    return x * 2
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.bool_])
+def test_unpickled_arrays_compile_like_any_other(dtype):
+    """An unpickled array (what multiprocessing passes) has a copy of its builtin dtype, not the
+    dtype itself: it is read, and written, as the array it equals."""
+    import pickle
+    compiled = trace(write_sum, fullgraph=True)
+    x = pickle.loads(pickle.dumps(np.arange(5).astype(dtype)))
+    out, want_out = pickle.loads(pickle.dumps(np.zeros(2))), np.zeros(2)
+    for _ in range(2):
+        got, want = compiled(x, out), write_sum(x.copy(), want_out)
+        assert got.dtype == want.dtype and np.array_equal(got, want) and np.array_equal(out, want_out)
+    assert len(compiled.specializations) == 1

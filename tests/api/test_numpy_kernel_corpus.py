@@ -23,14 +23,7 @@ import tracer
 RTOL = 1e-12
 
 # kernel name -> why the traced result differs from NumPy's
-XFAIL: dict[str, str] = {
-    "detrend_linear": (
-        "compiled y.mean() (and the other np.sum/np.mean reductions) add the 100 elements in order, NumPy "
-        "adds them with 8 interleaved partial sums (pairwise summation): the mean differs by 1 ulp "
-        "(3.921296885779974 vs NumPy's 3.9212968857799733), and element 75 of y - (mean + slope * tc), "
-        "-9.3083e-05 after cancellation, differs by 8.9e-16, a relative 9.5e-12 > 1e-12. The compiled "
-        "result equals the same formula with sequential sums exactly (README, Known limits: sums add in order)"),
-}
+XFAIL: dict[str, str] = {}
 
 
 def _cases():

@@ -104,7 +104,16 @@ def update_in_unrolled_loop(x, s):
     return x
 
 
+def unused_comparison(x, y):
+    """Dead, but its operands' sizes may not match: NumPy's ValueError must still come."""
+    t0 = x
+    m0 = y <= t0.astype(np.float64)     # noqa: F841
+    return 0.5
+
+
 CASES = [
+    (unused_comparison, [(np.array([False, False]), np.array([-np.inf, -2.0, 0.75])),
+                         (np.array([True, False]), np.array([1.0, 2.0]))]),
     (for_that_always_breaks, [(np.array([1.0, 2.0]), 3), (np.array([]), 3)]),
     (array_after_loop, [(np.array([1.0, 2.0]),), (np.array([]),), (np.array([np.nan, -0.0, 3.0]),)]),
     (rolled_back_with_writable_copy, [(np.array([0, 3, 2, 0, -4]), -1.0, 19), (np.array([1, 2]), 5.0, 1)]),

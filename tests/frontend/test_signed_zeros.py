@@ -41,3 +41,34 @@ def test_reductions_over_signed_zeros(reduce, n):
     f = trace(lambda x: reduce(x))
     _same(f(x), reduce(x))
     _same(f(x[::-1].copy()), reduce(x[::-1]))
+
+
+def clip_both(x, lo, hi):
+    return np.clip(x, lo, hi)
+
+
+def clip_low(x, lo):
+    return np.clip(x, lo, None)
+
+
+def clip_high(x, hi):
+    return np.clip(x, None, hi)
+
+
+BOUNDS = (-0.0, 0.0, 1.0, -1.0, np.nan, np.inf)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("lo", BOUNDS)
+def test_clip_keeps_numpys_zeros_and_nans(dtype, lo):
+    """Two bounds that are numbers keep x where it equals one; one bound, or bounds that are
+    arrays, give the bound (np.maximum's and np.minimum's rule)."""
+    x = np.array([-0.0, 0.0, 1.0, -1.0, np.nan, np.inf, 2.0], dtype)
+    both, low, high = (trace(f, fullgraph=True) for f in (clip_both, clip_low, clip_high))
+    for hi in BOUNDS:
+        for got, want in [(both(x, lo, hi), np.clip(x, lo, hi)), (both(x[::2], lo, hi), np.clip(x[::2], lo, hi)),
+                          (low(x, lo), np.clip(x, lo, None)), (high(x, hi), np.clip(x, None, hi)),
+                          (both(x, np.full(7, lo, dtype), np.full(7, hi, dtype)),
+                           np.clip(x, np.full(7, lo, dtype), np.full(7, hi, dtype)))]:
+            assert got.dtype == want.dtype
+            assert np.array_equal(got, want, equal_nan=True) and (np.signbit(got) == np.signbit(want)).all(), (lo, hi)

@@ -37,10 +37,10 @@ KNOWN_BUGS = {         # what the generator can leave out (`avoid`), while it is
     "zero-d": "0-d arrays give an internal LLVM error (fixed)",
     "max-signed-zero": "np.maximum(-0.0, 0.0) gives the wrong zero (fixed)",
     "ufunc-ulp": "np.tanh, and np.sin/np.exp/... of float32 arrays, differ from NumPy's in the last bit",
-    "clip-signed-zero": "np.clip(-0.0, 0.0, 1.0) gives 0.0 where NumPy keeps -0.0",
+    "clip-signed-zero": "np.clip(-0.0, 0.0, 1.0) gives 0.0 where NumPy keeps -0.0 (fixed)",
     "f32-reduction": "reductions of float32 arrays round differently from NumPy's (np.prod)",
 }
-OPEN_BUGS = frozenset({"ufunc-ulp", "clip-signed-zero", "f32-reduction"})   # avoided by default
+OPEN_BUGS = frozenset({"ufunc-ulp", "f32-reduction"})   # avoided by default
 
 DTYPES = {"f": "np.float64", "i": "np.int64", "g": "np.float32", "b": "np.bool_"}   # g: float32
 SIZES = (0, 1, 2, 3, 5, 8)

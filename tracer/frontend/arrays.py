@@ -30,7 +30,7 @@ from tracer.frontend.iteration import RangeIter
 from tracer.frontend.objects import ArrayMethod, TracedArray, array_unsupported
 from tracer.ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, Value
 
-READABLE_DTYPES = (F64, F32, I64)   # bool arrays wait for NumPy's bool arithmetic (not Python's)
+READABLE_DTYPES = (F64, F32, I64, BOOL)   # a bool element read is a Python bool (not np.bool_ yet)
 
 
 def is_ndarray(obj) -> bool:
@@ -447,9 +447,19 @@ def _has_ellipsis(index) -> bool:
     return any(i is Ellipsis for i in (index if type(index) is tuple else (index,)))
 
 
+# x[mask] and x[mask] = v (a bool array index): tracer/frontend/numpy_masks.py registers here
+MASK_INDEXING: dict = {}
+
+
+def _is_mask(index) -> bool:
+    return isinstance(index, TracedArray) and index.type.dtype == BOOL and bool(MASK_INDEXING)
+
+
 def subscript(tracer, array: TracedArray, index):
     """array[index] with NumPy's basic indexing: an element, or a view (ints, slices, None, ...)."""
     b = tracer.builder
+    if _is_mask(index):
+        return MASK_INDEXING["subscript"](tracer, array, index)
     entries = _entries(tracer, array, index)
     element = _element(array, entries)
     if element is not None and not (array.rank == 0 and _has_ellipsis(index)):   # 0-d x[...]: a view
@@ -499,6 +509,9 @@ def _slice(tracer, array: TracedArray, axes: list) -> TracedArray:
 
 def store_item(tracer, array: TracedArray, index, value) -> None:
     """`array[index] = value` (STORE_SUBSCR): into an element, or into the view `array[index]`."""
+    if _is_mask(index):
+        MASK_INDEXING["store_item"](tracer, array, index, value)
+        return
     element = _element(array, _entries(tracer, array, index))
     if element is not None:
         store(tracer, array, element, value)

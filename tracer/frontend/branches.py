@@ -34,6 +34,7 @@ from bytecode import Instr
 
 from tracer import ir
 from tracer.errors import BigIntInput, InternalError, SourceLoc, TracerError, UnsupportedError, is_internal
+from tracer.frontend import instances
 from tracer.frontend.builder import NeedsPython
 from tracer.frontend.generators import SUM_LOCAL
 from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged
@@ -50,12 +51,15 @@ from tracer.frontend.states import (
     copy_iterator,
     cut_block,
     flatten,
+    heap_layout,
+    heap_values,
     is_copyable_iterator,
     layout_of,
     layout_types,
     mutable_snapshot,
     rebind_arrays,
     rebuild,
+    rebuilt_heap,
     zeros,
 )
 from tracer.ir import I64, Block, TupleType, Value
@@ -63,6 +67,7 @@ from tracer.ir import I64, Block, TupleType, Value
 RETURN = -1                 # the place of a returning outcome (pcs are >= 0)
 MAX_PEELS = 2               # iterations peeled off a loop before its carried types must settle
 MAX_LOOP_ATTEMPTS = 50      # the carried set grows on each attempt; it is bounded by the state
+MAX_TRACE_VALUES = 100_000  # an unrolled trace this long would take minutes to compile: run Python
 
 
 class RestartLoop(Exception):
@@ -83,7 +88,8 @@ class Branching:
     def save(self) -> FrameState:
         cells = {n: c.contents for n, c in self.cells.items()}
         return FrameState(self.pc, tuple(self.stack), dict(self.locals), cells, self.return_value,
-                          array_values((self.stack, tuple(self.locals.values()), tuple(cells.values()))))
+                          array_values((self.stack, tuple(self.locals.values()), tuple(cells.values()))),
+                          instances.snapshot(self.tracer))
 
     def restore(self, s: FrameState) -> None:
         self.pc = s.pc if s.pc is not None else self.pc
@@ -92,6 +98,7 @@ class Branching:
         for n, contents in s.cells.items():
             self.cells[n].contents = contents
         self.return_value = s.return_value
+        instances.restore_heap(self.tracer, s.heap)
         b = self.builder
         rebind_arrays(s.arrays, b.enclosing[0] if b.enclosing else b.block)
 
@@ -101,34 +108,42 @@ class Branching:
             return s
         live = self.graph.live_locals(place)
         return FrameState(s.pc, s.stack, {n: v for n, v in s.locals.items() if n in live or n == SUM_LOCAL},
-                          s.cells, s.return_value)
+                          s.cells, s.return_value, heap=s.heap)
 
     def _state_layout(self, place, states: list[FrameState], force=frozenset()) -> StateLayout:
         """How the states reaching `place` merge (traced values in `force` always get a slot)."""
         b = self.builder
+        # instances made in the trace: the attributes of those on every path (states.heap_layout)
+        objects, kept, heap = heap_layout(states, b, force, lambda values, what, mutated, heaps:
+                                          layout_of(values, what, b, force, mutated, heaps))
+        mutated = frozenset(inst for inst, _ in objects)
+        heaps = [s.heap for s in states]
         if place == RETURN:
-            return StateLayout(None, (), layout_of([s.return_value for s in states], "the return value", b, force))
+            value = layout_of([s.return_value for s in states], "the return value", b, force, mutated, heaps)
+            return StateLayout(None, (), Many(tuple, (value, heap)), objects, kept)
         depth = {len(s.stack) for s in states}
         if len(depth) != 1:
             raise UnsupportedError("paths of a branch meet with different stack depths", b.loc)
         names = tuple(sorted(set().union(*(s.locals for s in states))))
         cells = tuple(sorted(states[0].cells))
         def part(values, what):
-            return layout_of(values, what, b, force)
+            return layout_of(values, what, b, force, mutated, heaps)
         stack = Many(tuple, tuple(part([s.stack[i] for s in states], f"stack slot {i}") for i in range(depth.pop())))
         local = Many(tuple, tuple(part([s.locals.get(n, NULL) for s in states], f"variable '{n}'") for n in names))
         cell = Many(tuple, tuple(part([s.cells[n] for s in states], f"closure variable '{n}'") for n in cells))
-        return StateLayout(names, cells, Many(tuple, (stack, local, cell)))
+        return StateLayout(names, cells, Many(tuple, (stack, local, cell, heap)), objects, kept)
 
     @staticmethod
     def _as_value(sl: StateLayout, s: FrameState):
-        """A state as the value `sl.layout` describes: (stack, locals by name, cells by name)."""
+        """A state as the value `sl.layout` describes: (stack, locals by name, cells by name,
+        heap), or (return value, heap)."""
+        heap = heap_values(sl.objects, s.heap)
         if sl.names is None:
-            return s.return_value
-        return (s.stack, tuple(s.locals.get(n, NULL) for n in sl.names), tuple(s.cells[n] for n in sl.cells))
+            return (s.return_value, heap)
+        return (s.stack, tuple(s.locals.get(n, NULL) for n in sl.names), tuple(s.cells[n] for n in sl.cells), heap)
 
     def _flatten_state(self, sl: StateLayout, s: FrameState) -> list:
-        return flatten(sl.layout, self._as_value(sl, s), self.builder)
+        return flatten(sl.layout, self._as_value(sl, s), self.builder, s.heap)
 
     def _zeros_state(self, sl: StateLayout) -> list:
         return zeros(sl.layout, self.builder)
@@ -137,14 +152,15 @@ class Branching:
     def _state_types(sl: StateLayout) -> list:
         return layout_types(sl.layout)
 
-    @staticmethod
-    def _rebuild_state(place, sl: StateLayout, leaves: list) -> FrameState:
-        value = rebuild(sl.layout, leaves)
+    def _rebuild_state(self, place, sl: StateLayout, leaves: list) -> FrameState:
+        made = instances.made_since(self.tracer)
+        value = rebuild(sl.layout, leaves)          # (merged instances are made here: alive after it)
         if sl.names is None:
-            return FrameState(None, (), {}, {}, value)
-        stack, local, cells = value
+            value, heap = value
+            return FrameState(None, (), {}, {}, value, heap=rebuilt_heap(sl.objects, sl.kept, heap, made()))
+        stack, local, cells, heap = value
         return FrameState(place, stack, {n: v for n, v in zip(sl.names, local) if v is not NULL},
-                          dict(zip(sl.cells, cells)))
+                          dict(zip(sl.cells, cells)), heap=rebuilt_heap(sl.objects, sl.kept, heap, made()))
 
     # ------------------------------------------------------------------ running
     def run_until(self, stops: frozenset, skip_first: bool = False):
@@ -178,6 +194,8 @@ class Branching:
                         built = result is not None
                     if isinstance(instr, Instr):
                         previous = self.pc
+                        if not self.tracer.steps % 4096:
+                            self._check_trace_length()
                     if result is None:
                         result = self.step_instruction()
                     settled = self.settle(result) if isinstance(result, Outcome) else None
@@ -193,6 +211,14 @@ class Branching:
                 self.active_headers[h] -= 1
                 if not self.active_headers[h]:
                     del self.active_headers[h]
+
+    def _check_trace_length(self) -> None:
+        """Stop a trace whose unrolled loops made it too long to compile in reasonable time."""
+        b = self.builder
+        top = b.enclosing[0] if b.enclosing else b.block
+        if len(top.values) > MAX_TRACE_VALUES:
+            raise UnsupportedError(f"the trace is too long (over {MAX_TRACE_VALUES} operations, from loops that "
+                                   f"could not compile to loops and were unrolled)", b.loc)
 
     def _roll_back(self, checkpoints: dict, restart: RestartLoop):
         """Build the loop `restart` names from this run's last arrival at its header (again for
@@ -357,6 +383,8 @@ class Branching:
         at one place (state restored); else the Outcome this run ends with."""
         pending = [p for p in outcome.places if p != RETURN and p not in self.stops]
         if not pending:
+            if outcome.places == [RETURN]:    # the instances' attributes as they are at the return
+                instances.restore_heap(self.tracer, outcome.states[RETURN].heap)
             return outcome
         if len(outcome.places) == 1:
             self.restore(outcome.states[pending[0]])

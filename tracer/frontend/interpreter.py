@@ -28,7 +28,7 @@ from tracer.errors import (
     UnsupportedError,
     is_internal,
 )
-from tracer.frontend import arrays, callouts, gathered, library, numpy_api, resume
+from tracer.frontend import arrays, callouts, gathered, instances, library, numpy_api, resume
 from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments
 from tracer.frontend.branches import RETURN, Branching, RestartLoop
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
@@ -70,7 +70,8 @@ MAX_INSTRUCTIONS = 2_000_000   # a trace this long is almost certainly an endles
 MAX_INLINE_DEPTH = 64
 CO_GENERATOR = 0x20
 IMMUTABLE_CONSTANTS = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type,
-                       str, bytes, type(None), type(Ellipsis), range, types.MethodType, native.Dispatcher)
+                       str, bytes, type(None), type(Ellipsis), range, types.MethodType, native.Dispatcher,
+                       types.NotImplementedType, types.MethodDescriptorType)
 
 _BYTECODE_CACHE: dict[types.CodeType, tuple[list, dict]] = {}
 
@@ -99,6 +100,7 @@ class Trace:
     each_guards: list[EachGuard]            # about every item of a list gathered into an array
     scattered: list = field(default_factory=list)   # GatherSources written: the loader scatters them back
     break_point: object = None              # a prefix up to a graph break: its resume.BreakPoint
+    result_shape: object = None             # instances returned: how to make them (instances.materialize)
 
     def guards(self) -> list:
         return [*self.structure_guards, *self.each_guards, *self.missing_attr_guards, *self.pins,
@@ -367,6 +369,8 @@ class Tracer:
             return b.emit("tuple", tuple(self.result_value(x, False) for x in obj))
         if isinstance(obj, ExternalList) and isinstance(obj.obj, tuple):
             return b.emit("tuple", tuple(self.result_value(x, False) for x in obj.items()))
+        if isinstance(obj, instances.TracedInstance):      # made again by instances.materialize
+            return instances.result_value(self, obj, lambda x: self.result_value(x, False))
         raise self.error(f"returning {describe(obj)} is not supported (return numbers or tuples of numbers)")
 
 
@@ -590,4 +594,5 @@ def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_lo
     pins = [ValueGuard(param_sources[p], value) for p, value in tracer.builder.pinned.items()]
     return Trace(fn, leaves, pins, list(tracer.identity_guards.values()), list(tracer.structure_guards.values()),
                  list(tracer.missing_attr_guards.values()), list(tracer.binding_guards.values()), len(args),
-                 list(tracer.each_guards.values()), list(tracer.written_gathers.values()), point)
+                 list(tracer.each_guards.values()), list(tracer.written_gathers.values()), point,
+                 instances.result_shape(value) if point is None else None)

@@ -11,10 +11,15 @@ import builtins
 import math
 import sys
 
-from tracer.frontend import arrays, callouts, gathered
-from tracer.frontend.builder import is_number, is_traced
+from tracer.frontend import arrays, callouts, gathered, numpy_bools
+from tracer.frontend.builder import is_traced
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.iteration import RangeIter
+from tracer.frontend.math_more import FUNCTIONS as MORE_MATH
+from tracer.frontend.math_more import all_constant as _all_constant
+from tracer.frontend.math_more import as_float as _as_float
+from tracer.frontend.math_more import number as _number
+from tracer.frontend.math_more import pow_mod
 from tracer.frontend.objects import (
     BoundMethod,
     ExternalList,
@@ -26,7 +31,7 @@ from tracer.frontend.objects import (
 from tracer.frontend.opcodes.containers import is_symbolic, items_equal, materialize, type_name
 from tracer.ir import BOOL, F64, I64
 
-_TABLE: dict = {}
+_TABLE: dict = {}      # (the functions of tracer.frontend.math_more are merged in below)
 
 
 def lookup(fn):
@@ -44,22 +49,6 @@ def implements(*functions):
     return register
 
 
-def _all_constant(args) -> bool:
-    return not any(is_traced(a) or isinstance(a, (ExternalList, ExternalObject, BoundMethod)) for a in args)
-
-
-def _number(tracer, x, what: str):
-    if is_traced(x) or is_number(x):
-        return x
-    raise tracer.error(f"{what} of a {type_name(x)} is not supported")
-
-
-def _as_float(tracer, x, what):
-    """CPython's float conversion for math functions' arguments."""
-    x = _number(tracer, x, what)
-    return tracer.builder.convert(x, F64) if is_traced(x) else float(x)
-
-
 # ---------------------------------------------------------------------------------- math
 def _math_unary(name: str):
     real = getattr(math, name)
@@ -72,7 +61,7 @@ def _math_unary(name: str):
 
 
 for _name in ["sqrt", "exp", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos",
-              "atan", "sinh", "cosh", "tanh", "fabs"]:
+              "atan", "sinh", "cosh", "tanh", "fabs", "cbrt", "exp2", "erf", "erfc", "gamma", "lgamma"]:
     _TABLE[getattr(math, _name)] = _math_unary(_name)
 
 
@@ -87,7 +76,8 @@ def _math_binary(name: str, op: str):
     return impl
 
 
-for _name, _op in [("atan2", "atan2"), ("copysign", "copysign"), ("fmod", "fmod"), ("pow", "math_pow")]:
+for _name, _op in [("atan2", "atan2"), ("copysign", "copysign"), ("fmod", "fmod"), ("pow", "math_pow"),
+                   ("remainder", "remainder"), ("nextafter", "nextafter")]:
     _TABLE[getattr(math, _name)] = _math_binary(_name, _op)
 
 
@@ -124,8 +114,10 @@ def _divmod(tracer, a, b):
 def _hypot(tracer, *args):
     if _all_constant(args):
         return math.hypot(*args)
+    if len(args) == 1:                 # CPython's vector_norm of one coordinate: its magnitude
+        return tracer.builder.emit("fabs", (tracer.builder.value(_as_float(tracer, args[0], "math.hypot()")),))
     if len(args) != 2:
-        raise tracer.error("math.hypot() of traced values takes exactly two arguments here")
+        raise tracer.error("math.hypot() of traced values takes one or two arguments here")
     return _math_binary("hypot", "hypot")(tracer, *args)
 
 
@@ -183,6 +175,8 @@ def _abs(tracer, x):
         return arrays.unary(tracer, "abs", x)
     if not is_traced(x) and not isinstance(x, (ExternalList, ExternalObject)):
         return abs(x)                  # a trace-time constant: Python's own result (or TypeError)
+    if numpy_bools.involved(tracer, "abs", x):
+        return numpy_bools.unary(tracer, "abs", x)          # abs(np.True_) is np.True_
     return tracer.builder.absolute(_number(tracer, x, "abs()"))
 
 
@@ -224,7 +218,7 @@ def _bool(tracer, x=False):
         x = arrays.number_of(tracer, x, "bool()")
     if _all_constant([x]):
         return bool(x)
-    return tracer.builder.truth(_number(tracer, x, "bool()"))
+    return _python_number(tracer, tracer.builder.truth(_number(tracer, x, "bool()")))
 
 
 @implements(builtins.round)
@@ -246,7 +240,7 @@ def _round(tracer, x, ndigits=None):
 @implements(builtins.pow)
 def _pow(tracer, base, exp, mod=None):
     if mod is not None:
-        raise tracer.error("pow() with a modulus is not supported")
+        return pow_mod(tracer, base, exp, mod)
     return tracer.builder.binary("pow", base, exp)
 
 
@@ -278,6 +272,7 @@ def _extremum(op: str, real):
 
 _TABLE[builtins.max] = _extremum("max", max)
 _TABLE[builtins.min] = _extremum("min", min)
+_TABLE.update(MORE_MATH)      # gcd, lcm, factorial, comb, perm, isqrt, fsum, prod, dist, isclose, ulp, modf...
 
 
 def tracer_items(tracer, x) -> list:

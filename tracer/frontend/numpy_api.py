@@ -9,7 +9,7 @@ not take.
 """
 from __future__ import annotations
 
-from tracer.frontend import arrays, numpy_extra, numpy_more, numpy_shapes  # noqa: F401 (these register into numpy_more)
+from tracer.frontend import arrays, numpy_extra, numpy_masks, numpy_more, numpy_shapes, numpy_sort  # noqa: F401 (these register into numpy_more)
 from tracer.frontend.arrays import convert, emit_elementwise, kind, operand, promote, wrap
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.objects import ArrayMethod, TracedArray
@@ -194,8 +194,10 @@ def _sign(tracer, x):
 
 @implements("where")
 def _where(tracer, cond, a=None, b=None):
+    if a is None and b is None:
+        return numpy_masks.nonzero(tracer, cond)         # the indices form: np.nonzero(cond)
     if a is None or b is None:
-        raise tracer.error("np.where(cond) (the indices form) is not supported; use np.where(cond, a, b)")
+        raise ValueError("either both or neither of x and y should be given")
     c, x, y = (operand(tracer, v, "np.where") for v in (cond, a, b))
     c = convert(tracer, c, BOOL)
     dtype = promote(tracer, x, y)
@@ -207,8 +209,24 @@ def _where(tracer, cond, a=None, b=None):
 
 @implements("clip")
 def _clip(tracer, x, lo, hi):
-    low = _binary_ufunc("maximum", "maximum")(tracer, x, lo) if lo is not None else x
-    return _binary_ufunc("minimum", "minimum")(tracer, low, hi) if hi is not None else low
+    """NumPy's loops: two bounds that are numbers keep x where it equals one (-0.0 clipped to
+    [0.0, 1.0] stays -0.0) and give NaN where one is NaN; bounds that are arrays, or one bound,
+    clip as np.minimum(np.maximum(x, lo), hi) does (where x equals a bound, the bound)."""
+    if lo is None or hi is None or any(isinstance(v, TracedArray | list | tuple) for v in (lo, hi)):
+        low = _binary_ufunc("maximum", "maximum")(tracer, x, lo) if lo is not None else x
+        return _binary_ufunc("minimum", "minimum")(tracer, low, hi) if hi is not None else low
+    b = tracer.builder
+    x, lo, hi = (operand(tracer, v, "np.clip") for v in (x, lo, hi))
+    dtype = promote(tracer, x, lo, hi)
+    compute = F64 if dtype == F32 else dtype       # float32: compared as float64 (exact)
+    result, lo, hi = (convert(tracer, convert(tracer, v, dtype), compute) for v in (x, lo, hi))
+    for bound, beyond in ((lo, "lt"), (hi, "gt")):
+        out = b.emit(beyond, (result, bound))
+        if dtype in (F64, F32):
+            out = b.emit("select", (out, out, b.emit("ne", (bound, bound))))      # or the bound is NaN
+        result = b.emit("select", tuple(arrays.broadcast(tracer, [out, b.value(bound), result])))
+    result = convert(tracer, result, dtype)
+    return wrap(tracer, result)
 
 
 @implements("logical_not")
@@ -266,11 +284,8 @@ def reduce(tracer, kind_: str, x, axis=None, keepdims=False, dtype=None):
     axes = _axes(tracer, v.type.rank, axis)
     if not axes and not keepdims:
         return wrap(tracer, v)
-    result_dtype = v.type.dtype
-    if result_dtype == F32:                     # float32: reduced in float64, rounded once
-        v = convert(tracer, v, F64)
-    r = tracer.builder.emit("reduce", (v,), kind=kind_, axes=axes, keepdims=bool(keepdims))
-    return wrap(tracer, convert(tracer, r, F32) if result_dtype == F32 else r)
+    r = tracer.builder.emit("reduce", (v,), kind=kind_, axes=axes, keepdims=bool(keepdims))   # (float32 in float32)
+    return wrap(tracer, r)
 
 
 @implements("sum")
@@ -295,21 +310,22 @@ def _min(tracer, x, axis=None, keepdims=False):
 
 @implements("mean")
 def _mean(tracer, x, axis=None, keepdims=False):
-    """NumPy's mean: a float64 sum divided by the count (NaN, with a warning, when empty)."""
+    """NumPy's mean: the sum (float64 of ints and bools, float32 of float32) divided by the count
+    (NaN, with a warning, when empty)."""
     b = tracer.builder
     scalar = _scalar_reduction(tracer, "np.mean", x, axis, keepdims)
     if scalar is not None:
         return convert(tracer, scalar, F64)
     source = _array_arg(tracer, x, "np.mean")
-    v = convert(tracer, source, F64)
+    t = F32 if source.type.dtype == F32 else F64
+    v = convert(tracer, source, t)
     axes = _axes(tracer, v.type.rank, axis)
     count = 1
     for a in axes:
         count = b.binary("mul", count, arrays.sizes_of(tracer, v)[a])
     total = reduce(tracer, "sum", wrap(tracer, v), axes, keepdims)
     total = operand(tracer, total)
-    mean = emit_elementwise(tracer, "div", [total, b.convert(b.value(count), F64)], F64)
-    return wrap(tracer, convert(tracer, mean, F32) if source.type.dtype == F32 else mean)
+    return wrap(tracer, emit_elementwise(tracer, "div", [total, b.convert(b.value(count), F64)], t))
 
 
 def _argreduce(kind_):

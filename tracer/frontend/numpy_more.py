@@ -90,15 +90,12 @@ def count_of(tracer, v, axes) -> object:
 
 
 def sum_of(tracer, v, axes, keepdims=False):
-    """The sum over `axes` (np.add.reduce): float32 summed in float64 and rounded once, bool as int."""
+    """The sum over `axes` (np.add.reduce): float32 in float32 arithmetic, bool as int."""
     b = tracer.builder
     axes = tuple(sorted(axes))
     if not axes:
         return convert(tracer, v, I64) if v.type.dtype == BOOL else v
-    dtype = v.type.dtype
-    r = b.emit("reduce", (convert(tracer, v, F64) if dtype == F32 else v,), kind="sum", axes=axes,
-               keepdims=bool(keepdims))
-    return convert(tracer, r, F32) if dtype == F32 else r
+    return b.emit("reduce", (v,), kind="sum", axes=axes, keepdims=bool(keepdims))
 
 
 def select(tracer, cond, x, y, dtype):

@@ -27,6 +27,7 @@ from bytecode import Bytecode, CellVar, Instr, Label
 from tracer.errors import BigIntInput, UnsupportedError
 from tracer.frontend.arrays import made_by_numpy
 from tracer.frontend.builder import is_traced
+from tracer.frontend.instances import TracedInstance
 from tracer.frontend.objects import NULL, BoundMethod, ExternalList, ExternalObject, TracedArray
 from tracer.frontend.opcodes.calls import pop_call
 from tracer.frontend.sources import ArgSource, RootSource
@@ -118,6 +119,7 @@ def break_point(tracer, code, brk: GraphBreak, param_sources: dict) -> tuple[Bre
     """The BreakPoint of `brk` and the traced values the prefix returns (its outputs)."""
     outputs: list = []
     positions: dict = {}
+    building: set = set()           # the instances whose templates are being made (a cycle: refused)
 
     def output(v) -> tuple:
         if v not in positions:
@@ -144,6 +146,14 @@ def break_point(tracer, code, brk: GraphBreak, param_sources: dict) -> tuple[Bre
             if x.type not in (F64, I64, BOOL):
                 raise tracer.error(f"a graph break with a live {x.type} value is not supported yet")
             return output(x)
+        if isinstance(x, TracedInstance):         # made again: object.__new__ and its attributes
+            if x.frozen or id(x) in building:
+                raise tracer.error(f"a graph break with a live {x.cls.__name__} object merged from several paths "
+                                   f"(or holding itself) is not supported")
+            building.add(id(x))
+            fields = tuple((name, template(v)) for name, v in x.attrs.items())
+            building.discard(id(x))
+            return ("instance", id(x), x.cls, fields)
         if isinstance(x, BoundMethod) and isinstance(x.function, types.FunctionType):
             return ("method", x.function, template(x.self_obj))    # obj.method, made again
         if type(x) in (tuple, list):
@@ -221,6 +231,12 @@ def _build(t, outputs: tuple, args: tuple, made: dict):
         return t[1]
     if kind == "method":
         return types.MethodType(t[1], _build(t[2], outputs, args, made))
+    if kind == "instance":
+        if t[1] not in made:
+            made[t[1]] = obj = object.__new__(t[2])
+            for name, field in t[3]:
+                object.__setattr__(obj, name, _build(field, outputs, args, made))
+        return made[t[1]]
     if t[1] not in made:                     # one tuple or list, however many names hold it
         items = [_build(i, outputs, args, made) for i in t[2]]
         made[t[1]] = tuple(items) if kind == "tuple" else items

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from tracer import ir
 from tracer.errors import UnsupportedError
 from tracer.frontend.builder import is_number, is_traced
+from tracer.frontend.instances import InstanceKind, TracedInstance
 from tracer.frontend.objects import NULL, TracedArray
 from tracer.ir import BOOL, F64, I64, Value
 
@@ -41,6 +42,7 @@ class FrameState:
     cells: dict                     # name -> contents (the Cell objects stay the frame's)
     return_value: object = NULL
     arrays: tuple = ()              # (TracedArray, its value): contents updated in place later
+    heap: dict = field(default_factory=dict)   # TracedInstance -> its attributes (instances.snapshot)
 
 
 def array_values(objects) -> tuple:
@@ -58,6 +60,8 @@ def array_values(objects) -> tuple:
                 out.append((x, x.value))
         elif type(x) in (tuple, list):
             stack.extend(x)
+        elif isinstance(x, TracedInstance):
+            stack.extend(x.attrs.values())
     return tuple(out)
 
 
@@ -101,10 +105,15 @@ def cut_block(block, mark) -> list:
 @dataclass(frozen=True)
 class StateLayout:
     """How frame states merge at one place: `layout` (see `layout_of`) of the value
-    (stack, locals in `names` order, cells in `cells` order); names is None at a return."""
+    (stack, locals in `names` order, cells in `cells` order, heap), or (return value, heap) at
+    a return (names is None). The heap part: the attributes (`objects`: instance and attribute
+    names) of the instances that exist on every path and differ between them (or hold values
+    made inside the regions); `kept`: the other instances' attributes, the same on every path."""
     names: tuple | None
     cells: tuple
     layout: object
+    objects: tuple = ()
+    kept: dict = field(default=None, compare=False)
 
 
 @dataclass
@@ -163,9 +172,12 @@ class _Everything:
 ALL = _Everything()
 
 
-def layout_of(values: list, what: str, b, force=frozenset()):
+def layout_of(values: list, what: str, b, force=frozenset(), mutated=frozenset(), heaps=None):
     """How to merge `values` (one per side): Same, a traced Slot, a Many of parts, or Maybe-bound.
-    Traced values in `force` (those defined inside the regions) always get a slot."""
+    Traced values in `force` (those defined inside the regions) always get a slot. Different
+    instances made in the trace merge attribute by attribute (a new, frozen instance: see
+    tracer.frontend.instances), with their attributes in each side's heap (`heaps`, one per
+    value), except those in `mutated` (their attributes differ per path)."""
     first = values[0]
     if force is not ALL and any(_made_inside(v.value if isinstance(v, MaybeUnbound) else v, force) for v in values):
         raise MergeError(f"{what} is an array (or list) made inside a data-dependent branch or loop and used "
@@ -178,7 +190,9 @@ def layout_of(values: list, what: str, b, force=frozenset()):
         return Same(first)          # copies of one iterator (each side got its own), not advanced
     if any(v is NULL or isinstance(v, MaybeUnbound) for v in values):
         inner = [v.value if isinstance(v, MaybeUnbound) else v for v in values if v is not NULL]
-        return Maybe(layout_of(inner, what, b, force=ALL))
+        if heaps is not None:
+            heaps = [h for h, v in zip(heaps, values) if v is not NULL]
+        return Maybe(layout_of(inner, what, b, force=ALL, mutated=mutated, heaps=heaps))
     if all(_numeric(v) for v in values):
         kinds = {b.kind(v) for v in values}
         if len(kinds) > 1:
@@ -188,16 +202,102 @@ def layout_of(values: list, what: str, b, force=frozenset()):
             return Same(first)
         return Slot(kinds.pop())
     if all(type(v) is tuple for v in values) and len({len(v) for v in values}) == 1:
-        return Many(tuple, tuple(layout_of(list(col), f"{what}[{i}]", b, force)
+        return Many(tuple, tuple(layout_of(list(col), f"{what}[{i}]", b, force, mutated, heaps)
                                  for i, col in enumerate(zip(*values))))
+    if all(isinstance(v, TracedInstance) for v in values):
+        return _instance_layout(values, what, b, force, mutated, heaps)
     if getattr(type(first), "carried", False) and all(type(v) is type(first) for v in values):
         # an object the interpreter rebuilds from its fields (a range being iterated, a list
         # held in an array, a running sum): its fields merge
-        return Many(type(first), tuple(layout_of(list(col), f"{what} (a {type(first).__name__})", b, force)
+        return Many(type(first), tuple(layout_of(list(col), f"{what} (a {type(first).__name__})", b, force, mutated,
+                                                 heaps)
                                        for col in zip(*(v.fields() for v in values))))
     kinds = ", ".join(sorted({_describe(v) for v in values}))
     raise MergeError(f"{what} differs between paths of a data-dependent branch or loop ({kinds}); "
                      f"only numbers and tuples of numbers can differ", b.loc)
+
+
+def attributes_in(v: TracedInstance, heap) -> dict:
+    """An instance's attributes in a state's heap (as they are now if it is not there)."""
+    return heap.get(v, v.attrs) if heap is not None else v.attrs
+
+
+def _instance_layout(values: list, what: str, b, force, mutated, heaps):
+    """Different instances in one place: one class and one attribute set on every path, merged
+    attribute by attribute into a new instance. Which object it is depends on the path, so
+    these and the merged one are frozen (tracer.frontend.instances)."""
+    attrs = [attributes_in(v, heaps[i] if heaps is not None else None) for i, v in enumerate(values)]
+    cls, names = values[0].cls, tuple(attrs[0])        # (in the order they were set)
+    for v, a in zip(values, attrs):
+        if v.cls is not cls:
+            raise MergeError(f"{what} is a {cls.__name__} object on one path and a {v.cls.__name__} object on "
+                             f"another; compiled code needs one class", b.loc)
+        if set(a) != set(names):
+            raise MergeError(f"{what} is a {cls.__name__} object with attributes {', '.join(names)} on one path "
+                             f"and {', '.join(a)} on another", b.loc)
+        if v in mutated:
+            raise MergeError(f"{what} is one of several {cls.__name__} objects depending on a traced condition, "
+                             f"and one of them is changed on a path", b.loc)
+    for v in values:
+        v.frozen = True
+    return Many(InstanceKind(cls, names, values[0].tracer),
+                tuple(layout_of([a[n] for a in attrs], f"{what}.{n}", b, force, mutated, heaps) for n in names))
+
+
+def heap_layout(states: list, b, force, part) -> tuple[tuple, dict, object]:
+    """The heap part of merging `states` (StateLayout): (objects, kept, layout), where
+    `part(values, what, mutated, heaps)` is the layout of one attribute's values."""
+    heaps = [s.heap for s in states]
+    objects, kept = [], {}
+    for inst, attrs in heaps[0].items():
+        if not all(inst in h for h in heaps[1:]):
+            continue                      # made on some paths only: merged where it is referenced
+        per_path = [h[inst] for h in heaps]
+        if all(a is attrs for a in per_path) and not (force and _mentions(attrs, force)):
+            kept[inst] = attrs
+            continue
+        names = tuple(attrs)
+        if any(set(a) != set(names) for a in per_path):
+            raise MergeError(f"a {inst.cls.__name__} object has different attributes on different paths of a "
+                             f"data-dependent branch or loop", b.loc)
+        objects.append((inst, names))
+    mutated = frozenset(inst for inst, _ in objects)
+    layout = Many(tuple, tuple(Many(tuple, tuple(part([a[n] for a in (h[inst] for h in heaps)],
+                                                      f"attribute '{n}' of a {inst.cls.__name__} object", mutated,
+                                                      heaps)
+                                                 for n in names))
+                               for inst, names in objects))
+    return tuple(objects), kept, layout
+
+
+def heap_values(objects: tuple, heap: dict) -> tuple:
+    """A state's attribute values of the heap part's `objects`."""
+    return tuple(tuple(heap[inst][n] for n in names) for inst, names in objects)
+
+
+def rebuilt_heap(objects: tuple, kept: dict, values: tuple, made: dict) -> dict:
+    """The heap of a merged state: the instances kept as they were, those merged with their
+    merged attributes, and those `made` by the merge."""
+    heap = {**kept, **made}
+    for (inst, names), vals in zip(objects, values):
+        heap[inst] = dict(zip(names, vals))
+    return heap
+
+
+def _mentions(attrs: dict, force) -> bool:
+    """Whether attribute values hold a traced value in `force` (made inside the regions)."""
+    stack = list(attrs.values())
+    while stack:
+        x = stack.pop()
+        if is_traced(x):
+            if x in force:
+                return True
+        elif type(x) in (tuple, list):
+            stack.extend(x)
+        elif isinstance(x, TracedArray):
+            if x.value in force:
+                return True
+    return False
 
 
 def _made_inside(x, force) -> bool:
@@ -231,6 +331,8 @@ def _describe(v) -> str:
         return TYPE_NAMES.get(v.type, str(v.type))
     if v is NULL:
         return "unbound"
+    if isinstance(v, TracedInstance):
+        return f"a {v.cls.__name__} object"
     return type(v).__name__
 
 
@@ -244,20 +346,26 @@ def layout_types(layout) -> list:
     return []
 
 
-def flatten(layout, value, b) -> list[Value]:
-    """The traced leaves of `value` under `layout` (constants become const ops)."""
+def flatten(layout, value, b, heap=None) -> list[Value]:
+    """The traced leaves of `value` under `layout` (constants become const ops); instances have
+    their attributes in `heap` (a state's)."""
     if isinstance(layout, Same):
         return []
     if isinstance(layout, Slot):
         return [b.convert(value, layout.type) if not is_traced(value) else value]
     if isinstance(layout, Many):
-        fields = value if layout.kind is tuple else value.fields()
-        return [x for p, f in zip(layout.parts, fields) for x in flatten(p, f, b)]
+        if layout.kind is tuple:
+            fields = value
+        elif isinstance(layout.kind, InstanceKind):
+            fields = [attributes_in(value, heap)[n] for n in layout.kind.names]
+        else:
+            fields = value.fields()
+        return [x for p, f in zip(layout.parts, fields) for x in flatten(p, f, b, heap)]
     if value is NULL:
         return [b.const(False)] + zeros(layout.inner, b)
     if isinstance(value, MaybeUnbound):
-        return [value.bound] + flatten(layout.inner, value.value, b)
-    return [b.const(True)] + flatten(layout.inner, value, b)
+        return [value.bound] + flatten(layout.inner, value.value, b, heap)
+    return [b.const(True)] + flatten(layout.inner, value, b, heap)
 
 
 def zeros(layout, b) -> list[Value]:
@@ -295,6 +403,8 @@ def mutable_snapshot(objects) -> list:
             stack.extend(x)
         elif type(x) is tuple:
             stack.extend(x)
+        elif isinstance(x, TracedInstance):      # (its own attributes are merged: states.heap_layout)
+            stack.extend(x.attrs.values())
     return out
 
 

@@ -16,8 +16,8 @@ Two kinds of op work on arrays:
 Every op but a view makes a new array. Only `store` writes into an array (one made by the
 function itself, or a view of one), and `writeback` copies the final contents of argument arrays the function
 updated in place back into them, as its last step (so a failure before it changes nothing and
-the Python function can run instead). Sums run in row-major order, one element after another
-(NumPy sums in pairs: a float sum may differ from NumPy's in the last bits).
+the Python function can run instead). Float sums over the last axis add in pairs, as NumPy's do
+(`pairwise_sum`); other reductions run in row-major order, one element after another.
 """
 from __future__ import annotations
 
@@ -26,14 +26,13 @@ from dataclasses import replace
 
 from tracer.errors import OpFailure, Status
 from tracer.ir.graph import Value
+from tracer.ir.reductions import reduce_in_order
 from tracer.ir.registry import OPS, FailureRule, OpDef, define, may_fail_by_status
 from tracer.ir.scalar_ops import MATH_UNARY, fused_multiply_add
 from tracer.ir.types import (
     BOOL,
     F64,
     I64,
-    I64_MAX,
-    I64_MIN,
     NUMPY_DTYPE_NAMES,
     ArrayType,
     ScalarType,
@@ -179,8 +178,10 @@ def may_fail(opdef: OpDef, v: Value, scalar_rule: FailureRule) -> bool:
     """The failure rule of ops on arrays (a failed allocation is not counted: a dead array op
     may go, as a dead float op may). An elementwise op fails where its scalar op would."""
     statuses = [s for s in opdef.statuses if s != Status.NO_MEMORY]
+    sized_at_run_time = [a for a in v.args if isinstance(a.type, ArrayType) and None in a.type.shape]
+    if v.op == "map":                # operands whose sizes differ (its region's ops fail by their own rules)
+        return len(sized_at_run_time) >= 2
     if v.op in ELEMENTWISE:
-        sized_at_run_time = [a for a in v.args if isinstance(a.type, ArrayType) and None in a.type.shape]
         if len(sized_at_run_time) >= 2:
             return True
         scalar = Value(v.op, tuple(Value("param", (), a.type.dtype) if isinstance(a.type, ArrayType) else a
@@ -364,33 +365,6 @@ def _reduce_type(t, a):
     return ArrayType(dtype, tuple(n for d, n in enumerate(x.shape) if d not in axes))
 
 
-def _reduce(x, kind, axes, keepdims):
-    """In the compiled order: row-major over the reduced axes, one element after another."""
-    np = _numpy()
-    kept = [d for d in range(x.ndim) if d not in axes]
-    moved = np.moveaxis(x, list(axes), list(range(len(kept), x.ndim)))
-    count = math.prod(x.shape[d] for d in axes)
-    flat = moved.reshape([x.shape[d] for d in kept] + [count])
-    if kind in ("max", "min") and count == 0:
-        raise OpFailure(Status.SHAPE_MISMATCH)        # NumPy: "zero-size array to reduction operation"
-    if x.dtype != np.float64 and kind in ("sum", "prod"):
-        exact = flat.astype(object)
-        out = np.sum(exact, axis=-1) if kind == "sum" else np.prod(exact, axis=-1)
-        if any(not I64_MIN <= int(r) <= I64_MAX for r in np.ravel(out)):
-            raise OpFailure(Status.FALLBACK)    # NumPy's int64 wraps; the Python function gives that
-        out = np.asarray(out, dtype=np.int64)
-    elif count == 0:
-        out = np.full(flat.shape[:-1], 0.0 if kind == "sum" else 1.0)
-    else:
-        ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}[kind]
-        out = ufunc.accumulate(flat, axis=-1)[..., -1]
-    if keepdims:
-        out = np.reshape(out, [1 if d in axes else n for d, n in enumerate(x.shape)])
-    if out.ndim == 0:
-        return out.item()
-    return out
-
-
 def _reduce_rule(ct, out, x, kind, axes, keepdims):
     if kind == "prod":
         raise NotImplementedError("the derivative of a product reduction")
@@ -410,7 +384,7 @@ def _reduce_rule(ct, out, x, kind, axes, keepdims):
 
 
 define("reduce", "attrs['kind'] (sum, prod, max, min) of x over attrs['axes'] (keepdims as NumPy's); "
-        "all axes without keepdims give a scalar", _reduce_type, _reduce, [Status.FALLBACK, Status.SHAPE_MISMATCH],
+        "all axes without keepdims give a scalar", _reduce_type, reduce_in_order, [Status.FALLBACK, Status.SHAPE_MISMATCH],
         attrs=("kind", "axes", "keepdims"), vjp=(_reduce_rule,))
 
 

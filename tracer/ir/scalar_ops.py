@@ -253,8 +253,9 @@ define("to_bool", "bool(a): a != 0", signature(((F64,), BOOL), ((I64,), BOOL)), 
 # math functions with CPython's error rules: a NaN from a non-NaN input is a domain error, an
 # infinity from a finite input is a range error for the functions that can overflow.
 MATH_UNARY = ["sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan",
-              "asin", "acos", "atan", "sinh", "cosh", "tanh"]
-MATH_CAN_OVERFLOW = {"exp", "expm1", "sinh", "cosh"}
+              "asin", "acos", "atan", "sinh", "cosh", "tanh", "cbrt", "exp2", "erf", "erfc"]
+MATH_CAN_OVERFLOW = {"exp", "expm1", "sinh", "cosh", "exp2"}
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 MATH_UNARY_RULES = {        # d/dx, times ct; `out` is the function's value
     "sqrt": lambda ct, out, x: ct * 0.5 / out,            # inf at 0, as in JAX
     "exp": lambda ct, out, x: ct * out,
@@ -272,6 +273,10 @@ MATH_UNARY_RULES = {        # d/dx, times ct; `out` is the function's value
     "sinh": lambda ct, out, x: ct * x.cosh(),
     "cosh": lambda ct, out, x: ct * x.sinh(),
     "tanh": lambda ct, out, x: ct * (1.0 - out * out),
+    "cbrt": lambda ct, out, x: ct / (3.0 * out * out),    # inf at 0, as sqrt's
+    "exp2": lambda ct, out, x: ct * out * math.log(2.0),
+    "erf": lambda ct, out, x: ct * _TWO_OVER_SQRT_PI * (-(x * x)).exp(),
+    "erfc": lambda ct, out, x: -ct * _TWO_OVER_SQRT_PI * (-(x * x)).exp(),
 }
 for _name in MATH_UNARY:
     define(_name, f"math.{_name}(a)", F64_UNARY, _python(getattr(math, _name), MATH_ERRORS), MATH_FAILS,
@@ -285,8 +290,9 @@ MATH_BINARY_RULES = {
               lambda ct, out, y, x: -ct * (y / y.hypot(x)) / y.hypot(x)),
     "copysign": (lambda ct, out, a, b: ct * (_sign(a) * _sign(out)), None),   # sign(a) * sign(b), 0 at a == 0
     "fmod": (lambda ct, out, a, b: ct, lambda ct, out, a, b: -ct * (a / b).trunc()),   # a - trunc(a/b)*b
+    "remainder": (lambda ct, out, a, b: ct, lambda ct, out, a, b: -ct * (a / b).round_even()),
 }
-for _name in ["atan2", "copysign", "fmod"]:
+for _name in ["atan2", "copysign", "fmod", "remainder"]:
     define(_name, f"math.{_name}(a, b)", F64_BINARY, _python(getattr(math, _name), MATH_ERRORS), MATH_FAILS,
             vjp=MATH_BINARY_RULES[_name])
 define("hypot", "math.hypot(a, b) (CPython's own algorithm, not libm's; never fails)", F64_BINARY, math.hypot,
@@ -301,3 +307,145 @@ define("round_even", "round half to even as f64 (round(x) is this then to_i64)",
         vjp=(None,))
 for _name in ["isnan", "isinf", "isfinite"]:
     define(_name, f"math.{_name}(a)", F64_PREDICATE, getattr(math, _name))
+
+
+# ----------------------------------------------------------------------------- int bits
+# On i64, as Python computes them. A shift by a negative count raises ValueError in Python: the
+# front end raises it before the shift (tracer.frontend.opcodes.numbers), and the op itself then
+# falls back (never reached); a left shift past 64 bits falls back (Python's exact big int).
+# Their results are ints: no gradient (tracer.transforms.autodiff.NOT_DIFFERENTIABLE says so).
+INT_BINARY = signature(((I64, I64), I64))
+INT_UNARY = signature(((I64,), I64))
+BITWISE = signature(((I64, I64), I64), ((BOOL, BOOL), BOOL))   # & | ^ of two bools is a bool
+
+
+def _shift(op: Callable) -> Callable:
+    def evaluate(a, n):
+        if n < 0:
+            raise OpFailure(Status.FALLBACK)
+        if op is _lshift and a != 0 and n >= 64:
+            raise OpFailure(Status.FALLBACK)     # certainly past 64 bits (don't build the big int)
+        return _checked_int(op(a, min(n, 64)))
+    return evaluate
+
+
+def _count_may_be_negative(op: OpDef, v: Value) -> bool:
+    """A right shift fails only for a negative count: by a constant count >= 0 it cannot."""
+    n = v.args[1]
+    return not (n.op == "const" and n.attrs["value"] >= 0)
+
+
+def _lshift(a, n):
+    return a << n
+
+
+def _bitwise(op: Callable) -> Callable:
+    def evaluate(a, b):
+        r = op(a, b)
+        return bool(r) if isinstance(a, bool) else r
+    return evaluate
+
+
+def _int_math(f: Callable, fails: Callable = lambda *args: False) -> Callable:
+    """A math/builtin function on i64 arguments; FALLBACK where `fails` (the front end raised
+    Python's ValueError first) or where the result leaves i64."""
+    def evaluate(*args):
+        if fails(*args):
+            raise OpFailure(Status.FALLBACK)
+        return _checked_int(f(*args))
+    return evaluate
+
+
+def _modular_inverse_missing(a, e, m):
+    return m == 0 or (e < 0 and math.gcd(a, m) != 1)
+
+
+def _factorial_too_big(n):
+    return n < 0 or n > 20
+
+
+define("bit_and", "a & b (i64, or bool & bool)", BITWISE, _bitwise(lambda a, b: a & b), commutative=True)
+define("bit_or", "a | b (i64, or bool | bool)", BITWISE, _bitwise(lambda a, b: a | b), commutative=True)
+define("bit_xor", "a ^ b (i64, or bool ^ bool)", BITWISE, _bitwise(lambda a, b: a ^ b), commutative=True)
+define("invert", "~a on i64 (-a - 1: never overflows)", INT_UNARY, lambda a: ~a)
+define("lshift", "a << n on i64 (n >= 0; a result past 64 bits falls back)", INT_BINARY, _shift(_lshift),
+        [Status.FALLBACK])
+define("rshift", "a >> n on i64: the floor of a / 2**n (n >= 0; 0 or -1 once n >= 64)", INT_BINARY,
+        _shift(lambda a, n: a >> n), [Status.FALLBACK], fails_when=_count_may_be_negative)
+define("bit_length", "int.bit_length(a) on i64 (64 for -2**63)", INT_UNARY, lambda a: a.bit_length())
+define("powmod", "pow(a, e, m) on i64 (e < 0: the modular inverse's power; the result has m's sign; "
+        "m == 0 or no inverse falls back, after the front end raised Python's ValueError)",
+        signature(((I64, I64, I64), I64)), _int_math(pow, _modular_inverse_missing), [Status.FALLBACK])
+define("gcd", "math.gcd(a, b) on i64 (2**63 falls back)", INT_BINARY, _int_math(math.gcd), [Status.FALLBACK],
+        commutative=True)
+define("isqrt", "math.isqrt(n) on i64 (n < 0 falls back, after the front end raised)", INT_UNARY,
+        _int_math(math.isqrt, lambda n: n < 0), [Status.FALLBACK])
+define("factorial", "math.factorial(n) on i64 (n > 20 or n < 0 falls back)", INT_UNARY,
+        _int_math(math.factorial, _factorial_too_big), [Status.FALLBACK])
+def _choose_fails(n, k, most: int) -> bool:
+    """Negative n or k; or k <= n with more than `most` factors, so that the result is certainly
+    past 64 bits (C(n, k) >= C(140, 70) and P(n, k) >= 65!), not worth computing exactly here."""
+    return n < 0 or k < 0 or (k <= n and min(k, n - k if most == 70 else k) > most)
+
+
+define("comb", "math.comb(n, k) on i64 (negative n or k, or a result past 64 bits, falls back)", INT_BINARY,
+        _int_math(math.comb, lambda n, k: _choose_fails(n, k, 70)), [Status.FALLBACK])
+define("perm", "math.perm(n, k) on i64 (negative n or k, or a result past 64 bits, falls back)", INT_BINARY,
+        _int_math(math.perm, lambda n, k: _choose_fails(n, k, 64)), [Status.FALLBACK])
+
+
+# ----------------------------------------------------------------------------- more of math
+def _fsum_type(arg_types, attrs):
+    if any(t != F64 for t in arg_types):
+        raise TypeError("fsum takes f64 operands")
+    return F64
+
+
+def _fsum(*xs):
+    """math.fsum; its ValueError (inf - inf) and OverflowError (an intermediate sum past the f64
+    range) fall back: CPython raises them when it runs the function."""
+    try:
+        return math.fsum(xs)
+    except (ValueError, OverflowError):
+        raise OpFailure(Status.FALLBACK) from None
+
+
+def _frexp_part(index: int) -> Callable:
+    return lambda x: math.frexp(x)[index]
+
+
+def _ldexp(x, i):
+    try:
+        return math.ldexp(x, i)
+    except OverflowError:
+        raise OpFailure(Status.MATH_RANGE) from None
+
+
+def _digamma(x):
+    """psi(x) = gamma'(x) / gamma(x) as IR (for gamma's and lgamma's rules; accurate to ~1e-12
+    relative): the recurrence up to z + 6 >= 6.5, the asymptotic series there, and the
+    reflection psi(x) = psi(1 - x) - pi / tan(pi * x) below 0.5. Its own derivative (for second
+    order) is this expression's."""
+    small = x < 0.5
+    z = small.select(1.0 - x, x)
+    y = z + 6.0
+    r = 1.0 / (y * y)
+    series = y.ieee_log() - 0.5 / y - r * (1.0 / 12 - r * (1.0 / 120 - r * (1.0 / 252 - r * (1.0 / 240 - r * (1.0 / 132)))))
+    psi = series - (1.0 / z + 1.0 / (z + 1.0) + 1.0 / (z + 2.0) + 1.0 / (z + 3.0) + 1.0 / (z + 4.0) + 1.0 / (z + 5.0))
+    return small.select(psi - math.pi / (x * math.pi).tan(), psi)
+
+
+define("gamma", "math.gamma(a) (CPython's own Lanczos algorithm, not libm's tgamma)", F64_UNARY,
+        _python(math.gamma, MATH_ERRORS), MATH_FAILS, vjp=(lambda ct, out, x: ct * out * _digamma(x),))
+define("lgamma", "math.lgamma(a) (CPython's own Lanczos algorithm, not libm's)", F64_UNARY,
+        _python(math.lgamma, MATH_ERRORS), MATH_FAILS, vjp=(lambda ct, out, x: ct * _digamma(x),))
+define("nextafter", "math.nextafter(a, b) (C's nextafter; never fails)", F64_BINARY, math.nextafter,
+        vjp=(lambda ct, out, a, b: ct, None))
+define("ldexp", "math.ldexp(x, i): x * 2**i (an overflow is a range error)", signature(((F64, I64), F64)), _ldexp,
+        [Status.MATH_RANGE], vjp=(lambda ct, out, x, i: ct.ldexp(i), None))
+define("frexp_mantissa", "math.frexp(a)[0]: m with a == m * 2**e, 0.5 <= |m| < 1 (a itself if 0, inf or NaN)",
+        F64_UNARY, _frexp_part(0), vjp=(lambda ct, out, x: ct * x.eq(0.0).select(1.0, out / x),))   # 2**-e
+define("frexp_exponent", "math.frexp(a)[1]: e with a == m * 2**e (0 if a is 0, inf or NaN)",
+        signature(((F64,), I64)), _frexp_part(1))
+define("fsum", "math.fsum of the operands (CPython's exact summation, Shewchuk's partials; its errors fall back)",
+        _fsum_type, _fsum, [Status.FALLBACK], fails_when=lambda op, v: True)   # (an f64 op that can fall back)

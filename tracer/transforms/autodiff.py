@@ -160,6 +160,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "to_f32": "float32 values carry no gradients yet (refused where one would flow)",
     "dim": "an int result (an array's size)",
     "iota": "an int array (0, 1, ..., n - 1)",
+    "argsort": "an int array (positions): piecewise constant",
     "store": "a write into an array (refused where a gradient would flow through it)",
     "writeback": "a write into argument arrays (made by the in-place pass, after autodiff)",
     "in_place_check": "a check before in-place writes (made by the in-place pass, after autodiff)",
@@ -168,6 +169,9 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "map": "made by fusion and vectorize, after autodiff",
     **dict.fromkeys(("tape_new", "tape_push", "tape_get", "tape_len", "tape_free"),
                     "autodiff's own tapes: second-order gradients through a compiled loop are not supported"),
+    **dict.fromkeys(("bit_and", "bit_or", "bit_xor", "invert", "lshift", "rshift", "bit_length", "powmod", "gcd",
+                     "isqrt", "factorial", "comb", "perm", "frexp_exponent"), "an int (or bool) result: piecewise constant"),
+    "fsum": "takes any number of operands (no per-operand rule table); use sum() to differentiate",
 }
 
 

@@ -6,7 +6,7 @@ import math
 import operator
 import types
 
-from tracer.frontend import arrays
+from tracer.frontend import arrays, instance_ops, instances, math_more
 from tracer.frontend.builder import is_traced
 from tracer.frontend.objects import NULL, ExternalList, ExternalObject, SymbolicFunction, TracedArray
 from tracer.ir import BOOL, F64, I64
@@ -37,7 +37,19 @@ class CallOps:
     def _call_from_stack(self, nargs: int, kw_names: tuple, extra: int = 0):
         fn, args, kwargs = pop_call(self.stack, nargs, kw_names)
         self.tracer.result_dropped = self.next_instruction_name() == "POP_TOP"
-        self.push(self.tracer.call(fn, list(args), kwargs))
+        if fn is super and not args and not kwargs:
+            fn, args = super, self.super_arguments()
+        result = instance_ops.call(self.tracer, fn, list(args), kwargs)   # a user class, or an instance of one
+        self.push(self.tracer.call(fn, list(args), kwargs) if result is instance_ops.NOT_HANDLED else result)
+
+    def super_arguments(self) -> list:
+        """(the `__class__` cell, the first argument) of this frame: zero-argument super()'s."""
+        cell = self.cells.get("__class__")
+        if cell is None or not self.code.co_argcount:
+            raise self.tracer.error("super() without arguments outside a method is not supported")
+        first = self.code.co_varnames[0]
+        obj = self.cells[first].contents if first in self.cells else self.locals.get(first, NULL)
+        return [cell.contents, obj]
 
     def next_instruction_name(self) -> str | None:
         """The name of the instruction after the one being run (labels and line marks skipped)."""
@@ -90,6 +102,10 @@ class CallOps:
 
     # -- attributes
     def load_attribute(self, obj, name: str):
+        if isinstance(obj, instances.TracedInstance):
+            return instances.get_attribute(self.tracer, obj, name)
+        if isinstance(obj, instances.SuperBinding):
+            return instances.super_attribute(self.tracer, obj, name)
         if isinstance(obj, ExternalObject):
             return obj.getattr(name)
         if isinstance(obj, TracedArray):
@@ -99,6 +115,9 @@ class CallOps:
                 return self.builder.convert(obj, I64) if obj.type == BOOL else obj
             if name == "imag":
                 return 0.0 if obj.type == F64 else 0
+            method = math_more.number_method(obj, name)      # x.bit_length(), x.is_integer()...
+            if method is not None:
+                return method
             raise self.tracer.error(f"attribute .{name} of a traced number is not supported")
         if isinstance(obj, ExternalList):
             if getattr(obj, "carried", False):       # a gathered.ListView
@@ -131,3 +150,36 @@ class CallOps:
 
     def op_LOAD_METHOD(self, instr):   # 3.11
         self.push(NULL, self.load_attribute(self.pop(), instr.arg))
+
+    def op_LOAD_SUPER_ATTR(self, instr):   # 3.12+: super().name, super().name(...)
+        is_method, _, name = instr.arg
+        obj = self.pop()
+        start = self.pop()
+        if self.pop() is not super:
+            raise self.tracer.error("LOAD_SUPER_ATTR with a rebound super is not supported")
+        value = self.load_attribute(instances.make_super(self.tracer, start, obj), name)
+        if is_method:
+            self.push(NULL)
+        self.push(value)
+
+    def op_STORE_ATTR(self, instr):
+        obj = self.pop()
+        value = self.pop()
+        if not isinstance(obj, instances.TracedInstance):
+            raise self.tracer.error(f"assigning an attribute of {describe_object(obj)} is not supported (only of "
+                                    f"objects made in the traced code)")
+        instances.set_attribute(self.tracer, obj, instr.arg, value)
+
+    def op_DELETE_ATTR(self, instr):
+        obj = self.pop()
+        if not isinstance(obj, instances.TracedInstance):
+            raise self.tracer.error(f"deleting an attribute of {describe_object(obj)} is not supported")
+        instances.delete_attribute(self.tracer, obj, instr.arg)
+
+
+def describe_object(obj) -> str:
+    if isinstance(obj, (ExternalObject, ExternalList)):
+        return repr(obj)
+    if is_traced(obj):
+        return f"a traced {obj.type}"
+    return f"a {type(obj).__name__}"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import operator
 
-from tracer.frontend import arrays, gathered
-from tracer.frontend.builder import PYTHON_BINARY, is_number, is_traced
+from tracer.frontend import arrays, gathered, instance_ops
+from tracer.frontend.builder import PYTHON_BINARY, Failed, Unknown, is_number, is_traced
 from tracer.frontend.iteration import RangeIter
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
 from tracer.ir import BOOL, F64, I64
@@ -29,6 +29,8 @@ def python_type(x) -> type:
         return {F64: float, I64: int, BOOL: bool}[x.type]
     if isinstance(x, (ExternalList, ExternalObject)):
         return type(x.obj)
+    if isinstance(x, instance_ops.TracedInstance):
+        return x.cls
     return type(x)
 
 
@@ -61,7 +63,8 @@ def _holds(x, leaf, seen=None) -> bool:
 
 def is_symbolic(x) -> bool:
     """Whether `x` holds anything known only at run time: a traced value, an input list or object."""
-    return _holds(x, lambda v: is_traced(v) or isinstance(v, (ExternalList, ExternalObject, BoundMethod)))
+    return _holds(x, lambda v: is_traced(v) or isinstance(v, (ExternalList, ExternalObject, BoundMethod,
+                                                              instance_ops.TracedInstance)))
 
 
 def holds_object(x) -> bool:
@@ -140,6 +143,8 @@ def items_equal(tracer, a, b):
     The result is a Python bool or a traced bool."""
     if a is b:
         return True
+    if instance_ops.involved(a, b):
+        return instance_ops.truth_value(tracer, instance_ops.compare(tracer, "eq", a, b))
     if isinstance(a, (ExternalObject, BoundMethod)) or isinstance(b, (ExternalObject, BoundMethod)):
         raise _unsupported_comparison(tracer, a, b)
     a_number = is_traced(a) or is_number(a)
@@ -178,6 +183,8 @@ def sequences_equal(tracer, a, b):
 def compare_objects(tracer, op: str, a, b):
     """`a <op> b` when not both operands are numbers: sequences, None, strings, objects."""
     builder = tracer.builder
+    if instance_ops.involved(a, b):
+        return instance_ops.compare(tracer, op, a, b)
     if holds_object(a) or holds_object(b):
         raise _unsupported_comparison(tracer, a, b)
     if not is_symbolic(a) and not is_symbolic(b):
@@ -208,6 +215,23 @@ def _top_level_same(tracer, a):
     return items_equal(tracer, plain(a), plain(a))  # a sequence: every item is itself
 
 
+def _pinned_already(builder, x) -> bool:
+    """Whether traced `x` depends only on arguments the trace has pinned already (so knowing its
+    value at trace time adds no guard), with a known value."""
+    if x not in builder.examples or isinstance(builder.examples[x], (Unknown, Failed)):
+        return False
+    stack, seen = [x], set()
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if v.op == "param" and v not in builder.pinned:
+            return False
+        stack.extend(v.args)
+    return True
+
+
 def _python_compare(op, a, b):
     return getattr(operator, op)(a, b)
 
@@ -221,6 +245,8 @@ class ContainerOps:
         return compare_objects(self.tracer, op, a, b)
 
     def subscript(self, container, index):
+        if isinstance(container, instance_ops.TracedInstance):
+            return instance_ops.get_item(self.tracer, container, index)
         if isinstance(container, TracedArray):
             return arrays.subscript(self.tracer, container, index)
         if is_traced(container) or isinstance(container, ExternalObject):
@@ -229,6 +255,8 @@ class ContainerOps:
             raise TypeError(f"'{type_name(container)}' object is not subscriptable")
         if isinstance(container, gathered.ListView):
             return self._view_item(container, index)
+        if is_traced(index) and _pinned_already(self.builder, index):
+            index = self.builder.concretize(index, "this index")     # (no new guard)
         if isinstance(container, ExternalList) and is_traced(index) and index.type == I64 \
                 and len(container) > gathered.unroll_limit(self.tracer) \
                 and (view := gathered.view_of(self.tracer, container)) is not None:
@@ -295,6 +323,9 @@ class ContainerOps:
         self.store_subscript(container, index, self.pop())
 
     def store_subscript(self, container, index, value):
+        if isinstance(container, instance_ops.TracedInstance):
+            instance_ops.set_item(self.tracer, container, index, value)
+            return
         if isinstance(container, TracedArray):
             arrays.store_item(self.tracer, container, index, value)
             return
@@ -374,6 +405,8 @@ class ContainerOps:
         """`+` and `*` on trace-time sequences (concatenation, repetition); other operators on
         sequences raise Python's own TypeError. (`lst += ...` on a list built in the trace is
         `inplace_list`; `a += b` on anything else computes `a + b`, with `+=` in error messages.)"""
+        if instance_ops.involved(a, b):       # a user class's operator methods, inlined
+            return instance_ops.binary(self.tracer, op, a, b, inplace)
         python_op = (PYTHON_INPLACE if inplace else PYTHON_BINARY)[op]
         for x in (a, b):
             if isinstance(x, (ExternalObject, BoundMethod)):

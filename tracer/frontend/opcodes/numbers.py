@@ -5,7 +5,7 @@ import operator
 
 from bytecode import BinaryOp
 
-from tracer.frontend import arrays
+from tracer.frontend import arrays, instance_ops, numpy_bools
 from tracer.frontend.builder import BINARY_OPS, is_traced
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray, array_unsupported
 from tracer.frontend.opcodes.containers import (
@@ -28,6 +28,8 @@ OPERATOR_SYMBOLS = {
     "LSHIFT": "<<", "RSHIFT": ">>",
 }
 _WRAPPERS = (ExternalList, ExternalObject, BoundMethod)
+# BinaryOp names -> the i64 op (& | ^ of two bools: the same op on bools, a bool)
+BIT_OPS = {"AND": "bit_and", "OR": "bit_or", "XOR": "bit_xor", "LSHIFT": "lshift", "RSHIFT": "rshift"}
 # BinaryOp names -> the array operator (tracer.frontend.arrays.binary)
 ARRAY_OPERATORS = {"ADD": "add", "SUBTRACT": "sub", "MULTIPLY": "mul", "TRUE_DIVIDE": "div",
                    "FLOOR_DIVIDE": "floordiv", "REMAINDER": "mod", "POWER": "pow", "MATRIX_MULTIPLY": "matmul",
@@ -71,8 +73,18 @@ class NumberOps:
                 return
             if isinstance(a, ExternalList) and isinstance(a.obj, list):
                 raise self.tracer.error("mutating a list passed in is not supported")
+        if numpy_bools.involved(self.tracer, instr.arg, a, b):      # np.bool_ + np.bool_ is `or`...
+            self.push(numpy_bools.binary(self.tracer, instr.arg, a, b))
+            return
+        bit_op = BIT_OPS.get(instr.arg.name.replace("INPLACE_", "")) if isinstance(instr.arg, BinaryOp) else None
+        if bit_op is not None and (is_traced(a) or is_traced(b)) and _numberish(a) and _numberish(b):
+            self.push(self.bitwise(instr.arg, bit_op, a, b))
+            return
         op = BINARY_OPS.get(instr.arg)
         if op is None:
+            if instance_ops.involved(a, b):      # @ & | ^ << >> of a user class (tracer.frontend.instance_ops)
+                self.push(instance_ops.binary_operator(self.tracer, instr.arg, a, b))
+                return
             if isinstance(instr.arg, BinaryOp) and not is_symbolic(a) and not is_symbolic(b):
                 self.push(_python_binary(instr.arg, a, b))
                 return
@@ -106,7 +118,10 @@ class NumberOps:
         return python_op(x)
 
     def op_UNARY_NEGATIVE(self, instr):
-        self.push(self._unary(self.builder.negate, operator.neg, self.pop()))
+        x = self.pop()
+        if numpy_bools.involved(self.tracer, "neg", x):
+            numpy_bools.unary(self.tracer, "neg", x)          # NumPy's TypeError
+        self.push(self._unary(self.builder.negate, operator.neg, x))
 
     def op_UNARY_POSITIVE(self, instr):
         self.push(self.unary_positive(self.pop()))
@@ -120,12 +135,36 @@ class NumberOps:
 
     def op_UNARY_INVERT(self, instr):
         a = self.pop()
+        if numpy_bools.involved(self.tracer, "invert", a):     # ~np.True_ is np.False_
+            self.push(numpy_bools.unary(self.tracer, "invert", a))
+            return
         if isinstance(a, TracedArray):
             self.push(arrays.unary(self.tracer, "invert", a))
             return
-        if is_traced(a) or isinstance(a, _WRAPPERS):
-            raise self.tracer.error("the operator ~ on traced values is not supported")
+        if is_traced(a):
+            if a.type == F64:
+                ~proxy(a)                 # Python's TypeError: bad operand type for unary ~: 'float'
+            self.push(self.builder.emit("invert", (self.builder.convert(a, I64),)))
+            return
+        if isinstance(a, _WRAPPERS):
+            raise self.tracer.error(f"the operator ~ on {_describe(a)} is not supported")
         self.push(~a)
+
+    def bitwise(self, arg: BinaryOp, op: str, a, b):
+        """a & b, a | b, a ^ b, a << b, a >> b with a traced int or bool: Python's TypeError for a
+        float; & | ^ of two bools is a bool; a negative shift count raises ValueError."""
+        bld = self.builder
+        if F64 in (bld.kind(a), bld.kind(b)):
+            _python_binary(arg, proxy(a), proxy(b))      # Python's own TypeError message
+        if op in ("bit_and", "bit_or", "bit_xor") and bld.kind(a) == bld.kind(b) == BOOL:
+            return bld.emit(op, (bld.value(a), bld.value(b)))
+        a, b = bld.convert(a, I64), bld.convert(b, I64)
+        if op in ("lshift", "rshift"):
+            if b.op != "const":
+                bld.raise_if(bld.emit("lt", (b, bld.const(0))), ValueError("negative shift count"))
+            elif b.attrs["value"] < 0:
+                raise ValueError("negative shift count")
+        return bld.emit(op, (a, b))
 
     def op_TO_BOOL(self, instr):
         self.push(self.truth_of(self.pop()))
@@ -143,6 +182,8 @@ class NumberOps:
                                     "use x.any(), x.all() or np.where")
         if isinstance(x, ExternalObject):
             return self.object_truth(x)
+        if isinstance(x, instance_ops.TracedInstance):      # __bool__, __len__ (tracer.frontend.instance_ops)
+            return instance_ops.truth(self.tracer, x)
         return bool(x)
 
     def object_truth(self, obj: ExternalObject) -> bool:
@@ -169,6 +210,8 @@ class NumberOps:
     def identical(self, a, b) -> bool:
         """`a is b`. Traced values and input objects are never None (their type is guarded);
         whether two inputs are the same object is not guarded, so that is not supported."""
+        if instance_ops.involved(a, b):        # objects made in the trace (tracer.frontend.instance_ops)
+            return instance_ops.identical(self.tracer, a, b)
         for x, y in ((a, b), (b, a)):
             if is_traced(x):
                 if y is None:
@@ -196,6 +239,8 @@ class NumberOps:
     def contains(self, container, item):
         """`item in container`: Python's own `in` on trace-time constants, else item by item with
         CPython's comparison (identity first); the result may be a traced bool."""
+        if isinstance(container, instance_ops.TracedInstance):    # __contains__, else iteration
+            return instance_ops.contains(self.tracer, container, item, items_equal)
         is_iterator = hasattr(container, "__next__")
         if not is_iterator and not is_symbolic(container) and not is_symbolic(item):
             return item in container

@@ -14,8 +14,8 @@ def may_fail(v: ir.Value) -> bool:
     (one that never ends is an effect too), memory effects, and regions holding such ops."""
     if v.op == "loop" or OPS[v.op].effect or v.attrs.get("into"):     # a map into arrays writes memory
         return True
-    if v.regions:
-        return any(may_fail(x) for region in v.regions for x in region.values)
+    if v.regions and any(may_fail(x) for region in v.regions for x in region.values):
+        return True
     return OPS[v.op].may_fail(v)
 
 

@@ -1,0 +1,360 @@
+"""Lowering of the reductions (`reduce`, `argreduce`), in NumPy's order.
+
+NumPy's `np.add.reduce` (sum, mean, var...) adds the elements of each run along the array's
+last axis *in pairs* (`pairwise_sum` below: blocks of up to 128 elements summed in 8 running
+sums, halves of longer runs summed apart and then added), into an output that starts at 0.0;
+the runs follow one another in row-major order. An array whose elements are one block of
+memory (C- or Fortran-contiguous) summed over every axis is a single run, in memory order.
+A sum that keeps the last axis adds element after element (NumPy's inner loop then runs along
+the kept axis). Products, maxima and minima go element after element. float32 adds and
+multiplies in float32, as NumPy does. (NumPy may reorder the axes of an array of another
+layout, a transposed view reduced over some of its axes: there the last bits of a sum may
+differ.)
+"""
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from codegen.arrays import (
+    ITEM_SIZE,
+    allocate,
+    copy_elements,
+    element_address,
+    element_count,
+    for_each_index,
+    load_element,
+    store_element,
+)
+from codegen.kernel import DOUBLE, FLOAT, I1, I32, I64, PTR, ArrayValue, KernelBuilder
+from codegen.lowerings import lowers
+from tracer import ir
+from tracer.errors import Status
+
+FLOATS = {ir.F64: DOUBLE, ir.F32: FLOAT}
+BLOCK = 128              # NumPy's PW_BLOCKSIZE: runs up to this long are summed in 8 running sums
+POLL_RUN = 1 << 20       # a longer run polls for signals between its halves (pairwise_sum)
+GATHERED = 1 << 22       # a sum of a scattered array gathers at most this many elements (else: by runs)
+
+
+def _combine(k: KernelBuilder, kind: str, dtype: ir.ScalarType, acc, x):
+    b = k.builder
+    if dtype in FLOATS:
+        if kind == "sum":
+            return b.fadd(acc, x)
+        if kind == "prod":
+            return b.fmul(acc, x)
+        # NumPy's maximum/minimum, element after element: a NaN wins, a tie of signed zeros takes x
+        keep = b.fcmp_ordered(">" if kind == "max" else "<", acc, x)
+        return b.select(b.or_(keep, b.fcmp_unordered("uno", acc, acc)), acc, x)
+    if dtype == ir.BOOL and kind in ("max", "min"):
+        return b.or_(acc, x) if kind == "max" else b.and_(acc, x)
+    if kind == "sum":
+        return k.checked("sadd", acc, x)
+    if kind == "prod":
+        return k.checked("smul", acc, x)
+    return b.select(b.icmp_signed(">=" if kind == "max" else "<=", acc, x), acc, x)
+
+
+def _start(k: KernelBuilder, kind: str, dtype: ir.ScalarType):
+    if dtype in FLOATS:
+        return ll.Constant(FLOATS[dtype], {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}[kind])
+    if dtype == ir.BOOL:
+        return ll.Constant(I1, kind == "min")
+    return k.i64({"sum": 0, "prod": 1, "max": ir.I64_MIN, "min": ir.I64_MAX}[kind])
+
+
+@lowers("reduce")
+def reduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    b = k.builder
+    kind, axes, source = v.attrs["kind"], v.attrs["axes"], v.args[0].type.dtype
+    dtype = ir.I64 if source == ir.BOOL and kind in ("sum", "prod") else source
+    rank = len(a.sizes)
+    kept = [d for d in range(rank) if d not in axes]
+    count = element_count(k, [a.sizes[d] for d in axes])
+    if kind in ("max", "min"):
+        k.fail_if(b.icmp_signed("==", count, k.i64(0)), Status.SHAPE_MISMATCH)   # NumPy's ValueError
+    out = allocate(k, dtype, [a.sizes[d] for d in kept])
+    start = _start(k, kind, dtype)
+    for_each_index(k, out.sizes, lambda idx: store_element(k, out, idx, dtype, start))
+    if kind == "sum" and dtype in FLOATS and rank > 0:
+        _float_sum(k, a, dtype, axes, out)
+    elif kind == "prod" and dtype in FLOATS and rank == 2 and len(axes) == 2:    # in NumPy's order too
+        with b.if_else(_inner_is_last(k, a)) as (c_order, f_order):
+            with c_order:
+                _in_order(k, a, kind, source, dtype, kept, out)
+            with f_order:
+                _in_order(k, ArrayValue(a.data, a.sizes[::-1], a.strides[::-1]), kind, source, dtype, kept, out)
+    else:
+        _in_order(k, a, kind, source, dtype, kept, out)
+    if not isinstance(v.type, ir.ArrayType):
+        return load_element(k, out, (), dtype)
+    if v.attrs["keepdims"]:
+        sizes = tuple(k.i64(1) if d in axes else a.sizes[d] for d in range(rank))
+        strides = tuple(k.i64(0) if d in axes else out.strides[kept.index(d)] for d in range(rank))
+        return ArrayValue(out.data, sizes, strides)
+    return out
+
+
+def _in_order(k: KernelBuilder, a: ArrayValue, kind: str, source, dtype, kept: list, out: ArrayValue):
+    """out[kept] = out[kept] <kind> a[index], for every index in row-major order."""
+    b = k.builder
+
+    def body(idx):
+        place = [idx[d] for d in kept]
+        x = load_element(k, a, idx, source)
+        if dtype != source:
+            x = b.zext(x, I64)
+        store_element(k, out, place, dtype, _combine(k, kind, dtype, load_element(k, out, place, dtype), x))
+    for_each_index(k, a.sizes, body)
+
+
+def _float_sum(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType, axes: tuple, out: ArrayValue):
+    """NumPy's order of a float sum (see the module docstring): the axis NumPy's iterator runs
+    innermost is the one of the smallest stride (of a 2-d array; the last, of more); runs along
+    it, when it is reduced, are summed in pairs."""
+    b = k.builder
+    rank = len(a.sizes)
+    kept = [d for d in range(rank) if d not in axes]
+    item = k.i64(ITEM_SIZE[dtype])
+
+    def add_run(data, n, stride, place):
+        total = _pairwise(k, dtype, data, n, stride)
+        store_element(k, out, place, dtype, b.fadd(load_element(k, out, place, dtype), total))
+
+    def runs_along(axis):
+        others = [d for d in range(rank) if d != axis]
+
+        def run(idx):
+            index = list(idx)
+            index.insert(axis, k.i64(0))
+            add_run(element_address(k, a, index), a.sizes[axis], a.strides[axis], [index[d] for d in kept])
+        for_each_index(k, [a.sizes[d] for d in others], run)
+
+    if len(axes) == rank and rank == 1:
+        runs_along(0)
+    elif len(axes) == rank:       # one run over every element, in memory order
+        count = element_count(k, a.sizes)
+        with b.if_else(_one_block(k, a, item)) as (block, scattered):
+            with block:
+                add_run(a.data, count, item, [])
+            with scattered:       # gathered first, as NumPy's buffers do (at most GATHERED elements)
+                with b.if_else(b.icmp_signed(">", count, k.i64(GATHERED))) as (huge, small):
+                    with huge:
+                        runs_along(rank - 1)
+                    with small:
+                        _gather_in_order(k, a, dtype, rank, add_run)
+    elif rank == 2:
+        reduced = axes[0]
+        inner_reduced = _inner_is_last(k, a) if reduced == 1 else b.not_(_inner_is_last(k, a))
+        with b.if_else(inner_reduced) as (pairs, in_order):
+            with pairs:
+                runs_along(reduced)
+            with in_order:
+                _in_order(k, a, "sum", dtype, dtype, kept, out)
+    elif rank - 1 in axes:
+        runs_along(rank - 1)
+    else:
+        _in_order(k, a, "sum", dtype, dtype, kept, out)
+
+
+def _inner_is_last(k: KernelBuilder, a: ArrayValue) -> ll.Value:
+    """Whether NumPy's iterator runs a 2-d array's last axis innermost: unless both strides are
+    nonzero and the first is the smaller (a stride of 0, a broadcast, orders nothing)."""
+    b = k.builder
+
+    def size(x):
+        return k.call_intrinsic("llvm.abs.i64", I64, [I64, I1], x, ll.Constant(I1, 0))
+    first, last = size(a.strides[0]), size(a.strides[1])
+    zero = k.i64(0)
+    swapped = b.and_(b.and_(b.icmp_unsigned("!=", first, zero), b.icmp_unsigned("!=", last, zero)),
+                     b.icmp_unsigned("<", first, last))
+    return b.not_(swapped)
+
+
+def _gather_in_order(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType, rank: int, add_run):
+    """One run over a's elements gathered in NumPy's iteration order (a 2-d array's by its smaller
+    nonzero stride, a larger array's row-major)."""
+    if rank != 2:
+        _gathered_run(k, a, dtype, add_run)
+        return
+    with k.builder.if_else(_inner_is_last(k, a)) as (c_order, f_order):
+        with c_order:
+            _gathered_run(k, a, dtype, add_run)
+        with f_order:
+            _gathered_run(k, ArrayValue(a.data, a.sizes[::-1], a.strides[::-1]), dtype, add_run)
+
+
+def _gathered_run(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType, add_run):
+    """add_run over a's elements copied, in row-major order, into a buffer of their own."""
+    buffer = allocate(k, dtype, a.sizes)
+    copy_elements(k, a, buffer, dtype)
+    add_run(buffer.data, element_count(k, a.sizes), k.i64(ITEM_SIZE[dtype]), [])
+
+
+def _one_block(k: KernelBuilder, a: ArrayValue, item) -> ll.Value:
+    """Whether the array's elements are one block of memory, C- or Fortran-ordered (NumPy's
+    flags: an axis of size 1 has any stride); an empty array is not."""
+    b = k.builder
+
+    def ordered(axes):
+        ok, step = ll.Constant(I1, 1), item
+        for d in axes:
+            single = b.icmp_signed("==", a.sizes[d], k.i64(1))
+            ok = b.and_(ok, b.or_(single, b.icmp_signed("==", a.strides[d], step)))
+            step = b.mul(step, a.sizes[d])
+        return ok
+    rank = len(a.sizes)
+    nonempty = b.icmp_signed(">", element_count(k, a.sizes), k.i64(0))
+    return b.and_(nonempty, b.or_(ordered(range(rank - 1, -1, -1)), ordered(range(rank))))
+
+
+def _pairwise(k: KernelBuilder, dtype: ir.ScalarType, data, n, stride) -> ll.Value:
+    """pairwise_sum(data, n, stride), and the return of PYTHON_ERROR if a signal handler raised
+    while it ran (a run of more than POLL_RUN elements polls)."""
+    b = k.builder
+    fn = pairwise_sum(k, dtype)
+    if k.check_signals is None:
+        return b.call(fn, [data, n, stride, ll.Constant(PTR, None)])
+    raised = k.stack_slot(I32, "interrupted")
+    b.store(ll.Constant(I32, 0), raised)
+    total = b.call(fn, [data, n, stride, raised])
+    k.exit_if_interrupted(b.icmp_signed("!=", b.load(raised, typ=I32), ll.Constant(I32, 0)))
+    return total
+
+
+def pairwise_sum(k: KernelBuilder, dtype: ir.ScalarType) -> ll.Function:
+    """The module's `T pairwise_sum(ptr data, i64 n, i64 stride, ptr interrupted)`: NumPy's
+    pairwise summation (numpy/_core/src/umath/loops_utils.h.src) of n elements `stride` bytes
+    apart, in T's arithmetic:
+
+        n < 8:       -0.0 + a[0] + a[1] + ... (in order)
+        n <= 128:    8 running sums r[j] = a[j] + a[j+8] + ..., then ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)),
+                     then the last n % 8 elements in order
+        else:        pairwise_sum(first n2) + pairwise_sum(the rest), n2 = n/2 rounded down to a
+                     multiple of 8
+
+    Where `interrupted` is not NULL, a run longer than POLL_RUN calls the kernel's signal check
+    between its halves; if a handler raised, it notes 1 there and returns at once."""
+    t = FLOATS[dtype]
+    name = f"__tracer_pairwise_sum_{'f64' if dtype == ir.F64 else 'f32'}"
+    existing = k.module.globals.get(name)
+    if existing is not None:
+        return existing
+    fn = ll.Function(k.module, ll.FunctionType(t, [PTR, I64, I64, PTR]), name)
+    fn.linkage = "internal"
+    fn.attributes.add("nounwind")
+    data, n, stride, raised = fn.args
+    b = ll.IRBuilder(fn.append_basic_block("entry"))
+
+    def at(i):
+        return b.load(b.gep(data, [b.mul(i, stride)], source_etype=ll.IntType(8)), typ=t, align=1)
+
+    def counted(first, last, values, step, body):
+        """for i in range(first, last, step): values = body(i, values); the values after."""
+        before = b.block
+        head, loop, done = (fn.append_basic_block(x) for x in ("head", "body", "done"))
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I64)
+        i.add_incoming(first, before)
+        phis = [b.phi(t) for _ in values]
+        for phi, x in zip(phis, values):
+            phi.add_incoming(x, before)
+        b.cbranch(b.icmp_signed("<", i, last), loop, done)
+        b.position_at_end(loop)
+        following = body(i, phis)
+        i.add_incoming(b.add(i, ll.Constant(I64, step)), b.block)
+        for phi, x in zip(phis, following):
+            phi.add_incoming(x, b.block)
+        b.branch(head)
+        b.position_at_end(done)
+        return phis, i
+
+    small, blocked, split = (fn.append_basic_block(x) for x in ("small", "block", "split"))
+    b.cbranch(b.icmp_signed("<", n, ll.Constant(I64, 8)), small, blocked)
+    b.position_at_end(small)
+    (total,), _ = counted(ll.Constant(I64, 0), n, [ll.Constant(t, -0.0)], 1, lambda i, r: [b.fadd(r[0], at(i))])
+    b.ret(total)
+
+    b.position_at_end(blocked)
+    eights = fn.append_basic_block("eights")
+    b.cbranch(b.icmp_signed("<=", n, ll.Constant(I64, BLOCK)), eights, split)
+    b.position_at_end(eights)
+    whole = b.sub(n, b.srem(n, ll.Constant(I64, 8)))
+    sums, i = counted(ll.Constant(I64, 8), whole, [at(ll.Constant(I64, j)) for j in range(8)], 8,
+                      lambda i, r: [b.fadd(r[j], at(b.add(i, ll.Constant(I64, j)))) for j in range(8)])
+    r = sums
+    total = b.fadd(b.fadd(b.fadd(r[0], r[1]), b.fadd(r[2], r[3])), b.fadd(b.fadd(r[4], r[5]), b.fadd(r[6], r[7])))
+    (total,), _ = counted(i, n, [total], 1, lambda i, r: [b.fadd(r[0], at(i))])
+    b.ret(total)
+
+    b.position_at_end(split)
+    half = b.sdiv(n, ll.Constant(I64, 2))
+    half = b.sub(half, b.srem(half, ll.Constant(I64, 8)))
+    first = b.call(fn, [data, half, stride, raised])
+    if k.check_signals is not None:
+        poll, go_on = fn.append_basic_block("poll"), fn.append_basic_block("polled")
+        watching = b.and_(b.icmp_unsigned("!=", raised, ll.Constant(PTR, None)),
+                          b.icmp_signed(">", n, ll.Constant(I64, POLL_RUN)))
+        b.cbranch(watching, poll, go_on)
+        b.position_at_end(poll)
+        stop = fn.append_basic_block("stop")
+        check = k.declare_function(k.check_signals, ll.FunctionType(I32, []), ("cold", "nounwind"))
+        check.calling_convention = k.memory.check_convention
+        status = b.call(check, [], cconv=k.memory.check_convention or None)
+        seen = b.or_(status, b.load(raised, typ=I32))
+        b.cbranch(b.icmp_signed("!=", seen, ll.Constant(I32, 0)), stop, go_on)
+        b.position_at_end(stop)
+        b.store(ll.Constant(I32, 1), raised)
+        b.ret(ll.Constant(t, 0.0))
+        b.position_at_end(go_on)
+    rest = b.call(fn, [b.gep(data, [b.mul(half, stride)], source_etype=ll.IntType(8)), b.sub(n, half), stride,
+                       raised])
+    b.ret(b.fadd(first, rest))
+    return fn
+
+
+@lowers("argreduce")
+def argreduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    """The first index of the largest (smallest) element; a NaN counts as the extreme."""
+    b = k.builder
+    axis, dtype = v.attrs["axis"], v.args[0].type.dtype
+    if axis is None:      # over the flattened array: loop over every axis, counting positions
+        sizes, kept = a.sizes, []
+        axes = list(range(len(a.sizes)))
+    else:
+        sizes, axes = a.sizes, [axis]
+        kept = [d for d in range(len(a.sizes)) if d != axis]
+    k.fail_if(b.icmp_signed("==", element_count(k, [sizes[d] for d in axes]), k.i64(0)), Status.SHAPE_MISMATCH)
+    out_sizes = [sizes[d] for d in kept]
+    best = allocate(k, dtype, out_sizes)
+    where = allocate(k, ir.I64, out_sizes)
+    first = [k.i64(0)] * len(sizes)
+    for_each_index(k, out_sizes, lambda idx: (
+        store_element(k, best, idx, dtype, load_element(k, a, _merge(first, kept, idx), dtype)),
+        store_element(k, where, idx, ir.I64, k.i64(0))))
+
+    def body(idx):
+        place = [idx[d] for d in kept]
+        position = k.i64(0)
+        for d in axes:                       # row-major position over the reduced axes
+            position = b.add(b.mul(position, sizes[d]), idx[d])
+        x, current = load_element(k, a, idx, dtype), load_element(k, best, place, dtype)
+        if dtype in FLOATS:
+            better = b.fcmp_ordered(">" if v.attrs["kind"] == "argmax" else "<", x, current)
+            better = b.and_(b.or_(better, k.is_nan(x)), b.not_(k.is_nan(current)))
+        elif dtype == ir.BOOL:
+            better = b.and_(x, b.not_(current)) if v.attrs["kind"] == "argmax" else b.and_(current, b.not_(x))
+        else:
+            better = b.icmp_signed(">" if v.attrs["kind"] == "argmax" else "<", x, current)
+        store_element(k, best, place, dtype, b.select(better, x, current))
+        store_element(k, where, place, ir.I64, b.select(better, position, load_element(k, where, place, ir.I64)))
+    for_each_index(k, sizes, body)
+    return load_element(k, where, (), ir.I64) if axis is None else where
+
+
+def _merge(first, kept, idx):
+    out = list(first)
+    for d, i in zip(kept, idx):
+        out[d] = i
+    return out

@@ -1,0 +1,331 @@
+"""Sorting inside a trace: `np.sort`, `np.argsort` (and `x.argsort()`), and the order statistics
+built on a sort, `np.median`, `np.percentile` and `np.quantile` (method 'linear', q a Python
+number or a list of them), for float64, float32 and int64 arrays, along one axis, several
+(moved last and merged, as NumPy's _ureduce does) or the flattened array (axis=None).
+
+Registered into `tracer.frontend.numpy_more`'s tables. The sort is the IR's `sort` / `argsort`
+(tracer/ir/sort_ops.py): stable, NaNs last, as NumPy orders them. Ties:
+- `np.argsort` is NumPy's kind='stable' whatever `kind` says. NumPy's default kind (quicksort,
+  in fact an introsort or a SIMD sort) is not stable, so the order it gives equal elements is
+  its own; on data without ties every kind gives the one answer.
+- `np.sort` gives NumPy's values; only the order of equal elements NumPy cannot tell apart
+  (-0.0 and 0.0, NaNs of other signs or payloads) may differ from an unstable NumPy kind. Median
+  and percentiles pick elements by position, so there too a -0.0 may come out where NumPy (whose
+  partition is unstable) picks a 0.0, or the other way round.
+
+Median and percentiles follow NumPy's own algorithm step by step on the sorted data (the same
+IEEE operations in the same dtype, so results agree bit for bit):
+- median: np.mean of the middle element or two: (0.0 + a) / 1 or (0.0 + a + b) / 2 (NumPy's sum
+  starts from 0.0: -0.0 comes out 0.0), in the array's float dtype, float64 for ints; a slice
+  whose last element (sorted) is NaN gives that NaN;
+- percentile / quantile: NumPy's `_quantile` with `_lerp`: the virtual index (n - 1) * q, its
+  neighbours (both the last element at or past n - 1), gamma, and a + (b - a) * gamma, or
+  b - (b - a) * (1 - gamma) where gamma >= 0.5 (each product rounded: no FMA); a Python float q
+  is "weak" (float32 data stays
+  float32), a list is not; an int q of np.quantile picks an element (the array's dtype).
+Where NumPy warns or raises, the compiled call fails and the Python function gives NumPy's own
+result and warning: an empty slice (median: NaN and "Mean of empty slice"; percentile: an
+IndexError), and an IEEE invalid operation or overflow in the arithmetic (inf - inf, a sum past
+the largest float: NumPy's "invalid value" / "overflow encountered" RuntimeWarnings; percentiles
+also fail where an inf is one of the two elements interpolated, which may warn).
+"""
+from __future__ import annotations
+
+import math
+
+from tracer.frontend import arrays
+from tracer.frontend.arrays import convert, emit_elementwise, sizes_of, wrap
+from tracer.frontend.builder import is_traced
+from tracer.frontend.numpy_more import METHODS, as_array, axis_index, axis_tuple, fallback_unless, numpy_function
+from tracer.ir import BOOL, F32, F64, I64, ArrayType
+
+METHODS.update({"argsort"})      # x.argsort() is np.argsort(x)
+KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _sortable(tracer, a, what: str):
+    x = as_array(tracer, a, what)
+    if x.type.dtype not in (F64, F32, I64):
+        raise tracer.error(f"{what} of an array of {x.type.dtype} is not supported yet (float64, float32, int64)")
+    return x
+
+
+def _no(tracer, what, **kwargs):
+    for k, v in kwargs.items():
+        if v is not None and v is not False:
+            raise tracer.error(f"{what}(..., {k}=...) is not supported yet")
+
+
+# ------------------------------------------------------------------------------- sort, argsort
+def _sorted(tracer, op, a, axis, kind, order, stable, what):
+    _no(tracer, what, order=order)
+    if kind not in KINDS or stable not in (None, True, False):
+        raise tracer.error(f"{what}(..., kind={kind!r}) is not supported")
+    x = _sortable(tracer, a, what)
+    if axis is None:
+        x, axis = arrays.reshape(tracer, x, (-1,)), 0
+    else:
+        axis = axis_index(tracer, axis, x.rank)
+    return wrap(tracer, tracer.builder.emit(op, (x.value,), axis=axis))
+
+
+@numpy_function("sort", array_result=True)
+def sort(tracer, a, axis=-1, kind=None, order=None, *, stable=None):
+    return _sorted(tracer, "sort", a, axis, kind, order, stable, "np.sort")
+
+
+@numpy_function("argsort", array_result=True)
+def argsort(tracer, a, axis=-1, kind=None, order=None, *, stable=None):
+    return _sorted(tracer, "argsort", a, axis, kind, order, stable, "np.argsort")
+
+
+# ------------------------------------------------------------------------------- helpers
+class _Lines:
+    """An array sorted along one axis `axis` (the reduced axes of `a`, moved last and merged as
+    NumPy's _ureduce does; axis=None: flattened), to read elements at positions along it."""
+
+    def __init__(self, tracer, a, axis, what: str):
+        b = tracer.builder
+        x = _sortable(tracer, a, what)
+        if x.rank == 0:
+            raise tracer.error(f"{what} of a 0-d array is not supported yet")
+        self.rank_in = x.rank
+        self.reduced = tuple(range(x.rank)) if axis is None else axis_tuple(tracer, axis, x.rank)
+        if axis is None:
+            x, ax = arrays.reshape(tracer, x, (-1,)), 0
+        elif len(self.reduced) == 1:
+            ax = self.reduced[0]
+        else:
+            keep = [d for d in range(x.rank) if d not in self.reduced]
+            sizes = sizes_of(tracer, x.value)
+            x = arrays.transpose(tracer, x, tuple(keep) + self.reduced)
+            x, ax = arrays.reshape(tracer, x, tuple(sizes[d] for d in keep) + (-1,)), len(keep)
+        self.tracer, self.dtype, self.axis = tracer, x.type.dtype, ax
+        self.n = sizes_of(tracer, x.value)[ax]
+        self.sorted = b.emit("sort", (x.value,), axis=ax)
+        if x.rank > 1 and ax != 0:
+            perm = (ax,) + tuple(d for d in range(x.rank) if d != ax)
+            self.front = b.emit("transpose", (self.sorted,), perm=perm)
+        else:
+            self.front = self.sorted
+
+    def at(self, i):
+        """The elements at position i along the axis (a scalar for a 1-d array)."""
+        b = self.tracer.builder
+        op = "load" if self.front.type.rank == 1 else "index"
+        return b.emit(op, (self.front, b.value(i)))
+
+    def fail_if_empty(self):
+        """An empty axis fails the call (NumPy warns or raises: the Python function does)."""
+        if is_traced(self.n) or self.n == 0:
+            fallback_unless(self.tracer, self.tracer.builder.compare("ne", self.tracer.builder.value(self.n), 0))
+
+    def with_nans(self, result, dtype):
+        """NumPy's _median_nancheck: where the last element of a line is NaN, that NaN."""
+        if self.dtype == I64:
+            return result
+        last = self.at(self.tracer.builder.binary("sub", self.n, 1))
+        return _select(self.tracer, _isnan(self.tracer, last), last, result, dtype)
+
+    def shaped(self, result, keepdims):
+        """The result with the reduced axes kept as 1s (keepdims)."""
+        if not keepdims:
+            return result
+        tracer = self.tracer
+        kept = [n for n in (sizes_of(tracer, result) if _is_array(result) else [])]
+        sizes, it = [], iter(kept)
+        for d in range(self.rank_in):
+            sizes.append(1 if d in self.reduced else next(it))
+        return arrays.reshape(tracer, as_array(tracer, result, "keepdims"), tuple(sizes)).value
+
+
+def _is_array(v) -> bool:
+    return is_traced(v) and isinstance(v.type, ArrayType)
+
+
+def _select(tracer, cond, x, y, dtype):
+    """np.where(cond, x, y) of `dtype` operands (float32 selected as float64: exact)."""
+    b = tracer.builder
+    if not is_traced(cond):
+        return convert(tracer, x if cond else y, dtype)
+    compute = F64 if dtype == F32 else dtype
+    values = [b.value(cond)] + [b.value(convert(tracer, convert(tracer, v, dtype), compute)) for v in (x, y)]
+    return convert(tracer, b.emit("select", tuple(arrays.broadcast(tracer, values))), dtype)
+
+
+def _test(tracer, op, x):
+    b = tracer.builder
+    return b.emit(op, (b.value(convert(tracer, x, F64)),))
+
+
+def _isnan(tracer, x):
+    return _test(tracer, "isnan", x)
+
+
+def _and(tracer, p, q):
+    return _select(tracer, p, q, False, BOOL)
+
+
+def _or(tracer, p, q):
+    return _select(tracer, p, True, q, BOOL)
+
+
+def _not(tracer, p):
+    return tracer.builder.emit("not", (p,))
+
+
+def _ieee_flag(tracer, result, *operands):
+    """Where computing `result` from `operands` raised an IEEE invalid operation (a NaN from
+    numbers) or overflow (an inf from finite numbers): NumPy warns there."""
+    invalid, overflow = _isnan(tracer, result), _test(tracer, "isinf", result)
+    for x in operands:
+        if not is_traced(x) and math.isfinite(x):
+            continue
+        invalid = _and(tracer, invalid, _not(tracer, _isnan(tracer, x)))
+        overflow = _and(tracer, overflow, _test(tracer, "isfinite", x))
+    return _or(tracer, invalid, overflow)
+
+
+def _unfused(tracer, product):
+    """A product NumPy rounds before adding it: kept out of FMA fusion, which fuses an f64 `mul`
+    feeding an add or sub (in the elementwise loops fusion makes too): a select of it is the
+    same number, and no `mul`."""
+    if is_traced(product) and arrays.kind(product) == F64:
+        b = tracer.builder
+        return b.emit("select", (_isnan(tracer, product), product, product))
+    return product
+
+
+def _fail_where(tracer, flags):
+    """Fail the compiled call if any of `flags` (bool scalars or arrays) is true anywhere."""
+    b = tracer.builder
+    for flag in flags:
+        if _is_array(flag):
+            count = b.emit("reduce", (convert(tracer, flag, I64),), kind="sum", axes=tuple(range(flag.type.rank)),
+                           keepdims=False)
+            fallback_unless(tracer, b.emit("eq", (count, b.const(0))))
+        else:
+            fallback_unless(tracer, _not(tracer, flag))
+
+
+# ------------------------------------------------------------------------------- median
+@numpy_function("median")
+def median(tracer, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    b = tracer.builder
+    _no(tracer, "np.median", out=out, overwrite_input=overwrite_input)
+    lines = _Lines(tracer, a, axis, "np.median")
+    n, dtype = lines.n, lines.dtype
+    lines.fail_if_empty()              # NumPy: NaN and "Mean of empty slice" (the Python function)
+    t = F64 if dtype == I64 else dtype
+    low = convert(tracer, lines.at(b.binary("floordiv", b.binary("sub", n, 1), 2)), t)
+    high = convert(tracer, lines.at(b.binary("floordiv", n, 2)), t)
+    total = emit_elementwise(tracer, "add", [low, high], t)
+    # np.mean's add.reduce starts from 0.0 (so a -0.0 sum is 0.0), then divides by the count
+    mean = emit_elementwise(tracer, "div", [emit_elementwise(tracer, "add", [total, 0.0], t), 2.0], t)
+    low = emit_elementwise(tracer, "add", [low, 0.0], t)
+    odd = b.compare("eq", b.binary("mod", n, 2), 1)
+    if dtype != I64:                     # (ints: sums of float64 conversions are finite)
+        flag = _ieee_flag(tracer, total, low, high)       # (low + 0.0 is low here: the same flags)
+        _fail_where(tracer, [_and(tracer, _not(tracer, odd) if is_traced(odd) else (not odd), flag)])
+    result = _select(tracer, odd, low, mean, t)
+    return wrap(tracer, lines.shaped(lines.with_nans(result, t), keepdims))
+
+
+# ------------------------------------------------------------------------------- quantiles
+def _quantiles(tracer, q, what: str, scale: float):
+    """q as NumPy sees it: a list of (value divided by `scale`, whether it is an int: a virtual
+    index with no interpolation), whether q is weak (a Python number: float32 data stays
+    float32) and whether it is one number. Numbers the trace knows are checked now (NumPy's
+    ValueError); traced ones at run time (out of range: the Python function raises it)."""
+    b = tracer.builder
+    message = "Percentiles must be in the range [0, 100]" if scale != 1 else "Quantiles must be in the range [0, 1]"
+    one = type(q) not in (list, tuple)
+    items = [q] if one else list(q)
+    if not items or any(not (type(x) in (int, float) or (is_traced(x) and x.type in (F64, I64))) for x in items):
+        raise tracer.error(f"{what} with q other than a number or a list of numbers is not supported yet")
+    integer = scale == 1 and all(arrays.kind(x) == I64 for x in items)     # np.asanyarray(q)'s dtype
+    weak = one and (type(q) in (int, float) or not arrays.made_by_numpy(tracer, q))
+    values = []
+    for x in items:
+        if not integer:
+            x = b.convert(x, F64) if is_traced(x) else float(x)
+            x = b.binary("div", x, float(scale)) if scale != 1 else x          # np.true_divide(q, 100)
+        if is_traced(x):
+            fallback_unless(tracer, _and(tracer, b.compare("ge", x, 0), b.compare("le", x, 1)))
+        elif not 0 <= x <= 1:
+            raise ValueError(message)
+        values.append((x, integer))
+    return values, weak, one
+
+
+def _quantile_of(tracer, lines: _Lines, q, integer: bool, weak: bool):
+    """NumPy's _quantile (method 'linear') for one q (a number or a traced f64 or i64)."""
+    b = tracer.builder
+    n, dtype = lines.n, lines.dtype
+    last_index = b.binary("sub", n, 1)
+    if integer:                                 # an integer virtual index: take the element
+        return lines.with_nans(lines.at(b.binary("mul", last_index, q)), dtype), dtype
+    if is_traced(n) or is_traced(q):
+        virtual = b.binary("mul", b.convert(last_index, F64), q)
+        above = b.compare("ge", virtual, b.convert(last_index, F64))
+        floor = b.emit("to_i64", (virtual,))       # virtual >= 0: truncation is floor
+    else:
+        virtual = float(last_index) * q
+        above = virtual >= float(last_index)
+        floor = math.floor(virtual)
+    previous_f = _select(tracer, above, -1.0, b.convert(floor, F64), F64)
+    previous = _select(tracer, above, last_index, floor, I64)
+    following = _select(tracer, above, last_index, b.binary("add", floor, 1), I64)
+    gamma = b.binary("sub", virtual, previous_f)
+    t = F32 if dtype == F32 and weak else F64
+    low, high = lines.at(previous), lines.at(following)
+    diff = emit_elementwise(tracer, "sub", [high, low], dtype)
+    step = _unfused(tracer, emit_elementwise(tracer, "mul", [diff, gamma], t))
+    lerp = emit_elementwise(tracer, "add", [low, step], t)
+    rest = b.binary("sub", 1.0, gamma)
+    back = _unfused(tracer, emit_elementwise(tracer, "mul", [diff, rest], t))
+    from_high = emit_elementwise(tracer, "sub", [high, back], t)
+    upper = b.compare("ge", gamma, 0.5)
+    result = _select(tracer, upper, from_high, lerp, t)
+    if dtype != I64:
+        # NumPy warns where an operation gives NaN from numbers or inf from finite numbers. With a
+        # NaN among low and high every result is a quiet NaN; with both finite, a warning makes
+        # the result inf or NaN (and only one does); an inf among them may warn: the call fails
+        quiet = _or(tracer, _or(tracer, _isnan(tracer, low), _isnan(tracer, high)), _test(tracer, "isfinite", result))
+        _fail_where(tracer, [_not(tracer, quiet)])
+    return lines.with_nans(result, t), t
+
+
+def _quantile(tracer, what, scale, a, q, axis, out, overwrite_input, method, keepdims, weights, interpolation):
+    b = tracer.builder
+    _no(tracer, what, out=out, overwrite_input=overwrite_input, weights=weights, interpolation=interpolation)
+    if method != "linear":
+        raise tracer.error(f"{what}(..., method={method!r}) is not supported yet (only 'linear')")
+    qs, weak, one = _quantiles(tracer, q, what, scale)
+    lines = _Lines(tracer, a, axis, what)
+    if lines.dtype == F32 and not weak and one:
+        raise tracer.error(f"{what} of float32 data with q a NumPy scalar is not supported yet (NumPy's result "
+                           "dtype depends on the data there)")
+    lines.fail_if_empty()                # NumPy: an IndexError (the Python function raises it)
+    if one:
+        result, _ = _quantile_of(tracer, lines, *qs[0], weak)
+        return wrap(tracer, lines.shaped(result, keepdims))
+    if lines.front.type.rank != 1 or keepdims or type(q[0]) in (list, tuple):
+        raise tracer.error(f"{what} of a list of q is supported only for a result per q that is a number")
+    values = [_quantile_of(tracer, lines, x, integer, weak) for x, integer in qs]
+    t = values[0][1]
+    return wrap(tracer, b.emit("pack", tuple(b.value(convert(tracer, v, t)) for v, _ in values), shape=(len(values),)))
+
+
+@numpy_function("percentile")
+def percentile(tracer, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+               weights=None, interpolation=None):
+    return _quantile(tracer, "np.percentile", 100, a, q, axis, out, overwrite_input, method, keepdims, weights,
+                     interpolation)
+
+
+@numpy_function("quantile")
+def quantile(tracer, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+             weights=None, interpolation=None):
+    return _quantile(tracer, "np.quantile", 1, a, q, axis, out, overwrite_input, method, keepdims, weights,
+                     interpolation)
