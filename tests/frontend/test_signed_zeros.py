@@ -72,3 +72,15 @@ def test_clip_keeps_numpys_zeros_and_nans(dtype, lo):
                            np.clip(x, np.full(7, lo, dtype), np.full(7, hi, dtype)))]:
             assert got.dtype == want.dtype
             assert np.array_equal(got, want, equal_nan=True) and (np.signbit(got) == np.signbit(want)).all(), (lo, hi)
+
+
+def half_power(x):
+    return x ** 0.5, np.power(x, 0.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_power_of_one_half_is_numpys_square_root(dtype):
+    """NumPy's power takes sqrt for an exponent of 0.5: (-0.0) ** 0.5 is -0.0 (pow's is 0.0)."""
+    x = np.array([-0.0, 0.0, 4.0, 2.0, np.inf], dtype)
+    for got, want in zip(trace(half_power, fullgraph=True)(x), half_power(x)):
+        _same(got, want)

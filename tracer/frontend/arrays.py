@@ -253,6 +253,8 @@ def binary(tracer, op: str, a, b):
                            f"arithmetic is logical); convert with .astype(int) or .astype(float)")
     if op == "pow" and dtype == I64 and not is_traced(y) and y < 0:
         raise ValueError("Integers to negative integer powers are not allowed.")
+    if op == "pow" and dtype in (F64, F32) and not is_traced(y) and y == 0.5:
+        return wrap(tracer, emit_elementwise(tracer, "sqrt", [x], dtype))    # NumPy's fast path: (-0.0) ** 0.5 is -0.0
     return wrap(tracer, emit_elementwise(tracer, op, [x, y], dtype))
 
 
