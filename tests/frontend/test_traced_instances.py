@@ -20,21 +20,12 @@ from traced_classes import (
     Square,
     Vec,
     Walk,
+    compiled,
+    same,
 )
 
 from tracer import trace
 from tracer.errors import TracerError
-
-
-def compiled(fn):
-    return trace(fn, fullgraph=True)
-
-
-def same(fn, *args):
-    expected = fn(*args)
-    got = compiled(fn)(*args)
-    assert got == expected and type(got) is type(expected), (got, expected)
-    return got
 
 
 # ------------------------------------------------------------------------------ creating, attributes

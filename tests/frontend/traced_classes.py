@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from tracer import trace
+
 
 class Vec:
     __slots__ = ("x", "y")
@@ -260,3 +262,16 @@ class Body:
     def __init__(self, pos, vel, name):
         self.pos, self.vel, self.name = pos, vel, name
         self.tag = None
+
+
+def compiled(fn):
+    """The traced function, compiled whole (what these tests check)."""
+    return trace(fn, fullgraph=True)
+
+
+def same(fn, *args):
+    """fn's compiled result equals CPython's, with its type."""
+    expected = fn(*args)
+    got = compiled(fn)(*args)
+    assert got == expected and type(got) is type(expected), (got, expected)
+    return got
