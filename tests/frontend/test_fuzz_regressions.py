@@ -164,3 +164,17 @@ def test_array_made_in_a_loop_and_returned_is_unsupported():
 
     with pytest.raises(UnsupportedError, match="made inside a data-dependent branch or loop"):
         trace(early_array_return, fullgraph=True)(np.array([1.0, -2.0]), 3)
+
+
+def update_then_fail_in_a_loop(x, s):
+    """x *= ... in a `while True` whose first trace is cut, then a float // 0: the update went
+    into x's copy (not into x itself), so running the Python function again writes x once."""
+    t1 = np.zeros_like(x)
+    while True:
+        x *= np.abs(x - t1)
+        if math.cos(s) // 0.0 > s:
+            pass
+
+
+def test_update_in_a_cut_loop_is_written_once():
+    check(update_then_fail_in_a_loop, np.array([5]), 2.0)

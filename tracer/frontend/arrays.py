@@ -312,8 +312,9 @@ def assign(tracer, array: TracedArray, value: Value) -> None:
 
 def writable(tracer, array: TracedArray) -> None:
     """Make `array`'s memory one the function owns: an argument is copied once, at the top of
-    the function (its final contents are written back when the function returns)."""
-    if array.param is None or array.param in tracer.updated_arrays:
+    the function (its final contents are written back when the function returns). An array
+    bound to its parameter again (a loop's first trace was cut) is copied again."""
+    if array.param is None or array.param in tracer.updated_arrays and array.value is not array.param:
         return
     body = tracer.builder.enclosing[0] if tracer.builder.enclosing else tracer.builder.block
     copied = Value("copy", (array.param,), array.param.type, loc=tracer.builder.loc)
