@@ -43,8 +43,17 @@ def result_struct(t: ir.ArrayType) -> ll.LiteralStructType:
 def uses_arena(fn: ir.Function) -> bool:
     """Whether some op allocates (every array op but views and element reads; a reduction to a
     scalar allocates its accumulator too)."""
-    return any((isinstance(v.type, ir.ArrayType) or any(isinstance(a.type, ir.ArrayType) for a in v.args))
-               and v.op not in VIEWS and v.op not in ("dim", "load") for v in fn.walk())
+    return any(map(_allocates, fn.walk()))
+
+
+def allocates_in(block: ir.Block) -> bool:
+    """Whether some op of `block` (or of a region inside it) allocates."""
+    return any(_allocates(v) or any(map(allocates_in, v.regions)) for v in block.values)
+
+
+def _allocates(v: ir.Value) -> bool:
+    return ((isinstance(v.type, ir.ArrayType) or any(isinstance(a.type, ir.ArrayType) for a in v.args))
+            and v.op not in VIEWS and v.op not in ("dim", "load"))
 
 
 def start_arena(k: KernelBuilder) -> None:
@@ -58,6 +67,19 @@ def start_arena(k: KernelBuilder) -> None:
 
 def free_arena(k: KernelBuilder) -> None:
     """Free every block of the arena (emitted before each return)."""
+    free_arena_to(k, NULL)
+
+
+def arena_mark(k: KernelBuilder) -> ll.Value:
+    """Where the arena starts now: `free_arena_to` frees what is allocated after it."""
+    return k.builder.load(k.arena, typ=PTR)
+
+
+def free_arena_to(k: KernelBuilder, mark: ll.Value) -> None:
+    """Free the arena's blocks allocated since `mark` (the newest come first in its list). A loop
+    does so at the end of each iteration: an array made in a loop's body does not outlive its
+    iteration (only numbers are carried), and a loop that makes one per iteration runs in the
+    memory of one."""
     b = k.builder
     start = b.block
     head = b.load(k.arena, typ=PTR)
@@ -66,13 +88,14 @@ def free_arena(k: KernelBuilder) -> None:
     b.position_at_end(loop)
     block = b.phi(PTR)
     block.add_incoming(head, start)
-    b.cbranch(b.icmp_unsigned("==", block, NULL), done, body)
+    b.cbranch(b.icmp_unsigned("==", block, mark), done, body)
     b.position_at_end(body)
     following = b.load(block, typ=PTR)
     k.free_bytes(block)
     block.add_incoming(following, body)
     b.branch(loop)
     b.position_at_end(done)
+    b.store(mark, k.arena)
 
 
 MAX_BYTES = 2 ** 62     # the largest array made: its byte count (plus a header) stays a positive i64

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from codegen import arrays, callouts, fpflags, masks, matmul, reductions, scalars, scans, sorts, tape
+from codegen import arrays, callouts, fpflags, masks, matmul, reductions, scalars, scans, sorts, take, tape
 from codegen.kernel import (
     C_MEMORY,
     DOUBLE,
@@ -40,7 +40,7 @@ from tracer.ir.array_ops import ELEMENTWISE
 from tracer.ir.ops import OPS
 
 # the modules whose rules `lowering_for` finds (each registers its own, with @lowers)
-RULE_MODULES = (scalars, arrays, reductions, matmul, tape, callouts, scans, sorts, masks)
+RULE_MODULES = (scalars, arrays, reductions, matmul, tape, callouts, scans, sorts, masks, take)
 
 
 # ----------------------------------------------------------------------- values with no code
@@ -115,6 +115,8 @@ class BlockLowering:
             operands = [self.values[a] for a in v.args]
             self.k.site = self.sites.get(v, -1)
             watched = self.k.numpy_flags is not None and fpflags.sets_flags(v)
+            if v.op in fpflags.CHECKED_BEFORE:
+                fpflags.fail_if_numpy_warns(self.k)
             if watched:
                 fpflags.clear_flags(self.k, self.k.numpy_flags)
             if isinstance(v.type, ir.ArrayType) and v.op in ELEMENTWISE:
@@ -290,7 +292,10 @@ def _lower_body(k: KernelBuilder, body: ir.Block, carried: list, exit_: ll.Block
     carried = list(carried)
     for p in body.params:
         k.regions.values[p] = _from_flat(p.type, carried)
+    mark = arrays.arena_mark(k) if k.arena is not None and arrays.allocates_in(body) else None
     results = k.regions.block(body)
+    if results is not None and mark is not None:     # the iteration's arrays die with it
+        arrays.free_arena_to(k, mark)
     if results is None:
         k.builder.position_at_end(exit_)
         k.builder.unreachable()
@@ -493,6 +498,7 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str, memory: tupl
         k.numpy_flags = fpflags.watched_flags(module)
     if any(v.op == "python_call" for v in fn.walk()):
         k.track_calls_out()
+    fpflags.start_numpy_warns(k, fn)
     for p, arg in zip(fn.params, k.params):
         name = p.name or f"arg{p.attrs['index']}"
         if isinstance(arg, ArrayValue):
@@ -529,5 +535,6 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str, memory: tupl
             arrays.export_result(k, leaf, t, out)
         else:
             k.builder.store(leaf, out)
+    fpflags.fail_if_numpy_warns(k)
     k.ret(Status.OK)
     return function

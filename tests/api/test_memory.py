@@ -137,3 +137,30 @@ def test_capture_frees_what_it_compiled_for_a_closure():
     del scales, s
     gc.collect()
     assert [a() for a in alive] == [None] * 50
+
+
+LOOP_SCRIPT = textwrap.dedent("""
+    import resource
+    import numpy as np
+    from tracer import trace
+
+    def f(x, n):
+        s = 0.0
+        for i in range(n):
+            s += np.sum(x * i)          # a new 800 KB array in each iteration
+        return s
+
+    g, x = trace(f), np.ones(100_000)
+    assert g(x, 3) == f(x, 3)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert g(x, 400) == f(x, 400)
+    print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
+""")
+
+
+def test_arrays_made_in_a_loop_die_with_their_iteration():
+    """400 iterations that each make an 800 KB array peak at the memory of a few, not 320 MB."""
+    run = subprocess.run([sys.executable, "-c", LOOP_SCRIPT], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    growth = int(run.stdout.split()[-1])
+    assert growth < 40 * 2 ** 20, f"peak resident memory grew by {growth / 2 ** 20:.1f} MB"

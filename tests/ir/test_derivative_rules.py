@@ -116,7 +116,8 @@ ARRAY_ONLY_OPS = {"load", "index", "broadcast_in_dim", "transpose", "reduce", "a
                   "iota", "pack", "copy", "reshape", "store", "writeback", "slice",
                   "scan",   # scan: tests/frontend/test_numpy_more.py checks its rule against finite differences
                   "sort", "permute",   # tests/frontend/test_numpy_sort.py checks theirs
-                  "mask_select", "mask_update"}   # tests/frontend/test_numpy_masks.py checks theirs
+                  "mask_select", "mask_update",   # tests/frontend/test_numpy_masks.py checks theirs
+                  "index_select", "index_update", "index_add"}   # tests/frontend/test_numpy_take.py checks theirs
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,7 @@ IR_CASES = {
     "exp2": IRCase(one(interval(-5.0, 5.0))),
     "remainder": IRCase(args(interval(0.1, 0.4), interval(1.0, 2.0))),
     "nextafter": IRCase(args(FREE, FREE)),
+    "numpy_scalar_check": IRCase(args(FREE, FREE, FREE)),
     "gamma": IRCase(one(st.one_of(interval(0.1, 6.0), off_integer().filter(lambda x: -4.0 < x < 0.0)))),
     "lgamma": IRCase(one(st.one_of(interval(0.1, 20.0), off_integer().filter(lambda x: -4.0 < x < 0.0)))),
     "frexp_mantissa": IRCase(one(st.one_of(interval(0.55, 0.95), interval(1.1, 1.9), interval(-7.9, -4.1)))),

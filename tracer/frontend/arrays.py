@@ -27,6 +27,7 @@ import math
 
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.iteration import RangeIter
+from tracer.frontend.numpy_scalars import checked_scalar_arithmetic, made_by_numpy
 from tracer.frontend.objects import ArrayMethod, TracedArray, array_unsupported
 from tracer.ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, Value
 
@@ -203,25 +204,6 @@ def promote(tracer, *operands) -> ScalarType:
     return F64 if strong & {F64, I64} else F32
 
 
-NUMPY_SCALAR_SOURCES = {"load", "reduce", "argreduce", "matmul"}
-
-
-def made_by_numpy(tracer, v: Value) -> bool:
-    """Whether scalar `v` is a NumPy scalar: it depends on an element or a reduction of an array,
-    or on a NumPy function's result (tracer.numpy_scalars), other than through float(), int() or
-    bool() (tracer.python_scalars)."""
-    stack, seen = [v], set()
-    while stack:
-        x = stack.pop()
-        if x in seen or x in tracer.python_scalars:
-            continue
-        seen.add(x)
-        if x.op in NUMPY_SCALAR_SOURCES or x in tracer.numpy_scalars:
-            return True
-        stack.extend(x.args)
-    return False
-
-
 # ------------------------------------------------------------------------------- operators
 ARITHMETIC = {"add", "sub", "mul", "div", "floordiv", "mod", "pow"}
 COMPARISONS = {"lt", "le", "gt", "ge", "eq", "ne"}
@@ -255,7 +237,10 @@ def binary(tracer, op: str, a, b):
         raise ValueError("Integers to negative integer powers are not allowed.")
     if op == "pow" and dtype in (F64, F32) and not is_traced(y) and y == 0.5:
         return wrap(tracer, emit_elementwise(tracer, "sqrt", [x], dtype))    # NumPy's fast path: (-0.0) ** 0.5 is -0.0
-    return wrap(tracer, emit_elementwise(tracer, op, [x, y], dtype))
+    result = emit_elementwise(tracer, op, [x, y], dtype)
+    if not isinstance(result.type, ArrayType):
+        result = checked_scalar_arithmetic(tracer, result)
+    return wrap(tracer, result)
 
 
 def unary(tracer, op: str, a):
@@ -452,6 +437,7 @@ def _has_ellipsis(index) -> bool:
 
 # x[mask] and x[mask] = v (a bool array index): tracer/frontend/numpy_masks.py registers here
 MASK_INDEXING: dict = {}
+INDEX_ARRAYS: dict = {}    # x[idx] with an int array (tracer.frontend.numpy_take fills it)
 
 
 def _is_mask(index) -> bool:
@@ -463,6 +449,8 @@ def subscript(tracer, array: TracedArray, index):
     b = tracer.builder
     if _is_mask(index):
         return MASK_INDEXING["subscript"](tracer, array, index)
+    if INDEX_ARRAYS and INDEX_ARRAYS["takes"](index):
+        return INDEX_ARRAYS["subscript"](tracer, array, index)
     entries = _entries(tracer, array, index)
     element = _element(array, entries)
     if element is not None and not (array.rank == 0 and _has_ellipsis(index)):   # 0-d x[...]: a view
@@ -514,6 +502,9 @@ def store_item(tracer, array: TracedArray, index, value) -> None:
     """`array[index] = value` (STORE_SUBSCR): into an element, or into the view `array[index]`."""
     if _is_mask(index):
         MASK_INDEXING["store_item"](tracer, array, index, value)
+        return
+    if INDEX_ARRAYS and INDEX_ARRAYS["takes"](index):
+        INDEX_ARRAYS["store_item"](tracer, array, index, value)
         return
     element = _element(array, _entries(tracer, array, index))
     if element is not None:

@@ -26,8 +26,8 @@ from __future__ import annotations
 import types
 
 from tracer.errors import UnsupportedError
-from tracer.frontend.arrays import made_by_numpy
 from tracer.frontend.builder import is_traced
+from tracer.frontend.numpy_scalars import made_by_numpy
 from tracer.ir import BOOL, F64, I64
 
 # builtins that read or change frames, namespaces or objects: never called out

@@ -123,8 +123,9 @@ class Tracer:
         self.unroll_loops = 0          # > 0: loops over ranges known at trace time unroll (for autodiff)
         self.arrays: dict[tuple, TracedArray] = {}        # array inputs, by Source.key (one object each)
         self.updated_arrays: dict[Value, TracedArray] = {}  # array params updated in place -> their array
-        self.numpy_scalars: set = set()    # traced scalars NumPy made (np.float64, not float: arrays.promote)
+        self.numpy_scalars: set = set()    # traced scalars NumPy made (np.float64, not float: numpy_scalars.made_by_numpy)
         self.python_scalars: set = set()   # float(), int(), bool() of traced scalars: Python's numbers again
+        self.made_by_numpy: dict = {}      # traced scalar -> whether NumPy made it (numpy_scalars.made_by_numpy)
         self.uses_numpy = False        # NumPy semantics: a call whose ops fail runs the Python function
         self.returns_none = False
         self.gather_lists = True       # loops over long lists may compile to loops (tracer.frontend.gathered)

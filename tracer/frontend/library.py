@@ -20,6 +20,7 @@ from tracer.frontend.math_more import all_constant as _all_constant
 from tracer.frontend.math_more import as_float as _as_float
 from tracer.frontend.math_more import number as _number
 from tracer.frontend.math_more import pow_mod
+from tracer.frontend.numpy_scalars import made_by_numpy
 from tracer.frontend.objects import (
     BoundMethod,
     ExternalList,
@@ -192,7 +193,7 @@ def _float(tracer, x=0.0):
 def _python_number(tracer, v):
     """v as a Python number (float() of an np.float64 is a float): a value of its own, in
     tracer.python_scalars, where v is an array's element, a reduction or a NumPy result."""
-    if not arrays.made_by_numpy(tracer, v):
+    if not made_by_numpy(tracer, v):
         return v
     b = tracer.builder
     copy = b.emit("getitem", (b.emit("tuple", (v,)),), index=0)

@@ -9,7 +9,15 @@ not take.
 """
 from __future__ import annotations
 
-from tracer.frontend import arrays, numpy_extra, numpy_masks, numpy_more, numpy_shapes, numpy_sort  # noqa: F401 (these register into numpy_more)
+from tracer.frontend import (  # noqa: F401 (these register into numpy_more)
+    arrays,
+    numpy_extra,
+    numpy_masks,
+    numpy_more,
+    numpy_shapes,
+    numpy_sort,
+    numpy_take,
+)
 from tracer.frontend.arrays import convert, emit_elementwise, kind, operand, promote, wrap
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.objects import ArrayMethod, TracedArray
@@ -39,7 +47,9 @@ def lookup(fn):
         import numpy
         _TABLE = {}
         for name, impl in _IMPLEMENTATIONS.items():
-            f = getattr(numpy, name, None)
+            f = numpy
+            for part in name.split("."):         # np.add.at: a method of a ufunc
+                f = getattr(f, part, None)
             if f is not None:
                 _TABLE.setdefault(f, impl)
     try:

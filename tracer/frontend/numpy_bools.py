@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from bytecode import BinaryOp
 
-from tracer.frontend.arrays import made_by_numpy
 from tracer.frontend.builder import is_traced
+from tracer.frontend.numpy_scalars import made_by_numpy
 from tracer.ir import BOOL
 
 SUBTRACT = ("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "

@@ -37,6 +37,7 @@ from tracer.frontend import arrays
 from tracer.frontend.arrays import convert, emit_elementwise, sizes_of, wrap
 from tracer.frontend.builder import is_traced
 from tracer.frontend.numpy_more import METHODS, as_array, axis_index, axis_tuple, fallback_unless, numpy_function
+from tracer.frontend.numpy_scalars import made_by_numpy
 from tracer.ir import BOOL, F32, F64, I64, ArrayType
 
 METHODS.update({"argsort"})      # x.argsort() is np.argsort(x)
@@ -244,7 +245,7 @@ def _quantiles(tracer, q, what: str, scale: float):
     if not items or any(not (type(x) in (int, float) or (is_traced(x) and x.type in (F64, I64))) for x in items):
         raise tracer.error(f"{what} with q other than a number or a list of numbers is not supported yet")
     integer = scale == 1 and all(arrays.kind(x) == I64 for x in items)     # np.asanyarray(q)'s dtype
-    weak = one and (type(q) in (int, float) or not arrays.made_by_numpy(tracer, q))
+    weak = one and (type(q) in (int, float) or not made_by_numpy(tracer, q))
     values = []
     for x in items:
         if not integer:

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from bytecode import Bytecode, CellVar, Instr, Label
 
 from tracer.errors import BigIntInput, UnsupportedError
-from tracer.frontend.arrays import made_by_numpy
 from tracer.frontend.builder import is_traced
 from tracer.frontend.instances import TracedInstance
+from tracer.frontend.numpy_scalars import made_by_numpy
 from tracer.frontend.objects import NULL, BoundMethod, ExternalList, ExternalObject, TracedArray
 from tracer.frontend.opcodes.calls import pop_call
 from tracer.frontend.sources import ArgSource, RootSource

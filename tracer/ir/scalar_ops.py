@@ -449,3 +449,27 @@ define("frexp_exponent", "math.frexp(a)[1]: e with a == m * 2**e (0 if a is 0, i
         signature(((F64,), I64)), _frexp_part(1))
 define("fsum", "math.fsum of the operands (CPython's exact summation, Shewchuk's partials; its errors fall back)",
         _fsum_type, _fsum, [Status.FALLBACK], fails_when=lambda op, v: True)   # (an f64 op that can fall back)
+
+
+# ops whose result is not finite where an operand is not (inf + x, inf * 0, nan * x): a chain of them
+# needs one NumPy scalar check, at its end (tracer.transforms.passes.numpy_checks)
+KEEPS_NONFINITE = ("add", "sub", "mul")
+
+
+def _numpy_scalar_check(result, a, b):
+    """NumPy warns where its scalar arithmetic overflows (an infinity from finite operands) or
+    makes a NaN (from operands that are not NaN)."""
+    values = [float(x) for x in (result, a, b)]
+    if (math.isinf(values[0]) and all(map(math.isfinite, values[1:]))
+            or math.isnan(values[0]) and not any(map(math.isnan, values[1:]))):
+        raise OpFailure(Status.FALLBACK)
+    return result
+
+
+define("numpy_scalar_check", "result, checked: the float `result` of NumPy scalars' arithmetic on a and b (f64; "
+        "a float32 result is float32 arithmetic done in f64 and rounded), where "
+        "NumPy warns (overflow: an infinity from finite a and b; invalid: a NaN from a and b not NaN) FALLBACK (the "
+        "Python function runs and NumPy warns; compiled code notes it and fails at the next place that cannot run "
+        "it again, codegen.fpflags)",
+        signature(((F64, F64, F64), F64), ((F32, F64, F64), F32)), _numpy_scalar_check, [Status.FALLBACK],
+        vjp=(lambda ct, out, result, a, b: ct, None, None))

@@ -162,6 +162,8 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "iota": "an int array (0, 1, ..., n - 1)",
     "argsort": "an int array (positions): piecewise constant",
     "store": "a write into an array (refused where a gradient would flow through it)",
+    "index_update": "x[idx] = v: which of repeated indices is written last decides where a gradient goes "
+                    "(refused where one would flow; np.add.at is differentiable)",
     "writeback": "a write into argument arrays (made by the in-place pass, after autodiff)",
     "in_place_check": "a check before in-place writes (made by the in-place pass, after autodiff)",
     "raise": "has no value",

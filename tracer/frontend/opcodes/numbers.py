@@ -7,6 +7,7 @@ from bytecode import BinaryOp
 
 from tracer.frontend import arrays, instance_ops, numpy_bools
 from tracer.frontend.builder import BINARY_OPS, is_traced
+from tracer.frontend.numpy_scalars import checked_scalar_arithmetic
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray, array_unsupported
 from tracer.frontend.opcodes.containers import (
     both_true,
@@ -90,7 +91,7 @@ class NumberOps:
                 return
             raise self.tracer.error(f"the operator {operator_symbol(instr.arg)} on traced values is not supported")
         if _numberish(a) and _numberish(b):
-            self.push(self.builder.binary(op, a, b))
+            self.push(checked_scalar_arithmetic(self.tracer, self.builder.binary(op, a, b)))
             return
         self.push(self.container_binary(op, a, b, inplace=instr.arg.name.startswith("INPLACE_")))
 

@@ -8,11 +8,12 @@ Each pass takes a `Function` and returns a new one that `ir.verify` accepts; non
     eliminate_dead_code              drop unused values, but keep ops that may fail
     fuse_elementwise                 chains of elementwise array ops -> one `map` (one loop)
     fuse_multiply_add                a*b + c -> fma(a, b, c) on f64 (changes last bits; optional)
+    merge_numpy_checks               one NumPy scalar check per chain of + - * (not one per op)
     update_in_place                  writeback(W, map(..., W, ...)) -> the map writes into W
 
 `optimize` runs the first four to a fixpoint, then loop fusion (when there are array ops), then
 FMA fusion (inside maps too), then CSE and DCE again (fusion can make equal values, e.g. the
-same `neg` for two fused subtractions); `stages` gives the IR after each stage, for
+same `neg` for two fused subtractions), then the merge of NumPy scalar checks; `stages` gives the IR after each stage, for
 `python -m tracer dump`.
 """
 from __future__ import annotations
@@ -24,11 +25,12 @@ from tracer.transforms.passes.fma import count_fused, fuse_multiply_add
 from tracer.transforms.passes.fold import fold_constants
 from tracer.transforms.passes.fuse import count_maps, fuse_elementwise
 from tracer.transforms.passes.inplace import count_in_place, update_in_place
+from tracer.transforms.passes.numpy_checks import merge_numpy_checks
 from tracer.transforms.passes.simplify import simplify
 
 __all__ = ["optimize", "stages", "PIPELINE", "fold_constants", "simplify", "eliminate_common_subexpressions",
            "eliminate_dead_code", "fuse_elementwise", "fuse_multiply_add", "update_in_place", "count_fused",
-           "count_maps", "count_in_place"]
+           "count_maps", "count_in_place", "merge_numpy_checks"]
 
 # the passes repeated until nothing changes: each can expose work for another (a fold makes x * 1.0,
 # a simplification makes two values equal, CSE makes a value dead)
@@ -38,7 +40,8 @@ MAX_ROUNDS = 10          # every round shrinks the IR or stops; the bound is a s
 
 PIPELINE = ("fold, simplify, cse, dce, repeated until the IR stops changing (at most "
             f"{MAX_ROUNDS} rounds); then loop fusion (of elementwise array ops); then fma fusion (unless "
-            "fuse_fma=False); then cse and dce; then in-place updates of argument arrays")
+            "fuse_fma=False); then cse and dce; then one NumPy scalar check per chain; then in-place updates of "
+            "argument arrays")
 
 
 def stages(fn: ir.Function, fuse_fma: bool = True) -> list[tuple[str, ir.Function]]:
@@ -63,6 +66,9 @@ def stages(fn: ir.Function, fuse_fma: bool = True) -> list[tuple[str, ir.Functio
         out.append(("cse", fn))
         fn = eliminate_dead_code(fn)
         out.append(("dce", fn))
+    if any(v.op == "numpy_scalar_check" for v in fn.walk()):
+        fn = merge_numpy_checks(fn)
+        out.append(("numpy checks", fn))
     in_place = update_in_place(fn)
     if count_in_place(in_place):
         fn = in_place

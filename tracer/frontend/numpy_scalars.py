@@ -1,0 +1,49 @@
+"""NumPy's scalars in traced code: which traced numbers are np.float64 / np.int64 rather than
+Python's float and int (an element, a reduction, a NumPy function's result), and the check their
+float arithmetic gets (NumPy warns where it overflows or makes a NaN; Python does not).
+"""
+from __future__ import annotations
+
+from tracer.frontend.builder import is_traced
+from tracer.ir import F32, F64, Value
+
+ARITHMETIC = ("add", "sub", "mul", "div", "floordiv", "mod", "pow")
+
+NUMPY_SCALAR_SOURCES = {"load", "reduce", "argreduce", "matmul"}
+
+
+def made_by_numpy(tracer, v: Value) -> bool:
+    """Whether scalar `v` is a NumPy scalar: it depends on an element or a reduction of an array,
+    or on a NumPy function's result (tracer.numpy_scalars), other than through float(), int() or
+    bool() (tracer.python_scalars). The answer is kept (tracer.made_by_numpy): a long chain of
+    arithmetic asks of each link."""
+    known = tracer.made_by_numpy
+    if v in known:
+        return known[v]
+    stack, seen, found = [v], set(), False
+    while stack and not found:
+        x = stack.pop()
+        if x in seen or x in tracer.python_scalars:
+            continue
+        seen.add(x)
+        if x in known:
+            found = known[x]
+            continue
+        found = x.op in NUMPY_SCALAR_SOURCES or x in tracer.numpy_scalars
+        stack.extend(x.args)
+    known[v] = found
+    return found
+
+
+def checked_scalar_arithmetic(tracer, result):
+    """`result` of arithmetic on two scalars; where one is a NumPy scalar and the result a
+    float, NumPy warns when it overflows or makes a NaN ("overflow encountered in scalar
+    multiply"): the result is checked (op numpy_scalar_check)."""
+    if not is_traced(result) or result.type not in (F64, F32):
+        return result
+    op = result.args[0] if result.op == "to_f32" else result      # float32: done in f64, then rounded
+    if op.op not in ARITHMETIC or len(op.args) != 2 or any(a.type != F64 for a in op.args):
+        return result
+    if result.type != F32 and not any(made_by_numpy(tracer, x) for x in op.args):
+        return result
+    return tracer.builder.emit("numpy_scalar_check", (result, *op.args))
