@@ -75,14 +75,19 @@ def arena_mark(k: KernelBuilder) -> ll.Value:
     return k.builder.load(k.arena, typ=PTR)
 
 
-def free_arena_to(k: KernelBuilder, mark: ll.Value) -> None:
-    """Free the arena's blocks allocated since `mark` (the newest come first in its list). A loop
-    does so at the end of each iteration: an array made in a loop's body does not outlive its
-    iteration (only numbers are carried), and a loop that makes one per iteration runs in the
-    memory of one."""
+def free_arena_to(k: KernelBuilder, mark: ll.Value, keep: int = 0) -> None:
+    """Free the arena's blocks allocated since `mark` (the newest come first in its list), but
+    the newest `keep`. A loop does so at the end of each iteration (codegen.lower._lower_body):
+    the arrays its body made die with the iteration, but for copies of those it carries to the
+    next, so a loop that makes an array per iteration runs in the memory of a few."""
     b = k.builder
+    kept = None
+    if keep:
+        kept = b.load(k.arena, typ=PTR)              # the oldest block kept
+        for _ in range(keep - 1):
+            kept = b.load(kept, typ=PTR)
     start = b.block
-    head = b.load(k.arena, typ=PTR)
+    head = b.load(kept if keep else k.arena, typ=PTR)
     loop, body, done = (k.function.append_basic_block(n) for n in ("free_arena", "free_block", "arena_freed"))
     b.branch(loop)
     b.position_at_end(loop)
@@ -95,7 +100,14 @@ def free_arena_to(k: KernelBuilder, mark: ll.Value) -> None:
     block.add_incoming(following, body)
     b.branch(loop)
     b.position_at_end(done)
-    b.store(mark, k.arena)
+    b.store(mark, kept if keep else k.arena)
+
+
+def copy_to_new(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType) -> ArrayValue:
+    """A C-contiguous copy of `a` in a new arena block."""
+    out = allocate(k, dtype, a.sizes)
+    copy_elements(k, a, out, dtype)
+    return out
 
 
 MAX_BYTES = 2 ** 62     # the largest array made: its byte count (plus a header) stays a positive i64

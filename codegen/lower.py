@@ -234,6 +234,7 @@ def lower_loop(k: KernelBuilder, v: ir.Value, *initial):
     elif k.check_signals is not None and (counted := _counted(v)) is not None:
         return lower_counted_loop(k, v, initial, work, *counted)
     b, fn = k.builder, k.function
+    mark = loop_mark(k, body)
     header = fn.append_basic_block("loop")
     exit_ = fn.append_basic_block("endloop")
     entry = b.block
@@ -245,7 +246,7 @@ def lower_loop(k: KernelBuilder, v: ir.Value, *initial):
     copies = 1 if bounded or k.check_signals is None else _copies(body, work)
     carried, exits = phis, []
     for _ in range(copies):
-        results = _lower_body(k, body, carried, exit_)
+        results = _lower_body(k, body, carried, exit_, mark)
         if results is None:
             return _from_flat(v.type, _zeros(v.type))
         go, carried = results[0], _flat(tuple(results[1:]))
@@ -286,21 +287,37 @@ def _copies(body: ir.Block, work: int) -> int:
     return min(8, POLL_COPY_WORK // work)
 
 
-def _lower_body(k: KernelBuilder, body: ir.Block, carried: list, exit_: ll.Block) -> list | None:
+def loop_mark(k: KernelBuilder, body: ir.Block) -> ll.Value | None:
+    """Where the arena starts before a loop whose body makes arrays (None if it makes none): at
+    the end of each iteration, what was allocated since is freed (_lower_body)."""
+    return arrays.arena_mark(k) if k.arena is not None and arrays.allocates_in(body) else None
+
+
+def _lower_body(k: KernelBuilder, body: ir.Block, carried: list, exit_: ll.Block, mark=None) -> list | None:
     """Lower a loop's body on the carried values (the header's phis); its results, or None
-    where it always raises (then the loop never repeats and its exit is unreachable)."""
+    where it always raises (then the loop never repeats and its exit is unreachable). With the
+    arena's `mark` (loop_mark), the arrays made since die at the end of the iteration: those
+    carried to the next are copied into new blocks first, and the previous ones are freed."""
     carried = list(carried)
     for p in body.params:
         k.regions.values[p] = _from_flat(p.type, carried)
-    mark = arrays.arena_mark(k) if k.arena is not None and arrays.allocates_in(body) else None
     results = k.regions.block(body)
-    if results is not None and mark is not None:     # the iteration's arrays die with it
-        arrays.free_arena_to(k, mark)
+    if results is not None and mark is not None:
+        results = [results[0], *(_keep_arrays(k, r, v.type) for r, v in zip(results[1:], body.results[1:]))]
+        kept = sum(isinstance(t, ir.ArrayType) for v in body.results[1:] for t in ir.leaf_types(v.type))
+        arrays.free_arena_to(k, mark, keep=kept)
     if results is None:
         k.builder.position_at_end(exit_)
         k.builder.unreachable()
         k.builder.position_at_end(k.function.append_basic_block("dead"))
     return results
+
+
+def _keep_arrays(k: KernelBuilder, value, t: ir.Type):
+    """`value` (of type `t`) with each array in it copied into a new arena block."""
+    leaves = [arrays.copy_to_new(k, leaf, lt.dtype) if isinstance(lt, ir.ArrayType) else leaf
+              for leaf, lt in zip(_leaves(value), ir.leaf_types(t))]
+    return _from_flat(t, _flat(tuple(leaves)))
 
 
 def lower_counted_loop(k: KernelBuilder, v: ir.Value, initial, work: int, counter: ir.Value, tested: ir.Value,
@@ -319,6 +336,7 @@ def lower_counted_loop(k: KernelBuilder, v: ir.Value, initial, work: int, counte
     tests last, `replays` False, goes back to the strip with the values its iteration made.)"""
     b, fn = k.builder, k.function
     body = v.regions[0]
+    mark = loop_mark(k, body)
     types = _flat_types(v.type)
     strip_block, header = fn.append_basic_block("strip"), fn.append_basic_block("loop")
     ended, exit_ = fn.append_basic_block("loop_stopped"), fn.append_basic_block("endloop")
@@ -347,7 +365,7 @@ def lower_counted_loop(k: KernelBuilder, v: ir.Value, initial, work: int, counte
         phi.add_incoming(x, from_strip)
     go = body.results[0]
     k.regions.replaced[go] = lambda: b.icmp_signed("<", k.regions.values[tested], end)
-    results = _lower_body(k, body, phis, exit_)
+    results = _lower_body(k, body, phis, exit_, mark)
     if results is None:
         return _from_flat(v.type, _zeros(v.type))
     nexts = _flat(tuple(results[1:]))
@@ -401,11 +419,14 @@ def _counted(v: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value, int, bool] | No
     to have run only code that can be run again (`_replayable`: then it ran only its test and
     the loop's way out). A loop that tests last (`while i < n: ...; i += 1`) goes on with the
     iteration's results. (Only an innermost loop, or one whose inner loops are short: strips of
-    an outer loop keep LLVM from optimizing the inner loops as well as it otherwise does.)"""
+    an outer loop keep LLVM from optimizing the inner loops as well as it otherwise does; and
+    none that carries arrays.)"""
     body = v.regions[0]
     go = body.results[0]
     if go.op != "lt" or go.args[0].type != ir.I64 or go.args[1].type != ir.I64:
         return None
+    if any(isinstance(t, ir.ArrayType) for t in ir.leaf_types(v.type)):
+        return None     # (a replayed iteration would start from carried arrays its end freed)
     tested, bound = go.args
     inside = _defined_in(body)
     if bound in inside or any(x.op == "loop" and _most_trips(x) is None for x in inside):

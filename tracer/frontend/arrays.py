@@ -278,9 +278,18 @@ def inplace(tracer, op: str, array: TracedArray, other):
     return array
 
 
+def _refuse_merged(tracer, array: TracedArray) -> None:
+    while array is not None:
+        if array.merged:
+            raise array_unsupported(tracer, "writing into an array that a data-dependent branch or loop chose "
+                                            "(it may be another variable's array); write `x = x + ...` instead")
+        array = array.base
+
+
 def assign(tracer, array: TracedArray, value: Value) -> None:
     """Give `array` the contents `value` (an in-place update)."""
     b = tracer.builder
+    _refuse_merged(tracer, array)
     if array.base is not None:                   # a view: write through to its base
         store(tracer, array, (), value)
         return
@@ -312,6 +321,7 @@ def writable(tracer, array: TracedArray) -> None:
 def store(tracer, array: TracedArray, indices: tuple, value) -> None:
     """array[indices] = value, in the array's memory (a view writes into its base's)."""
     b = tracer.builder
+    _refuse_merged(tracer, array)
     root = array
     while root.base is not None:
         op, extra, attrs = root.view

@@ -60,6 +60,7 @@ from tracer.frontend.states import (
     rebind_arrays,
     rebuild,
     rebuilt_heap,
+    zero_value,
     zeros,
 )
 from tracer.ir import I64, Block, TupleType, Value
@@ -489,8 +490,8 @@ class Branching:
                     leaves += self._flatten_state(exit_layouts[p], self._trim(p, s)) if s else self._zeros_state(exit_layouts[p])
                 body.results = [go] + leaves
             else:
-                body.results = [b.const(False)] + [b.const(ir.zero(p.type)) for p in body.params]
-        inits = self._flatten_state(layout, init) + [b.const(ir.zero(t)) for t in extra_types]
+                body.results = [b.const(False)] + [zero_value(b, p.type) for p in body.params]
+        inits = self._flatten_state(layout, init) + [zero_value(b, t) for t in extra_types]
         types = [p.type for p in body.params]
         header_line = self.instrs[h].lineno or self.lineno      # the loop's `for`/`while` line
         op = b.append(Value("loop", tuple(inits), TupleType(tuple(types)),

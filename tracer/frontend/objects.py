@@ -130,6 +130,8 @@ class TracedArray:
     base's new value after the base is updated. `param` is the IR parameter when the array is a
     function argument (its final contents are written back, tracer.frontend.arrays)."""
 
+    merged = False      # the array one of several paths made (tracer.frontend.states.ArraySlot): never written
+
     def __init__(self, tracer, value, base: TracedArray | None = None, view: tuple | None = None, param=None):
         self.tracer, self._value, self.base, self.view, self.param = tracer, value, base, view, param
         self._made_from = base.value if base is not None else None

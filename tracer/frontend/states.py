@@ -143,6 +143,15 @@ class Slot:
 
 
 @dataclass(frozen=True)
+class ArraySlot:
+    """An array that differs between paths (one of the same type on each): a traced array value,
+    which the merged TracedArray holds (`merged`: it may be any path's array, even an argument,
+    so it is never written in place)."""
+    type: object
+    tracer: object = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class Many:
     kind: type                   # tuple or RangeIter
     parts: tuple
@@ -179,6 +188,13 @@ def layout_of(values: list, what: str, b, force=frozenset(), mutated=frozenset()
     tracer.frontend.instances), with their attributes in each side's heap (`heaps`, one per
     value), except those in `mutated` (their attributes differ per path)."""
     first = values[0]
+    if all(isinstance(v, TracedArray) for v in values) and (
+            any(_made_inside(v, force) for v in values) or any(v is not first for v in values)):
+        types = {v.type for v in values}
+        if len(types) > 1:
+            raise MergeError(f"{what} is an array of type {' on one path and '.join(sorted(map(str, types)))} on "
+                             f"another; compiled code needs one dtype and shape", b.loc)
+        return ArraySlot(types.pop(), first.tracer)
     if force is not ALL and any(_made_inside(v.value if isinstance(v, MaybeUnbound) else v, force) for v in values):
         raise MergeError(f"{what} is an array (or list) made inside a data-dependent branch or loop and used "
                          f"after it; compiled code carries only numbers and tuples of numbers out of one", b.loc)
@@ -337,7 +353,7 @@ def _describe(v) -> str:
 
 
 def layout_types(layout) -> list:
-    if isinstance(layout, Slot):
+    if isinstance(layout, (Slot, ArraySlot)):
         return [layout.type]
     if isinstance(layout, Many):
         return [t for p in layout.parts for t in layout_types(p)]
@@ -353,6 +369,8 @@ def flatten(layout, value, b, heap=None) -> list[Value]:
         return []
     if isinstance(layout, Slot):
         return [b.convert(value, layout.type) if not is_traced(value) else value]
+    if isinstance(layout, ArraySlot):
+        return [value.value]
     if isinstance(layout, Many):
         if layout.kind is tuple:
             fields = value
@@ -369,7 +387,15 @@ def flatten(layout, value, b, heap=None) -> list[Value]:
 
 
 def zeros(layout, b) -> list[Value]:
-    return [b.const(ir.zero(t)) for t in layout_types(layout)]
+    return [zero_value(b, t) for t in layout_types(layout)]
+
+
+def zero_value(b, t) -> Value:
+    """A placeholder of type `t` (for a path that computes nothing): 0, or an array of zeros
+    (of size 0 along the axes the type does not know)."""
+    if isinstance(t, ir.ArrayType):
+        return b.emit("full", (b.const(ir.zero(t.dtype)), *(b.const(n or 0) for n in t.shape)), shape=t.shape)
+    return b.const(ir.zero(t))
 
 
 def rebuild(layout, leaves: list):
@@ -378,6 +404,10 @@ def rebuild(layout, leaves: list):
         return layout.value
     if isinstance(layout, Slot):
         return leaves.pop(0)
+    if isinstance(layout, ArraySlot):
+        merged = TracedArray(layout.tracer, leaves.pop(0))
+        merged.merged = True
+        return merged
     if isinstance(layout, Many):
         parts = [rebuild(p, leaves) for p in layout.parts]
         return tuple(parts) if layout.kind is tuple else layout.kind(*parts)
