@@ -25,7 +25,7 @@ from codegen.lowerings import lowers
 from tracer import ir
 from tracer.errors import Status
 from tracer.ir.scalar_ops import KEEPS_NONFINITE as CHAIN
-from tracer.ir.scalar_ops import MATH_UNARY
+from tracer.ir.scalar_ops import MATH_UNARY, MAX_CHAIN
 
 # ops whose float arithmetic can raise the invalid, overflow or divide-by-zero flag
 FLAG_OPS = frozenset({"add", "sub", "mul", "div", "fdiv", "floordiv", "mod", "pow", "ieee_pow", "math_pow", "fma",
@@ -97,7 +97,7 @@ def numpy_scalar_check(k, v: ir.Value, result, a, b):
     return result
 
 
-def _warns(k, link: ir.Value | None, result, a, b, depth: int = 8) -> ll.Value:
+def _warns(k, link: ir.Value | None, result, a, b, depth: int = MAX_CHAIN) -> ll.Value:
     """Whether NumPy warns computing `result` from a and b: an infinity from finite operands, or
     a NaN from operands that are not NaN; or, where `link` (the IR op that made it) is an add,
     sub or mul, in the unchecked links of the chain before it (tracer.transforms.passes.numpy_checks)."""

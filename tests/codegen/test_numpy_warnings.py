@@ -119,3 +119,20 @@ def test_a_chain_of_adds_and_muls_is_checked_once():
     assert compiled(x) == chain(x)
     checks = [v for v in compiled.specializations[0].optimized.walk() if v.op == "numpy_scalar_check"]
     assert len(checks) == 1
+
+
+def long_chain(x):
+    s = x[0] * x[1]
+    for i in range(2, 14):          # (unrolled: a chain of 25 links)
+        s = s + x[i] * 0.5
+    return s
+
+
+def test_an_overflow_at_the_start_of_a_long_chain_warns():
+    x = np.ones(14)
+    x[:2] = 1e200
+    assert same(long_chain, x) == ["overflow encountered in scalar multiply"]
+    compiled = trace(long_chain)
+    compiled(np.ones(14))
+    checks = [v for v in compiled.specializations[0].optimized.walk() if v.op == "numpy_scalar_check"]
+    assert 2 <= len(checks) <= 6

@@ -454,6 +454,7 @@ define("fsum", "math.fsum of the operands (CPython's exact summation, Shewchuk's
 # ops whose result is not finite where an operand is not (inf + x, inf * 0, nan * x): a chain of them
 # needs one NumPy scalar check, at its end (tracer.transforms.passes.numpy_checks)
 KEEPS_NONFINITE = ("add", "sub", "mul")
+MAX_CHAIN = 8       # the most links one check stands for (codegen.fpflags looks that far back)
 
 
 def _numpy_scalar_check(result, a, b):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from tracer import ir
 from tracer.ir.scalar_ops import KEEPS_NONFINITE as CHAIN
+from tracer.ir.scalar_ops import MAX_CHAIN
 
 
 def merge_numpy_checks(fn: ir.Function) -> ir.Function:
@@ -29,12 +30,15 @@ def merge_numpy_checks(fn: ir.Function) -> ir.Function:
     def checked_link(u: ir.Value) -> bool:     # an add/sub/mul whose only user is its check
         return (u.op in CHAIN and u.type == ir.F64 and u not in results
                 and [x.op for x in users.get(u, [])] == ["numpy_scalar_check"])
+    unchecked: dict[ir.Value, int] = {}      # a link whose check went -> the links it ends
     for check in [v for v in out.walk() if v.op == "numpy_scalar_check"]:
         link = check.args[0]
-        if (check.type == ir.F64 and checked_link(link) and check not in results
+        length = 1 + max((unchecked.get(a, 0) for a in link.args), default=0)
+        if (check.type == ir.F64 and checked_link(link) and check not in results and length < MAX_CHAIN
                 and users.get(check) and all(checked_link(u) for u in users[check])):
             out.replace_all_uses(check, link)
             _remove(out.body, check)
+            unchecked[link] = length
     return ir.verify(out)
 
 
