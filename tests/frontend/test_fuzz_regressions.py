@@ -178,3 +178,40 @@ def update_then_fail_in_a_loop(x, s):
 
 def test_update_in_a_cut_loop_is_written_once():
     check(update_then_fail_in_a_loop, np.array([5]), 2.0)
+
+
+def assign_to_itself(x):
+    x[:] = x            # writes nothing, but NumPy refuses it on a read-only array
+    return 1.0
+
+
+def test_assigning_an_array_to_itself_is_a_write():
+    x = np.array([1, 2])
+    x.flags.writeable = False
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        trace(assign_to_itself)(x)
+    check(assign_to_itself, np.array([3.0, 4.0]))
+
+
+def float32_array_out_of_a_loop_that_may_break(x, s, n):
+    """A loop with a raise and a break carries a float32 array out (its placeholder on the way
+    out that computes nothing must be a float32 array too)."""
+    t0 = np.zeros_like(x, dtype=np.float64)
+    m0 = np.zeros_like(x, dtype=np.bool_)
+    r1 = 10.0
+    k0 = 0
+    while s != 3.0 or n <= 1:
+        k0 += 1
+        if k0 > len(x):
+            break
+        for _ in range(len(x)):
+            if r1 < float(np.mean(t0)):
+                raise ZeroDivisionError("out of range")
+            r1 += s
+            x[-1] = 0.001 // s
+    return m0.astype(np.float32)
+
+
+def test_float32_arrays_leave_loops():
+    for x in (np.array([], dtype=np.float32), np.array([1.0, 2.0], dtype=np.float32)):
+        check(float32_array_out_of_a_loop_that_may_break, x, -3.0, 1)

@@ -318,9 +318,9 @@ def writable(tracer, array: TracedArray) -> None:
     tracer.updated_arrays[array.param] = array
 
 
-def store(tracer, array: TracedArray, indices: tuple, value) -> None:
-    """array[indices] = value, in the array's memory (a view writes into its base's)."""
-    b = tracer.builder
+def writable_root(tracer, array: TracedArray) -> None:
+    """Make the memory a write into `array` goes to the function's own (`writable`), or raise
+    NumPy's error where it is read-only."""
     _refuse_merged(tracer, array)
     root = array
     while root.base is not None:
@@ -329,6 +329,12 @@ def store(tracer, array: TracedArray, indices: tuple, value) -> None:
             raise ValueError("assignment destination is read-only")
         root = root.base
     writable(tracer, root)
+
+
+def store(tracer, array: TracedArray, indices: tuple, value) -> None:
+    """array[indices] = value, in the array's memory (a view writes into its base's)."""
+    b = tracer.builder
+    writable_root(tracer, array)
     target = array.value                         # (made again from the base's copy)
     rest = target.type.shape[len(indices):]
     dtype = target.type.dtype
@@ -521,8 +527,10 @@ def store_item(tracer, array: TracedArray, index, value) -> None:
         store(tracer, array, element, value)
         return
     target = subscript(tracer, array, index)
-    if value is not target:                   # x[a:b] += y has written already
+    if value is not target:
         store(tracer, target, (), value)
+    else:               # x[a:b] += y has written already; x[:] = x writes nothing, but is a write
+        writable_root(tracer, target)
 
 
 def length(tracer, array: TracedArray):

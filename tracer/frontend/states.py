@@ -394,7 +394,8 @@ def zero_value(b, t) -> Value:
     """A placeholder of type `t` (for a path that computes nothing): 0, or an array of zeros
     (of size 0 along the axes the type does not know)."""
     if isinstance(t, ir.ArrayType):
-        return b.emit("full", (b.const(ir.zero(t.dtype)), *(b.const(n or 0) for n in t.shape)), shape=t.shape)
+        fill = b.const(ir.zero(t.dtype)) if t.dtype != ir.F32 else b.emit("to_f32", (b.const(0.0),))
+        return b.emit("full", (fill, *(b.const(n or 0) for n in t.shape)), shape=t.shape)
     return b.const(ir.zero(t))
 
 
