@@ -1,6 +1,7 @@
 """The shape of the house (docs/architecture.md): the import graph of `tracer` and `codegen`, read
 from the source with `ast` (imports inside functions count too), has no circles; no module imports
-another's `_private` name; the stages import only what the pipeline allows; no file is too long.
+another's `_private` name; the stages import only what the pipeline allows; no file is too long;
+the layout table names every file.
 """
 from __future__ import annotations
 
@@ -164,3 +165,15 @@ def test_ruff_is_clean():
         pytest.skip("ruff is not installed (pip install -e '.[test]')")
     done = subprocess.run([*ruff, "check", "--no-cache", str(ROOT)], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_layout_table_names_every_file():
+    """docs/architecture.md's layout table has a row for each source file of the two packages,
+    and no row for a file that is not there."""
+    import re
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    rows = set(re.findall(r"^\| `((?:tracer|codegen)/[^`]+)` \|", text, flags=re.M))
+    files = {str(p.relative_to(ROOT)) for package in PACKAGES for p in (ROOT / package).rglob("*")
+             if p.suffix in (".py", ".c", ".h")}
+    assert files - rows == set(), "add these files to the layout table of docs/architecture.md"
+    assert rows - files == set(), "these rows of docs/architecture.md name files that are gone"
