@@ -216,3 +216,22 @@ def test_fill_diagonal():
             fn(np.zeros((3, 3)))
         with pytest.raises(ValueError):
             trace(fn, fullgraph=True)(np.zeros((3, 3)))
+
+
+ARANGE_VALUES = [0.0, 1.0, 0.1, -0.3, 7.0, 3, -2, 0.7, 1e-3, 1e16, -0.0]
+
+
+@pytest.mark.parametrize("step", [0.1, -0.1, 0.3, 1.0, 2, -1e-3, 0.7])
+def test_float_arange_is_numpys_bit_for_bit(step):
+    compiled = trace(lambda a, b, c: np.arange(a, b, c), fullgraph=True)
+    for a in ARANGE_VALUES:
+        for b in ARANGE_VALUES:
+            if abs((b - a) / step) > 1e5:
+                continue
+            got, expected = compiled(a, b, step), np.arange(a, b, step)
+            assert got.dtype == expected.dtype and np.array_equal(got, expected), (a, b, step)
+            assert np.array_equal(np.signbit(got), np.signbit(expected))
+    check(lambda: (np.arange(5.0), np.arange(0, 1, 0.1), np.arange(2.5), np.arange(1, 2.0)))
+    check(lambda n: np.arange(n), 4.5)
+    with pytest.raises(ZeroDivisionError):
+        trace(lambda: np.arange(0.0, 1.0, 0.0), fullgraph=True)()

@@ -9,6 +9,8 @@ not take.
 """
 from __future__ import annotations
 
+import math
+
 from tracer.frontend import (  # noqa: F401 (these register into numpy_more)
     arrays,
     numpy_extra,
@@ -20,6 +22,7 @@ from tracer.frontend import (  # noqa: F401 (these register into numpy_more)
 )
 from tracer.frontend.arrays import convert, emit_elementwise, kind, operand, promote, wrap
 from tracer.frontend.builder import is_number, is_traced
+from tracer.frontend.numpy_more import select
 from tracer.frontend.objects import ArrayMethod, TracedArray
 from tracer.ir import BOOL, F32, F64, I64, ArrayType, ScalarType
 
@@ -467,9 +470,15 @@ def _full_like(tracer, x, fill_value, dtype=None):
 @implements("arange")
 def _arange(tracer, *args, dtype=None):
     b = tracer.builder
-    if not 1 <= len(args) <= 3 or any(not (type(a) is int or (is_traced(a) and a.type == I64)) for a in args):
-        raise tracer.error("np.arange is supported with int start, stop and step")
+    if not 1 <= len(args) <= 3 or any(not (type(a) in (int, float) or (is_traced(a) and a.type in (I64, F64)))
+                                      for a in args):
+        raise tracer.error("np.arange is supported with int and float start, stop and step")
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+    if any(type(a) is float or (is_traced(a) and a.type == F64) for a in (start, stop, step)):
+        values = _float_arange(tracer, *(b.convert(a, F64) if is_traced(a) else float(a) for a in (start, stop, step)))
+        if dtype is not None:
+            values = convert(tracer, values, arrays.dtype_of(tracer, dtype))
+        return wrap(tracer, values)
     if not is_traced(step) and step == 0:
         raise ZeroDivisionError("division by zero")
     # the count, as NumPy computes it: ceil((stop - start) / step) (iota makes a negative one 0)
@@ -482,6 +491,28 @@ def _arange(tracer, *args, dtype=None):
     if dtype is not None:
         values = convert(tracer, values, arrays.dtype_of(tracer, dtype))
     return wrap(tracer, values)
+
+
+def _float_arange(tracer, start, stop, step):
+    """NumPy's float arange: ceil((stop - start) / step) values, start, start + step, then
+    start + i * delta with delta = (start + step) - start (its DOUBLE_fill)."""
+    b = tracer.builder
+    if not is_traced(step) and step == 0.0:
+        raise ZeroDivisionError("division by zero")
+    length = b.emit("ceil", (b.value(b.binary("div", b.binary("sub", stop, start), step)),))
+    static = None
+    if length.op == "const" or not any(map(is_traced, (start, stop, step))):
+        static = max(0, math.ceil((stop - start) / step))
+    count = b.emit("to_i64", (length,))        # (NaN or inf: the Python function raises NumPy's error)
+    i = convert(tracer, b.emit("iota", (count,), shape=(static,)), F64)
+    second = b.binary("add", start, step)
+    delta = b.binary("sub", second, start)
+    first = emit_elementwise(tracer, "eq", [i, 0.0], F64)
+    # (the product goes through a select: rounded, never fused with the add into an fma)
+    product = select(tracer, first, 0.0, emit_elementwise(tracer, "mul", [i, delta], F64), F64)
+    values = emit_elementwise(tracer, "add", [start, product], F64)
+    values = select(tracer, emit_elementwise(tracer, "eq", [i, 1.0], F64), second, values, F64)
+    return select(tracer, first, start, values, F64)
 
 
 @implements("array", "asarray")
