@@ -308,3 +308,24 @@ def test_sorts_in_an_exported_library(tmp_path):
         y = data(np.float64, (n,), zeros=False)
         y[np.abs(y) > 1e30] = 1.0
         same(module.order_stats(y), order_stats(y))
+
+
+def test_sort_method_sorts_in_place():
+    def sort_copy(x):
+        y = x * 2
+        y.sort()
+        return y
+
+    def sort_argument(x):
+        x.sort()
+        return x[0]
+
+    def sort_rows_then_columns(a):
+        a[0].sort()
+        a.sort(axis=0)
+        return a.sum()
+
+    for dtype in DTYPES:
+        check(sort_copy, distinct(dtype, (9,)))
+        check(sort_argument, distinct(dtype, (7,)))
+        check(sort_rows_then_columns, distinct(dtype, (3, 4)))

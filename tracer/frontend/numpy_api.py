@@ -103,6 +103,8 @@ def call_array_method(tracer, method: ArrayMethod, args: list, kwargs: dict):
         return arrays.reshape(tracer, x, (-1,))
     if name == "copy":
         return wrap(tracer, tracer.builder.emit("copy", (x.value,)))
+    if name == "sort":
+        return numpy_sort.sort_in_place(tracer, x, *args, **kwargs)
     if name == "item" and not args and not kwargs:
         return arrays.number_of(tracer, x, "x.item()")
     return call_function(tracer, name, [x, *args], kwargs)

@@ -40,7 +40,7 @@ from tracer.frontend.numpy_more import METHODS, as_array, axis_index, axis_tuple
 from tracer.frontend.numpy_scalars import made_by_numpy
 from tracer.ir import BOOL, F32, F64, I64, ArrayType
 
-METHODS.update({"argsort"})      # x.argsort() is np.argsort(x)
+METHODS.update({"argsort", "sort"})      # x.argsort() is np.argsort(x); x.sort() sorts x in place
 KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
 
@@ -73,6 +73,13 @@ def _sorted(tracer, op, a, axis, kind, order, stable, what):
 @numpy_function("sort", array_result=True)
 def sort(tracer, a, axis=-1, kind=None, order=None, *, stable=None):
     return _sorted(tracer, "sort", a, axis, kind, order, stable, "np.sort")
+
+
+def sort_in_place(tracer, x, axis=-1, kind=None, order=None, *, stable=None):
+    """x.sort(): x's contents sorted along the axis, in place (an argument is written back)."""
+    if axis is None:
+        raise tracer.error("x.sort(axis=None) is not supported (NumPy sorts the flattened copy)")
+    arrays.assign(tracer, x, _sorted(tracer, "sort", x, axis, kind, order, stable, "x.sort").value)
 
 
 @numpy_function("argsort", array_result=True)
