@@ -1,6 +1,7 @@
 """Lowering of `sort` and `argsort` (np.sort, np.argsort; tracer/ir/sort_ops.py): a stable merge
 sort of each line along the op's axis, in LLVM IR (no library call: exported libraries sort too);
-and of `permute`, sort's derivative (a gather along the axis).
+of `permute`, sort's derivative (a gather along the axis); and of `searchsorted` (a binary search
+per value, in the same order).
 
 Each line is copied into a contiguous buffer of keys (and, for argsort, one of their positions
 0, 1, ..., n - 1), sorted there by a function of the module (`__tracer_sort_<dtype>` or
@@ -274,3 +275,41 @@ class _SortEmitter:
             b.store(b.add(at_i, b.sub(self.i64(1), taken)), i)
             b.store(b.add(at_o, self.i64(1)), o)
         self.while_(lambda: b.icmp_signed("<", self.get(o), hi), step)
+
+
+@lowers("searchsorted")
+def searchsorted(k: KernelBuilder, v: ir.Value, a: ArrayValue, values: ArrayValue):
+    """A binary search of `a` for each value: the first i with not a[i] < x ('left') or with
+    x < a[i] ('right'), in NumPy's order (NaN last)."""
+    b, fn = k.builder, k.function
+    dtype = v.args[0].type.dtype
+    is_float = dtype != ir.I64
+    out = allocate(k, ir.I64, values.sizes)
+    n = a.sizes[0]
+
+    def less(x, y):
+        if not is_float:
+            return b.icmp_signed("<", x, y)
+        return b.or_(b.fcmp_ordered("<", x, y), b.and_(b.fcmp_unordered("uno", y, y), b.fcmp_ordered("ord", x, x)))
+
+    def one(idx):
+        x = load_element(k, values, idx, dtype)
+        entry = b.block
+        test, step, done = (fn.append_basic_block(name) for name in ("search", "search_step", "searched"))
+        b.branch(test)
+        b.position_at_end(test)
+        lo, hi = b.phi(I64), b.phi(I64)
+        lo.add_incoming(k.i64(0), entry)
+        hi.add_incoming(n, entry)
+        b.cbranch(b.icmp_signed("<", lo, hi), step, done)
+        b.position_at_end(step)
+        mid = b.add(lo, b.lshr(b.sub(hi, lo), k.i64(1)))
+        y = load_element(k, a, (mid,), dtype)
+        right = less(y, x) if v.attrs["side"] == "left" else b.not_(less(x, y))    # the answer is past mid
+        lo.add_incoming(b.select(right, b.add(mid, k.i64(1)), lo), step)
+        hi.add_incoming(b.select(right, hi, mid), step)
+        b.branch(test)
+        b.position_at_end(done)
+        store_element(k, out, idx, ir.I64, lo)
+    for_each_index(k, values.sizes, one)
+    return out

@@ -329,3 +329,31 @@ def test_sort_method_sorts_in_place():
         check(sort_copy, distinct(dtype, (9,)))
         check(sort_argument, distinct(dtype, (7,)))
         check(sort_rows_then_columns, distinct(dtype, (3, 4)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids)
+def test_unique(dtype):
+    check(lambda x: np.unique(x), data(dtype, (40,)))
+    check(lambda x: np.unique(x), data(dtype, (3, 5)))
+    check(lambda x: np.unique(x), data(dtype, (0,)))
+    check(lambda x: np.unique(x * 0), data(dtype, (6,)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids)
+def test_searchsorted_and_digitize(dtype):
+    a = np.sort(data(dtype, (30,)))
+    v = data(dtype, (4, 5))
+    check(lambda a, v: (np.searchsorted(a, v), np.searchsorted(a, v, side="right"), np.searchsorted(a, a)), a, v)
+    check(lambda a: np.searchsorted(a, np.sort(a)[::-1], side="right"), a)
+    bins = np.unique(data(dtype, (8,)))
+    bins = bins[~np.isnan(bins)] if dtype != np.int64 else bins
+    for edges in (bins, bins[::-1], np.repeat(bins[:1], 3), bins[:0]):
+        check(lambda x, b: (np.digitize(x, b), np.digitize(x, b, right=True)), v, edges)
+
+
+def test_digitize_of_bins_neither_increasing_nor_decreasing_is_numpys():
+    f = trace(lambda x, b: np.digitize(x, b), fullgraph=True)
+    with pytest.raises(ValueError, match="monotonically increasing or decreasing"):
+        f(np.ones(3), np.array([0.0, 2.0, 1.0]))
+    x, bins = np.array([-1.0, 0.5, 2.0]), np.array([0.0, np.nan, 1.0])
+    same(f(x, bins), np.digitize(x, bins))          # (NaN bins: NumPy's own answer)

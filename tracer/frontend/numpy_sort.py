@@ -38,6 +38,7 @@ from tracer.frontend.arrays import convert, emit_elementwise, sizes_of, wrap
 from tracer.frontend.builder import is_traced
 from tracer.frontend.numpy_more import METHODS, as_array, axis_index, axis_tuple, fallback_unless, numpy_function
 from tracer.frontend.numpy_scalars import made_by_numpy
+from tracer.frontend.numpy_shapes import roll
 from tracer.ir import BOOL, F32, F64, I64, ArrayType
 
 METHODS.update({"argsort", "sort"})      # x.argsort() is np.argsort(x); x.sort() sorts x in place
@@ -80,6 +81,80 @@ def sort_in_place(tracer, x, axis=-1, kind=None, order=None, *, stable=None):
     if axis is None:
         raise tracer.error("x.sort(axis=None) is not supported (NumPy sorts the flattened copy)")
     arrays.assign(tracer, x, _sorted(tracer, "sort", x, axis, kind, order, stable, "x.sort").value)
+
+
+@numpy_function("unique", array_result=True)
+def unique(tracer, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+           equal_nan=True, sorted=True):
+    """np.unique(x): the sorted distinct elements of the flattened array (NaNs one, at the end:
+    equal_nan), as a sort, then the elements that differ from the one before them."""
+    _no(tracer, "np.unique", return_index=return_index, return_inverse=return_inverse,
+        return_counts=return_counts, axis=axis)
+    if not equal_nan:
+        raise tracer.error("np.unique(..., equal_nan=False) is not supported yet")
+    b = tracer.builder
+    x = _sortable(tracer, ar, "np.unique")
+    u = wrap(tracer, b.emit("sort", (arrays.reshape(tracer, x, (-1,)).value,), axis=0))
+    before = roll(tracer, u, 1)
+    new = arrays.binary(tracer, "ne", u, before)
+    if x.type.dtype != I64:                    # NaN != NaN, but NaNs are one value here
+        nans = [emit_elementwise(tracer, "isnan", [convert(tracer, v.value, F64)], F64) for v in (u, before)]
+        both = wrap(tracer, b.emit("select", (nans[0], nans[1], b.const(False))))
+        new = arrays.binary(tracer, "and", new, arrays.unary(tracer, "invert", both))
+    n = sizes_of(tracer, u.value)[0]
+    first = arrays.binary(tracer, "eq", wrap(tracer, b.emit("iota", (b.value(n),), shape=u.type.shape)), 0)
+    keep = arrays.binary(tracer, "or", first, new)
+    return wrap(tracer, b.emit("mask_select", (u.value, keep.value)))
+
+
+def _common(tracer, *arrays_):
+    """The arrays in their common dtype (NumPy's promotion), which must be sortable."""
+    dtype = arrays.promote(tracer, *(x.value for x in arrays_))
+    if dtype not in (F64, F32, I64):
+        raise tracer.error(f"searching arrays of {dtype} is not supported yet")
+    return [wrap(tracer, convert(tracer, x.value, dtype)) for x in arrays_]
+
+
+@numpy_function("searchsorted")
+def searchsorted(tracer, a, v, side="left", sorter=None):
+    """np.searchsorted(a, v, side): where each value goes in the sorted 1-d array a."""
+    _no(tracer, "np.searchsorted", sorter=sorter)
+    if side not in ("left", "right"):
+        raise tracer.error(f"np.searchsorted(..., side={side!r}) is not supported")
+    x, values = as_array(tracer, a, "np.searchsorted"), as_array(tracer, v, "np.searchsorted")
+    if x.rank != 1:
+        raise tracer.error("np.searchsorted of an array that is not 1-d is not supported")
+    x, values = _common(tracer, x, values)
+    return wrap(tracer, tracer.builder.emit("searchsorted", (x.value, values.value), side=side))
+
+
+@numpy_function("digitize")
+def digitize(tracer, x, bins, right=False):
+    """np.digitize: searchsorted of monotonic bins (of decreasing ones, reversed); bins that are
+    neither, or hold a NaN, run the Python function (NumPy's ValueError)."""
+    b = tracer.builder
+    x, edges = as_array(tracer, x, "np.digitize"), as_array(tracer, bins, "np.digitize")
+    if edges.rank != 1:
+        raise ValueError("object too deep for desired array")
+    x, edges = _common(tracer, x, edges)
+    side = "left" if right else "right"
+    low, high = arrays.subscript(tracer, edges, slice(None, -1)), arrays.subscript(tracer, edges, slice(1, None))
+
+    def none(op, p, q):                    # no pair of neighbours with p <op> q
+        return b.emit("eq", (b.emit("reduce", (b.emit("to_i64", (arrays.binary(tracer, op, p, q).value,)),),
+                                    kind="sum", axes=(0,), keepdims=False), b.const(0)))
+    increasing, decreasing = none("gt", low, high), none("lt", low, high)
+    if edges.type.dtype != I64:
+        nans = b.emit("to_i64", (emit_elementwise(tracer, "isnan", [convert(tracer, edges.value, F64)], F64),))
+        fallback_unless(tracer, b.emit("eq", (b.emit("reduce", (nans,), kind="sum", axes=(0,), keepdims=False),
+                                              b.const(0))))
+    fallback_unless(tracer, b.emit("select", (increasing, b.const(True), decreasing)))
+    up = b.emit("searchsorted", (edges.value, x.value), side=side)
+    backwards = arrays.subscript(tracer, edges, slice(None, None, -1))
+    down = emit_elementwise(tracer, "sub", [sizes_of(tracer, edges.value)[0],
+                                            b.emit("searchsorted", (backwards.value, x.value), side=side)], I64)
+    chosen = b.emit("select", tuple(arrays.broadcast(tracer, [increasing, up, down])))
+    return wrap(tracer, chosen)
 
 
 @numpy_function("argsort", array_result=True)

@@ -11,6 +11,8 @@ no comparison of values tells apart. codegen/sorts.py lowers both (a merge sort,
 `sort` is differentiable: its gradient is the incoming one put back where each element came
 from, by `permute` (np.take_along_axis with a permutation along the axis) and the ranks
 (argsort of argsort; equal elements take the places the stable order gives them, as JAX does).
+`searchsorted` finds where values go in a sorted 1-d array, in the same order (np.searchsorted;
+np.digitize is built on it).
 """
 from __future__ import annotations
 
@@ -79,3 +81,21 @@ define("permute", "x rearranged along attrs['axis'] by index, an i64 array of x'
        vjp=(_permute_rule, None))
 define("argsort", "the i64 indices that sort x along attrs['axis'], stably, NaNs last (np.argsort(x, axis, "
        "kind='stable'))", _argsort_type, _argsort, [Status.FALLBACK, Status.NO_MEMORY], attrs=("axis",))
+
+
+def _searchsorted_type(t, a):
+    if (len(t) != 2 or not all(isinstance(x, ArrayType) for x in t) or t[0].rank != 1 or t[0].dtype not in SORTABLE
+            or t[1].dtype != t[0].dtype or a["side"] not in ("left", "right")):
+        raise TypeError("searchsorted takes a 1-d f64, f32 or i64 array, values of its dtype, side 'left' or 'right'")
+    return ArrayType(I64, t[1].shape)
+
+
+def _searchsorted(a, v, side):
+    import numpy as np
+    return np.searchsorted(a, v, side=side).astype(np.int64)
+
+
+define("searchsorted", "for each value of v, where it goes in the sorted 1-d array a to keep it sorted (NumPy's "
+       "order, NaNs last): before equal elements (attrs['side'] 'left') or after them ('right'); "
+       "np.searchsorted(a, v, side)", _searchsorted_type, _searchsorted, [Status.FALLBACK, Status.NO_MEMORY],
+       attrs=("side",))

@@ -161,6 +161,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "dim": "an int result (an array's size)",
     "iota": "an int array (0, 1, ..., n - 1)",
     "argsort": "an int array (positions): piecewise constant",
+    "searchsorted": "an int array (positions): piecewise constant",
     "store": "a write into an array (refused where a gradient would flow through it)",
     "index_update": "x[idx] = v: which of repeated indices is written last decides where a gradient goes "
                     "(refused where one would flow; np.add.at is differentiable)",
