@@ -26,14 +26,13 @@ import struct
 
 from llvmlite import ir as ll
 
-from codegen import fpflags
 from codegen.arrays import VIEWS, result_struct
 from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, llvm_type
 from codegen.lower import raise_sites
 from codegen.tracebacks import CALL_OUT_FAILED, TracebackSites, traceback_symbols
 from tracer import ir
 from tracer.errors import RAISE_BASE, STATUS_EXCEPTIONS, Status
-from tracer.ir.ops import OPS
+from tracer.ir.ops import OPS, sets_fp_flags
 
 I8 = ll.IntType(8)
 PY_OBJECT = ll.LiteralStructType([I64, PTR])            # ob_refcnt, ob_type
@@ -500,7 +499,7 @@ def may_run_python_again(fn: ir.Function) -> bool:
     failing = [v for v in fn.walk() if v.op != "python_call" and OPS[v.op].may_fail(v)]
     sites = raise_sites(fn)
     if reruns_on_failure(fn):
-        return bool(failing or sites) or (fn.python_on_failure and any(map(fpflags.sets_flags, fn.walk())))
+        return bool(failing or sites) or (fn.python_on_failure and any(map(sets_fp_flags, fn.walk())))
     for v in failing:
         statuses = OPS[v.op].statuses
         scalar = isinstance(v.type, ir.ScalarType) and all(isinstance(a.type, ir.ScalarType) for a in v.args)

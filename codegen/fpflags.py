@@ -2,7 +2,7 @@
 zero (`inf * 0`, `1e308 * 10`, a sum that overflows) gives NumPy's "invalid value / overflow /
 divide by zero encountered in ..." RuntimeWarning. NumPy learns of them from the CPU's
 floating-point status flags, cleared before each ufunc and read after it; compiled code does the
-same around each array op that computes floats (`sets_flags`), and a raised flag fails the
+same around each array op that computes floats (tracer.ir.ops.sets_fp_flags), and a raised flag fails the
 kernel with FALLBACK: the Python function runs instead and NumPy gives its result and its warning
 (ir.Function.python_on_failure). Scalar code raises Python's exceptions instead, and compares
 (a NaN compares quietly in NumPy) and selections raise nothing, so neither is checked.
@@ -25,12 +25,7 @@ from codegen.lowerings import lowers
 from tracer import ir
 from tracer.errors import Status
 from tracer.ir.scalar_ops import KEEPS_NONFINITE as CHAIN
-from tracer.ir.scalar_ops import MATH_UNARY, MAX_CHAIN
-
-# ops whose float arithmetic can raise the invalid, overflow or divide-by-zero flag
-FLAG_OPS = frozenset({"add", "sub", "mul", "div", "fdiv", "floordiv", "mod", "pow", "ieee_pow", "math_pow", "fma",
-                      "hypot", "atan2", "fmod", "remainder", "ieee_log", "to_f32", "reduce", "matmul", "scan",
-                      *MATH_UNARY})
+from tracer.ir.scalar_ops import MAX_CHAIN
 
 # <fenv.h>'s FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW, by architecture
 WATCHED = {"x86_64": 0x01 | 0x04 | 0x08, "aarch64": 0x01 | 0x02 | 0x04}
@@ -44,19 +39,6 @@ I1, I32 = ll.IntType(1), ll.IntType(32)
 def watched_flags(module: ll.Module) -> int | None:
     """The flags to watch on this module's target, or None where they are not known."""
     return WATCHED.get(module.triple.split("-")[0])
-
-
-def sets_flags(v: ir.Value) -> bool:
-    """Whether `v` computes floats over arrays in a way that can raise a watched flag."""
-    if not any(isinstance(a.type, ir.ArrayType) for a in v.args):
-        return False
-    if v.op == "map":
-        return any(x.op in FLAG_OPS for x in _walk(v.regions[0]))
-    if v.op == "reduce" and v.attrs["kind"] not in ("sum", "prod"):
-        return False
-    element = v.args[0].type.dtype if isinstance(v.args[0].type, ir.ArrayType) else v.args[0].type
-    floats = any(t in (ir.F64, ir.F32) for t in (element, getattr(v.type, "dtype", v.type)))
-    return v.op in FLAG_OPS and floats
 
 
 def clear_flags(k, flags: int) -> None:
@@ -117,10 +99,3 @@ def _warns(k, link: ir.Value | None, result, a, b, depth: int = MAX_CHAIN) -> ll
 def _magnitude(k, x, op: str) -> ll.Value:
     """|x| <op> inf, in x's own type (f64 or f32)."""
     return k.builder.fcmp_ordered(op, k.intrinsic("fabs", x), ll.Constant(x.type, float("inf")))
-
-
-def _walk(block: ir.Block):
-    for x in block.values:
-        yield x
-        for region in x.regions:
-            yield from _walk(region)

@@ -37,7 +37,7 @@ from codegen.lowerings import lowering_for, lowers
 from tracer import ir
 from tracer.errors import RAISE_BASE, Status
 from tracer.ir.array_ops import ELEMENTWISE
-from tracer.ir.ops import OPS
+from tracer.ir.ops import OPS, sets_fp_flags
 
 # the modules whose rules `lowering_for` finds (each registers its own, with @lowers)
 RULE_MODULES = (scalars, arrays, reductions, matmul, tape, callouts, scans, sorts, masks, take)
@@ -114,7 +114,7 @@ class BlockLowering:
                 continue
             operands = [self.values[a] for a in v.args]
             self.k.site = self.sites.get(v, -1)
-            watched = self.k.numpy_flags is not None and fpflags.sets_flags(v)
+            watched = self.k.numpy_flags is not None and sets_fp_flags(v)
             if v.op in fpflags.CHECKED_BEFORE:
                 fpflags.fail_if_numpy_warns(self.k)
             if watched:

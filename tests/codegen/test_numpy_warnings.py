@@ -136,3 +136,13 @@ def test_an_overflow_at_the_start_of_a_long_chain_warns():
     compiled(np.ones(14))
     checks = [v for v in compiled.specializations[0].optimized.walk() if v.op == "numpy_scalar_check"]
     assert 2 <= len(checks) <= 6
+
+
+def unused_product(x):
+    m0 = np.zeros_like(x) * x       # never used, but NumPy computes it (and warns: 0 * inf)
+    return 1.0
+
+
+def test_an_unused_array_result_still_warns():
+    assert same(unused_product, np.array([np.inf, 1.0])) == ["invalid value encountered in multiply"]
+    assert same(unused_product, np.array([2.0, 1.0])) == []

@@ -20,7 +20,7 @@ from tracer.ir.array_ops import ELEMENTWISE, evaluate_elementwise, run_map, with
 from tracer.ir.graph import Function, Value
 from tracer.ir.registry import OPS, OpDef
 from tracer.ir.scalar_ops import MATH_CAN_OVERFLOW, MATH_UNARY
-from tracer.ir.types import ArrayType
+from tracer.ir.types import F32, F64, ArrayType
 
 __all__ = ["MATH_CAN_OVERFLOW", "MATH_UNARY", "OPS", "OpDef", "Raised", "evaluate", "run"]
 FAMILIES = (scalar_ops, structure_ops, array_ops, scan_ops, sort_ops, mask_ops, index_ops)   # the modules that declare ops, in order
@@ -64,3 +64,30 @@ def run(fn: Function, args: list) -> object:
         return tuple(env[r] for r in block.results)
 
     return run_block(fn.body)[0]
+
+
+# ops whose float arithmetic can raise the invalid, overflow or divide-by-zero flag
+FLAG_OPS = frozenset({"add", "sub", "mul", "div", "fdiv", "floordiv", "mod", "pow", "ieee_pow", "math_pow", "fma",
+                      "hypot", "atan2", "fmod", "remainder", "ieee_log", "to_f32", "reduce", "matmul", "scan",
+                      *MATH_UNARY})
+
+
+def sets_fp_flags(v: Value) -> bool:
+    """Whether `v` computes floats over arrays in a way that can raise the CPU's invalid, overflow or
+    divide-by-zero flag: where NumPy would warn (codegen.fpflags watches them)."""
+    if not any(isinstance(a.type, ArrayType) for a in v.args):
+        return False
+    if v.op == "map":
+        return any(x.op in FLAG_OPS for x in _walk(v.regions[0]))
+    if v.op == "reduce" and v.attrs["kind"] not in ("sum", "prod"):
+        return False
+    element = v.args[0].type.dtype if isinstance(v.args[0].type, ArrayType) else v.args[0].type
+    floats = any(t in (F64, F32) for t in (element, getattr(v.type, "dtype", v.type)))
+    return v.op in FLAG_OPS and floats
+
+
+def _walk(block):
+    for x in block.values:
+        yield x
+        for region in x.regions:
+            yield from _walk(region)
