@@ -139,7 +139,7 @@ def test_an_overflow_at_the_start_of_a_long_chain_warns():
 
 
 def unused_product(x):
-    m0 = np.zeros_like(x) * x       # never used, but NumPy computes it (and warns: 0 * inf)
+    np.zeros_like(x) * x            # never used, but NumPy computes it (and warns: 0 * inf)
     return 1.0
 
 
