@@ -90,9 +90,10 @@ def test_every_op_has_a_lowering():
 TAPE_OPS = ("tape_new", "tape_push", "tape_get", "tape_len", "tape_free")   # test_tape_round_trip
 ARRAY_OPS = ("dim", "load", "index", "broadcast_in_dim", "transpose", "reduce", "argreduce", "matmul", "full",
              "iota", "pack", "copy", "reshape", "store", "writeback", "slice", "in_place_check", "scan",
-             "sort", "argsort", "permute", "mask_select", "mask_update")
-# scan: tests/frontend/test_numpy_more.py; sort, argsort, permute: tests/frontend/test_numpy_sort.py;
-# mask_select, mask_update: tests/frontend/test_numpy_masks.py; tests/codegen/test_array_kernels.py, test_array_ops.py, test_array_slicing.py, test_inplace.py; "map" in tests/transforms/test_fusion.py
+             "sort", "argsort", "permute", "searchsorted", "mask_select", "mask_update", "index_select",
+             "index_update", "index_add")
+# scan: tests/frontend/test_numpy_more.py; sort, argsort, permute, searchsorted: tests/frontend/test_numpy_sort.py;
+# mask_select, mask_update: tests/frontend/test_numpy_masks.py; index_*: tests/frontend/test_numpy_take.py; tests/codegen/test_array_kernels.py, test_array_ops.py, test_array_slicing.py, test_inplace.py; "map" in tests/transforms/test_fusion.py
 # python_call: tests/api/test_graph_breaks.py
 SCALAR_OPS = [name for name in ops.OPS if name not in
               ("param", "const", "tuple", "getitem", "fma", "pow", "python_call") + CONTROL_FLOW + TAPE_OPS + ARRAY_OPS]
