@@ -166,3 +166,32 @@ def test_a_loop_that_carries_an_array_runs_in_the_memory_of_a_few():
     assert run.returncode == 0, run.stderr
     growth = int(run.stdout.split()[-1])
     assert growth < 100 * 2 ** 20, f"peak resident memory grew by {growth / 2 ** 20:.1f} MB (6.4 GB without frees)"
+
+
+def known_or_not(x, n):
+    y = x[:1] * 2.0                # f64[1] here...
+    if n > 0:
+        y = x[n:] * 3.0            # ... f64[?] there
+    return y
+
+
+def unpacked(img, lo_pct, hi_pct):
+    lo, hi = np.percentile(img, [lo_pct, hi_pct])
+    return np.clip((img - lo) / (hi - lo), 0.0, 1.0)
+
+
+def test_sizes_known_on_one_path_only():
+    for n in (0, 1, 3):
+        check_same(known_or_not, RNG.random(5), n)
+
+
+def test_unpacking_a_short_array():
+    check_same(unpacked, RNG.random((6, 6)), 10.0, 90.0)
+    with pytest.raises(UnsupportedError, match="unpacking"):
+        trace(lambda x: tuple(x), fullgraph=True)(np.ones(3))
+
+
+def check_same(fn, *args):
+    expected = fn(*args)
+    got = trace(fn, fullgraph=True, fuse_fma=False)(*args)
+    assert np.array_equal(got, expected) and got.dtype == expected.dtype

@@ -215,3 +215,27 @@ def float32_array_out_of_a_loop_that_may_break(x, s, n):
 def test_float32_arrays_leave_loops():
     for x in (np.array([], dtype=np.float32), np.array([1.0, 2.0], dtype=np.float32)):
         check(float32_array_out_of_a_loop_that_may_break, x, -3.0, 1)
+
+
+def many_late_meeting_conditions(x, s, n):
+    """Conditions whose paths meet only at the end of a `while True` loop fork into tens of
+    thousands of paths: past MAX_FORKS the call runs as Python (here: its IndexError)."""
+    t0 = np.zeros_like(x, dtype=np.float64)
+    m0 = np.zeros_like(x, dtype=np.bool_)
+    r0 = float(t0[0])
+    k0 = 0
+    while True:
+        k0 += 1
+        s = 1 / n
+        for _ in range(len(x)):
+            if math.isinf(s / math.atan2(s, 10.0)):
+                x[:] = s == (-r0)
+                continue
+        if ((r0 >= r0 and (t0.sum() <= 0.5 > t0.sum() and float(t0.sum()) > np.mean(t0))) or k0 >= 7) and (
+                k0 > 7 or k0 != n):
+            break
+    return np.where(m0, t0, t0), math.atan2(r0, float(t0[8]))
+
+
+def test_too_many_paths_run_as_python():
+    check(many_late_meeting_conditions, np.array([False, False, False]), 7.13, 5)

@@ -69,6 +69,7 @@ RETURN = -1                 # the place of a returning outcome (pcs are >= 0)
 MAX_PEELS = 2               # iterations peeled off a loop before its carried types must settle
 MAX_LOOP_ATTEMPTS = 50      # the carried set grows on each attempt; it is bounded by the state
 MAX_TRACE_VALUES = 100_000  # an unrolled trace this long would take minutes to compile: run Python
+MAX_FORKS = 3000            # paths a trace forks into, in all (conditions that meet only late multiply them)
 
 
 class RestartLoop(Exception):
@@ -329,6 +330,10 @@ class Branching:
         return self._run_place(outcome, header, stops)
 
     def fork(self, cond: Value, setups, stops) -> Outcome:
+        self.tracer.forks += 1
+        if self.tracer.forks > MAX_FORKS:
+            raise UnsupportedError(f"the function's branches fork into too many paths (over {MAX_FORKS}) to trace",
+                                   self.builder.loc)
         base = self.save()
         sides = []
         for setup in setups:

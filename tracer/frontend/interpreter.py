@@ -127,6 +127,7 @@ class Tracer:
         self.python_scalars: set = set()   # float(), int(), bool() of traced scalars: Python's numbers again
         self.made_by_numpy: dict = {}      # traced scalar -> whether NumPy made it (numpy_scalars.made_by_numpy)
         self.uses_numpy = False        # NumPy semantics: a call whose ops fail runs the Python function
+        self.forks = 0                 # traced branches forked so far (branches.MAX_FORKS)
         self.returns_none = False
         self.gather_lists = True       # loops over long lists may compile to loops (tracer.frontend.gathered)
         self.gathered_lists = False    # ... and one did

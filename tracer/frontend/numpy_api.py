@@ -9,6 +9,7 @@ not take.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 from tracer.frontend import (  # noqa: F401 (these register into numpy_more)
@@ -67,8 +68,14 @@ ARRAY_RESULTS = {"where", "transpose", "reshape", "broadcast_to", "zeros", "empt
                  "zeros_like", "ones_like", "empty_like", "full_like", "arange", "array", "asarray"}
 
 
+def implementations() -> dict:
+    """NumPy function name -> its implementation (docs/numpy_coverage.py lists them)."""
+    return dict(_IMPLEMENTATIONS)
+
+
 def implements(*names):
     def register(impl):
+        @functools.wraps(impl)
         def call(tracer, *args, **kwargs):
             result = impl(tracer, *args, **kwargs)
             if names[0] not in ARRAY_RESULTS:

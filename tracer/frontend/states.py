@@ -191,6 +191,9 @@ def layout_of(values: list, what: str, b, force=frozenset(), mutated=frozenset()
     if all(isinstance(v, TracedArray) for v in values) and (
             any(_made_inside(v, force) for v in values) or any(v is not first for v in values)):
         types = {v.type for v in values}
+        if len({(t.dtype, t.rank) for t in types}) == 1 and len(types) > 1:      # sizes known on some paths
+            shape = tuple(sizes.pop() if len(sizes := set(col)) == 1 else None for col in zip(*(t.shape for t in types)))
+            types = {ir.ArrayType(first.type.dtype, shape)}
         if len(types) > 1:
             raise MergeError(f"{what} is an array of type {' on one path and '.join(sorted(map(str, types)))} on "
                              f"another; compiled code needs one dtype and shape", b.loc)
@@ -370,7 +373,12 @@ def flatten(layout, value, b, heap=None) -> list[Value]:
     if isinstance(layout, Slot):
         return [b.convert(value, layout.type) if not is_traced(value) else value]
     if isinstance(layout, ArraySlot):
-        return [value.value]
+        v = value.value
+        if v.type != layout.type:                # sizes this path knows, forgotten: a whole view
+            low, high = b.const(ir.I64_MIN), b.const(ir.I64_MAX)
+            v = b.emit("slice", (v, *(x for _ in layout.type.shape for x in (low, high))),
+                       steps=(1,) * layout.type.rank, shape=layout.type.shape)
+        return [v]
     if isinstance(layout, Many):
         if layout.kind is tuple:
             fields = value

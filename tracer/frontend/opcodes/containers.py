@@ -14,6 +14,8 @@ from tracer.frontend.iteration import RangeIter
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
 from tracer.ir import BOOL, F64, I64
 
+MAX_UNPACKED = 64       # the most items of an array unpacked (or listed) one by one in a trace
+
 COMPARE_SYMBOLS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 BINARY_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%", "pow": "**"}
 PYTHON_INPLACE = {"add": operator.iadd, "sub": operator.isub, "mul": operator.imul, "div": operator.itruediv,
@@ -80,6 +82,14 @@ def materialize(tracer, x) -> list:
         return list(x.array.unrolled(tracer, tracer.builder.concretize(x.index, "an iterator's position")))
     if is_traced(x):
         raise tracer.error("iterating over a traced number is not possible")
+    if isinstance(x, TracedArray):               # `lo, hi = np.percentile(x, [5, 95])`
+        if x.rank == 0:
+            raise TypeError("iteration over a 0-d array")
+        n = x.type.shape[0]
+        if n is None or n > MAX_UNPACKED:
+            raise tracer.error("unpacking (or listing) an array the trace does not know to be short is not "
+                               f"supported (at most {MAX_UNPACKED} items of a known count)")
+        return [arrays.subscript(tracer, x, i) for i in range(n)]
     if isinstance(x, (ExternalObject, BoundMethod)):
         raise tracer.error(f"iterating over {x!r} is not supported")
     try:
