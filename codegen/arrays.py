@@ -47,8 +47,12 @@ def uses_arena(fn: ir.Function) -> bool:
 
 
 def allocates_in(block: ir.Block) -> bool:
-    """Whether some op of `block` (or of a region inside it) allocates."""
-    return any(_allocates(v) or any(map(allocates_in, v.regions)) for v in block.values)
+    """Whether some op of `block` (or of a region inside it) allocates (a write into an array,
+    `store`, does not)."""
+    return any((_allocates(v) and v.op not in WRITES) or any(map(allocates_in, v.regions)) for v in block.values)
+
+
+WRITES = ("store", "in_place_check", "writeback")
 
 
 def _allocates(v: ir.Value) -> bool:
