@@ -195,3 +195,21 @@ def check_same(fn, *args):
     expected = fn(*args)
     got = trace(fn, fullgraph=True, fuse_fma=False)(*args)
     assert np.array_equal(got, expected) and got.dtype == expected.dtype
+
+
+def alias_then_update(x, s):
+    t1 = np.zeros_like(x)
+    for _ in range(len(x)):
+        t1 = x              # t1 is x itself after the loop ...
+    x -= s                  # ... so NumPy's t1 sees this update
+    return t1 * 1.0
+
+
+def test_an_array_a_merge_may_alias_is_not_updated_in_place():
+    x = np.array([1.5, 709.0])
+    expected = alias_then_update(x.copy(), -1.25)
+    y = x.copy()
+    assert np.array_equal(trace(alias_then_update)(y, -1.25), expected)      # (as Python)
+    assert np.array_equal(y, x + 1.25)
+    with pytest.raises(UnsupportedError, match="writing into an array that a data-dependent branch"):
+        trace(alias_then_update, fullgraph=True)(x.copy(), -1.25)

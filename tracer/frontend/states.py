@@ -197,6 +197,10 @@ def layout_of(values: list, what: str, b, force=frozenset(), mutated=frozenset()
         if len(types) > 1:
             raise MergeError(f"{what} is an array of type {' on one path and '.join(sorted(map(str, types)))} on "
                              f"another; compiled code needs one dtype and shape", b.loc)
+        for v in values:        # the merged array may be any of these (or what they view): none is written
+            while v is not None:
+                v.merged = True
+                v = v.base
         return ArraySlot(types.pop(), first.tracer)
     if force is not ALL and any(_made_inside(v.value if isinstance(v, MaybeUnbound) else v, force) for v in values):
         raise MergeError(f"{what} is an array (or list) made inside a data-dependent branch or loop and used "
