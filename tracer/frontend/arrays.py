@@ -331,6 +331,17 @@ def writable_root(tracer, array: TracedArray) -> None:
     writable(tracer, root)
 
 
+def cast_stored(tracer, value, dtype: ScalarType) -> Value:
+    """A value stored into an array of `dtype`, cast as NumPy casts it (float to int, or anything
+    but bool to bool, is refused)."""
+    if kind(value) != dtype:
+        if dtype == I64 and kind(value) in (F64, F32) or dtype == BOOL and kind(value) != BOOL:
+            raise array_unsupported(tracer, f"storing {NUMPY_DTYPE_NAMES[kind(value)]} values into a "
+                                            f"{NUMPY_DTYPE_NAMES[dtype]} array")
+        value = convert(tracer, value, dtype)
+    return tracer.builder.value(value)
+
+
 def store(tracer, array: TracedArray, indices: tuple, value) -> None:
     """array[indices] = value, in the array's memory (a view writes into its base's)."""
     b = tracer.builder
@@ -341,12 +352,7 @@ def store(tracer, array: TracedArray, indices: tuple, value) -> None:
     value = operand(tracer, value, "assignment")
     if not rest:                                 # x[i] = a 0-d array: its number
         value = unwrap_0d(tracer, value)
-    if kind(value) != dtype:
-        if dtype == I64 and kind(value) in (F64, F32) or dtype == BOOL and kind(value) != BOOL:
-            raise array_unsupported(tracer, f"storing {NUMPY_DTYPE_NAMES[kind(value)]} values into a "
-                                            f"{NUMPY_DTYPE_NAMES[dtype]} array")
-        value = convert(tracer, value, dtype)
-    value = b.value(value)
+    value = cast_stored(tracer, value, dtype)
     if rest:
         sizes = sizes_of(tracer, target)[len(indices):]
         if not isinstance(value.type, ArrayType):

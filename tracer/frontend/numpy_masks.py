@@ -28,10 +28,10 @@ np.where(cond) with one argument is np.nonzero(cond) in NumPy, but np.where live
 from __future__ import annotations
 
 from tracer.frontend import arrays
-from tracer.frontend.arrays import convert, emit_elementwise, kind, operand, sizes_of, unwrap_0d, wrap
+from tracer.frontend.arrays import emit_elementwise, operand, sizes_of, unwrap_0d, wrap
 from tracer.frontend.numpy_more import METHODS, as_array, axis_index, numpy_function
 from tracer.frontend.objects import TracedArray, array_unsupported
-from tracer.ir import BOOL, F32, F64, I64, NUMPY_DTYPE_NAMES, ArrayType
+from tracer.ir import BOOL, F32, I64, ArrayType
 
 METHODS.update({"nonzero"})      # x.nonzero() is np.nonzero(x)
 
@@ -74,12 +74,7 @@ def store_item(tracer, array: TracedArray, mask: TracedArray, value) -> None:
     dtype = array.type.dtype
     rest = array.type.shape[mask.rank:]
     value = unwrap_0d(tracer, operand(tracer, value, "assignment"))
-    if kind(value) != dtype:
-        if dtype == I64 and kind(value) in (F64, F32) or dtype == BOOL and kind(value) != BOOL:
-            raise array_unsupported(tracer, f"storing {NUMPY_DTYPE_NAMES[kind(value)]} values into a "
-                                            f"{NUMPY_DTYPE_NAMES[dtype]} array")
-        value = convert(tracer, value, dtype)
-    value = b.value(value)
+    value = arrays.cast_stored(tracer, value, dtype)
     if isinstance(value.type, ArrayType):
         rank, shape = 1 + len(rest), value.type.shape
         if value.type.rank > rank:

@@ -17,11 +17,11 @@ Dispatched here from tracer/frontend/arrays.py (`subscript`, `store_item`) throu
 from __future__ import annotations
 
 from tracer.frontend import arrays
-from tracer.frontend.arrays import convert, kind, make_view, operand, sizes_of, unwrap_0d, wrap
+from tracer.frontend.arrays import make_view, operand, sizes_of, unwrap_0d, wrap
 from tracer.frontend.builder import is_traced
 from tracer.frontend.numpy_more import as_array, axis_index, numpy_function
 from tracer.frontend.objects import TracedArray, array_unsupported
-from tracer.ir import BOOL, F32, F64, I64, NUMPY_DTYPE_NAMES, ArrayType
+from tracer.ir import BOOL, F32, I64, ArrayType
 
 
 def _is_index_array(e) -> bool:
@@ -74,12 +74,7 @@ def _values(tracer, array: TracedArray, idx, value):
     b = tracer.builder
     dtype = array.type.dtype
     value = unwrap_0d(tracer, operand(tracer, value, "assignment"))
-    if kind(value) != dtype:
-        if dtype == I64 and kind(value) in (F64, F32) or dtype == BOOL and kind(value) != BOOL:
-            raise array_unsupported(tracer, f"storing {NUMPY_DTYPE_NAMES[kind(value)]} values into a "
-                                            f"{NUMPY_DTYPE_NAMES[dtype]} array")
-        value = convert(tracer, value, dtype)
-    value = b.value(value)
+    value = arrays.cast_stored(tracer, value, dtype)
     shape = idx.type.shape + array.type.shape[1:]
     sizes = sizes_of(tracer, idx) + sizes_of(tracer, array.value)[1:]
     if isinstance(value.type, ArrayType) and value.type.shape != shape:

@@ -235,7 +235,8 @@ def _sizes_of(ct, x):
             for a, n in enumerate(x.type.shape)]
 
 
-def _zeros_like(ct, x):
+def zeros_like(ct, x):
+    """Zeros of x's type, for derivative rules."""
     return ct.constant(0.0).apply_attrs("full", *_sizes_of(ct, x), shape=x.type.shape)
 
 
@@ -311,7 +312,7 @@ def _bounded(x, indices):
 
 def _scatter_rule(ct, out, x, *indices):
     """The gradient of x[indices]: zeros with ct at that place."""
-    z = _zeros_like(ct, x)
+    z = zeros_like(ct, x)
     z.apply_attrs("store", ct, *indices)
     return z
 
@@ -338,7 +339,7 @@ def _slice(x, *bounds, steps, shape):
 
 def _unslice_rule(ct, out, x, *bounds, steps, shape):
     """The gradient of x[slices]: zeros with ct in the sliced places."""
-    z = _zeros_like(ct, x)
+    z = zeros_like(ct, x)
     z.apply_attrs("slice", *bounds, steps=steps, shape=shape).apply_attrs("store", ct)
     return z
 

@@ -19,6 +19,7 @@ was written last decides where a gradient goes).
 from __future__ import annotations
 
 from tracer.errors import OpFailure, Status
+from tracer.ir.array_ops import zeros_like
 from tracer.ir.registry import define
 from tracer.ir.types import BOOL, I64, ArrayType, ScalarType
 
@@ -96,14 +97,9 @@ def _add(x, idx, values):
     return out
 
 
-def _zeros_like(ct, x):
-    sizes = [ct.constant(n) if n is not None else x.apply_attrs("dim", axis=a) for a, n in enumerate(x.type.shape)]
-    return ct.constant(0.0).apply_attrs("full", *sizes, shape=x.type.shape)
-
-
 def _select_rule(ct, out, x, idx):
     """d x[idx]: the incoming gradient added up at the rows idx names."""
-    return _zeros_like(ct, x).apply("index_add", idx, ct)
+    return zeros_like(ct, x).apply("index_add", idx, ct)
 
 
 def _add_rule_values(ct, out, x, idx, values):

@@ -20,6 +20,7 @@ incoming one with zeros at the true positions for x, and its elements there for 
 from __future__ import annotations
 
 from tracer.errors import OpFailure, Status
+from tracer.ir.array_ops import zeros_like
 from tracer.ir.registry import define
 from tracer.ir.types import BOOL, ArrayType, ScalarType
 
@@ -80,14 +81,9 @@ def _mask_update(x, mask, values):
     return out
 
 
-def _zeros_like(ct, x):
-    sizes = [ct.constant(n) if n is not None else x.apply_attrs("dim", axis=a) for a, n in enumerate(x.type.shape)]
-    return ct.constant(0.0).apply_attrs("full", *sizes, shape=x.type.shape)
-
-
 def _select_rule(ct, out, x, mask):
     """d x[mask]: the incoming gradient at the true positions, zeros elsewhere."""
-    return _zeros_like(ct, x).apply("mask_update", mask, ct)
+    return zeros_like(ct, x).apply("mask_update", mask, ct)
 
 
 def _update_rule_x(ct, out, x, mask, values):
