@@ -48,11 +48,13 @@ RSS_SCRIPT = textwrap.dedent("""
 
 def test_tracing_and_dropping_closures_keeps_no_memory():
     """2,000 closures traced (2,200 compiles), called and dropped: the process does not grow
-    (measured in a process of its own, so other tests' allocations do not count)."""
+    (measured in a process of its own, so other tests' allocations do not count). Keeping each
+    compiled library grows it by about 130 MB; the allocator alone moves it by up to ~7 MB from
+    run to run (seen on 3.13), hence the bound."""
     run = subprocess.run([sys.executable, "-c", RSS_SCRIPT], capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stderr
     growth = int(run.stdout.split()[-1])
-    assert growth < 5 * 2 ** 20, f"resident memory grew by {growth / 2 ** 20:.1f} MB"
+    assert growth < 24 * 2 ** 20, f"resident memory grew by {growth / 2 ** 20:.1f} MB"
 
 
 class CountCompiles:
