@@ -98,4 +98,6 @@ def _warns(k, link: ir.Value | None, result, a, b, depth: int = MAX_CHAIN) -> ll
 
 def _magnitude(k, x, op: str) -> ll.Value:
     """|x| <op> inf, in x's own type (f64 or f32)."""
-    return k.builder.fcmp_ordered(op, k.intrinsic("fabs", x), ll.Constant(x.type, float("inf")))
+    size = "f32" if x.type == ll.FloatType() else "f64"
+    magnitude = k.call_intrinsic(f"llvm.fabs.{size}", x.type, [x.type], x)
+    return k.builder.fcmp_ordered(op, magnitude, ll.Constant(x.type, float("inf")))

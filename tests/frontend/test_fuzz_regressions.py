@@ -6,6 +6,7 @@ verify).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -239,3 +240,28 @@ def many_late_meeting_conditions(x, s, n):
 
 def test_too_many_paths_run_as_python():
     check(many_late_meeting_conditions, np.array([False, False, False]), 7.13, 5)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: np.clip(x, 1e300, 1e300),
+    lambda x: x + 1e300,
+    lambda x: np.maximum(x, 1e300),
+    lambda x: np.full_like(x, 1e300),
+    lambda x: x[0] * 1e300,
+])
+def test_python_float_cast_to_float32_warns_when_it_overflows(fn):
+    """A Python float too large for float32 becomes inf in a float32 operation, and NumPy warns
+    "overflow encountered in cast" (once the fuzzer's np.clip(x, 1e300, 1e300))."""
+    x = np.ones(3, np.float32)
+    with pytest.warns(RuntimeWarning, match="overflow encountered in cast"):
+        got = trace(fn)(x)
+    with pytest.warns(RuntimeWarning, match="overflow encountered in cast"):
+        want = fn(x)
+    assert _same(got, want)
+
+
+def test_float32_rounding_of_a_python_float_in_range_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = np.ones(3, np.float32)
+        assert _same(trace(lambda x: np.clip(x, 0.1, 3e38) * 1e30)(x), np.clip(x, 0.1, 3e38) * 1e30)

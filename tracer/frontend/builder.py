@@ -88,7 +88,7 @@ NUMBER_TYPES = (bool, int, float)
 # A float32 scalar (np.float32: an element or a reduction of a float32 array) has NumPy's float32
 # arithmetic: operators on it go to tracer.frontend.arrays (as on arrays), which computes through to_f64
 # and to_f32; other scalar code (math functions, int(), tuples) does not take it yet
-F32_SCALAR_OPS = {"to_f64", "store", "pack", "full", "tuple"}
+F32_SCALAR_OPS = {"to_f64", "store", "pack", "full", "tuple", "numpy_scalar_check"}
 FLOAT32_SCALARS = ("a float32 scalar (an element or a reduction of a float32 array, or np.float32(x)) is "
                    "supported in NumPy operations and arithmetic only yet: convert it with float(...)")
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import types
 
-from tracer.frontend import arrays
+from tracer.frontend import arrays, indexing
 from tracer.frontend.builder import NeedsPython, is_number, is_traced
 from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, ListChanged, RangeIter
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
@@ -166,7 +166,7 @@ class ListView(ExternalList):
 
     def element(self, tracer, index):
         """The item at `index` (a traced int in range, or an int): a number or a row."""
-        item = arrays.subscript(tracer, self.array, index)
+        item = indexing.subscript(tracer, self.array, index)
         if isinstance(item, TracedArray):
             return ListView(tracer, item, self.row_length)
         return item
@@ -247,7 +247,7 @@ def store(tracer, view: ListView, index, value) -> None:
         if not -len(view) <= index < len(view):
             raise IndexError("list assignment index out of range")
         index = int(index) % len(view)
-    arrays.store_item(tracer, array, index, value)
+    indexing.store_item(tracer, array, index, value)
     root = array
     while root.base is not None:
         root = root.base
@@ -459,7 +459,7 @@ def zip_of(tracer, iterables):
 def element_at(tracer, sequence, index):
     """The item at a traced `index` of what a RangeIter iterates (an array or a view)."""
     if isinstance(sequence, TracedArray):
-        return arrays.subscript(tracer, sequence, index)
+        return indexing.subscript(tracer, sequence, index)
     return sequence.element(tracer, index)
 
 

@@ -22,12 +22,12 @@ assign 3 input values to the 2 output values where the mask is true"), or, for n
 np.compress with a condition of another length, gives NumPy's own result.
 
 Registered into `tracer.frontend.numpy_more`'s tables; `x[mask]` and `x[mask] = v` are dispatched
-here from tracer/frontend/arrays.py (`subscript`, `store_item`) through `arrays.MASK_INDEXING`.
+here from tracer/frontend/indexing.py (`subscript`, `store_item`) through `indexing.MASK_INDEXING`.
 np.where(cond) with one argument is np.nonzero(cond) in NumPy, but np.where lives in numpy_api.
 """
 from __future__ import annotations
 
-from tracer.frontend import arrays
+from tracer.frontend import arrays, indexing
 from tracer.frontend.arrays import emit_elementwise, operand, sizes_of, unwrap_0d, wrap
 from tracer.frontend.numpy_more import METHODS, as_array, axis_index, numpy_function
 from tracer.frontend.objects import TracedArray, array_unsupported
@@ -96,7 +96,7 @@ def store_item(tracer, array: TracedArray, mask: TracedArray, value) -> None:
     arrays.assign(tracer, array, new)
 
 
-arrays.MASK_INDEXING.update(subscript=subscript, store_item=store_item)
+indexing.MASK_INDEXING.update(subscript=subscript, store_item=store_item)
 
 
 # ------------------------------------------------------------------------------- functions

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 
-from tracer.frontend import arrays
+from tracer.frontend import arrays, indexing
 from tracer.frontend.arrays import convert, promote, sizes_of, wrap
 from tracer.frontend.builder import is_traced
 from tracer.frontend.numpy_more import (
@@ -48,7 +48,7 @@ def _new_array(tracer, dtype, sizes: list, shape: tuple):
 
 def _write(tracer, target: TracedArray, index: tuple, value) -> None:
     """target[index] = value (a piece of a new array; the store checks run-time sizes)."""
-    view = arrays.subscript(tracer, target, index)
+    view = indexing.subscript(tracer, target, index)
     tracer.builder.emit("store", (view.value, convert(tracer, value.value, target.type.dtype)))
 
 
@@ -170,7 +170,7 @@ def roll(tracer, a, shift, axis=None):
     out = _new_array(tracer, x.type.dtype, sizes, x.type.shape)
     for indices in itertools.product(*rolls):
         source, target = zip(*indices)
-        _write(tracer, out, target, arrays.subscript(tracer, x, source))
+        _write(tracer, out, target, indexing.subscript(tracer, x, source))
     return out
 
 
@@ -178,7 +178,7 @@ def roll(tracer, a, shift, axis=None):
 def flip(tracer, m, axis=None):
     x = as_array(tracer, m, "np.flip")
     axes = axis_tuple(tracer, axis, x.rank)
-    return arrays.subscript(tracer, x, tuple(slice(None, None, -1) if d in axes else FULL for d in range(x.rank)))
+    return indexing.subscript(tracer, x, tuple(slice(None, None, -1) if d in axes else FULL for d in range(x.rank)))
 
 
 @numpy_function("fliplr")
@@ -206,7 +206,7 @@ def atleast_nd(tracer, n: int, items):
             continue
         where = {1: {0: (None,)}, 2: {0: (None, None), 1: (None, FULL)},
                  3: {0: (None, None, None), 1: (None, FULL, None), 2: (FULL, FULL, None)}}[n][x.rank]
-        yield arrays.subscript(tracer, x, where)
+        yield indexing.subscript(tracer, x, where)
 
 
 def _atleast(n):
@@ -254,7 +254,7 @@ def squeeze(tracer, a, axis=None):
 def expand_dims(tracer, a, axis):
     x = as_array(tracer, a, "np.expand_dims")
     axes = axis_tuple(tracer, axis, x.rank + (len(axis) if type(axis) in (tuple, list) else 1))
-    return arrays.subscript(tracer, x, tuple(None if d in axes else FULL for d in range(x.rank + len(axes))))
+    return indexing.subscript(tracer, x, tuple(None if d in axes else FULL for d in range(x.rank + len(axes))))
 
 
 @numpy_function("ravel", array_result=True)
@@ -291,7 +291,7 @@ def tile(tracer, A, reps):
     reps = tuple(index_arg(tracer, r, "np.tile's reps") for r in (reps if type(reps) in (tuple, list) else (reps,)))
     x = as_array(tracer, A, "np.tile")
     if len(reps) > x.rank:
-        x = arrays.subscript(tracer, x, (None,) * (len(reps) - x.rank) + (Ellipsis,))
+        x = indexing.subscript(tracer, x, (None,) * (len(reps) - x.rank) + (Ellipsis,))
     reps = (1,) * (x.rank - len(reps)) + reps
     if any(r < 0 for r in reps):
         raise ValueError("negative dimensions are not allowed")
@@ -342,8 +342,8 @@ def diff(tracer, a, n=1, axis=-1, prepend=None, append=None):
     axis = axis_index(tracer, axis, x.rank)
     op = "ne" if x.type.dtype == BOOL else "sub"
     for _ in range(n):
-        x = arrays.binary(tracer, op, arrays.subscript(tracer, x, _along(x.rank, axis, slice(1, None))),
-                          arrays.subscript(tracer, x, _along(x.rank, axis, slice(None, -1))))
+        x = arrays.binary(tracer, op, indexing.subscript(tracer, x, _along(x.rank, axis, slice(1, None))),
+                          indexing.subscript(tracer, x, _along(x.rank, axis, slice(None, -1))))
     return x
 
 
@@ -414,7 +414,7 @@ def diagonal_of(tracer, x: TracedArray, k: int):
     n, m = sizes_of(tracer, x.value)
     length = b.binary("sub", m, k) if k >= 0 else b.binary("add", n, k)
     length = _clamp(tracer, _minimum(tracer, n if k >= 0 else m, length))
-    rows = arrays.subscript(tracer, x, (slice(0, length), FULL) if k >= 0 else (slice(-k, b.binary("sub", length, k)),
+    rows = indexing.subscript(tracer, x, (slice(0, length), FULL) if k >= 0 else (slice(-k, b.binary("sub", length, k)),
                                                                                     FULL))
     r, c = sizes_of(tracer, rows.value)
     i, j = _grid(tracer, r, c)
@@ -459,7 +459,7 @@ def diag(tracer, v, k=0):
         x = join(tracer, [x, pad], 0)
     i, j = _grid(tracer, size, size)
     on = b.emit("eq", (j, b.emit("add", (i, b.const(k))))) if k >= 0 else b.emit("eq", (i, b.emit("add", (j, b.const(-k)))))
-    values = arrays.subscript(tracer, x, (slice(None), None) if k >= 0 else (None, slice(None)))
+    values = indexing.subscript(tracer, x, (slice(None), None) if k >= 0 else (None, slice(None)))
     zero = False if x.type.dtype == BOOL else 0
     return wrap(tracer, select(tracer, on, values.value, zero, x.type.dtype))
 

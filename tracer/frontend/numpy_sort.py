@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 
-from tracer.frontend import arrays
+from tracer.frontend import arrays, indexing
 from tracer.frontend.arrays import convert, emit_elementwise, sizes_of, wrap
 from tracer.frontend.builder import is_traced
 from tracer.frontend.numpy_more import METHODS, as_array, axis_index, axis_tuple, fallback_unless, numpy_function
@@ -138,7 +138,7 @@ def digitize(tracer, x, bins, right=False):
         raise ValueError("object too deep for desired array")
     x, edges = _common(tracer, x, edges)
     side = "left" if right else "right"
-    low, high = arrays.subscript(tracer, edges, slice(None, -1)), arrays.subscript(tracer, edges, slice(1, None))
+    low, high = indexing.subscript(tracer, edges, slice(None, -1)), indexing.subscript(tracer, edges, slice(1, None))
 
     def none(op, p, q):                    # no pair of neighbours with p <op> q
         return b.emit("eq", (b.emit("reduce", (b.emit("to_i64", (arrays.binary(tracer, op, p, q).value,)),),
@@ -150,7 +150,7 @@ def digitize(tracer, x, bins, right=False):
                                               b.const(0))))
     fallback_unless(tracer, b.emit("select", (increasing, b.const(True), decreasing)))
     up = b.emit("searchsorted", (edges.value, x.value), side=side)
-    backwards = arrays.subscript(tracer, edges, slice(None, None, -1))
+    backwards = indexing.subscript(tracer, edges, slice(None, None, -1))
     down = emit_elementwise(tracer, "sub", [sizes_of(tracer, edges.value)[0],
                                             b.emit("searchsorted", (backwards.value, x.value), side=side)], I64)
     chosen = b.emit("select", tuple(arrays.broadcast(tracer, [increasing, up, down])))

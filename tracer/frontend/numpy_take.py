@@ -11,12 +11,12 @@ broadcast to idx.shape + x.shape[1:], in idx's order (the last of repeated indic
 `np.add.at(x, idx, v)` adds at every occurrence. The IR's `index_select`, `index_update` and
 `index_add` (tracer/ir/index_ops.py) do the work; x[idx] and np.add.at are differentiable.
 
-Dispatched here from tracer/frontend/arrays.py (`subscript`, `store_item`) through
-`arrays.INDEX_ARRAYS`; np.take and np.add.at register into tracer.frontend.numpy_more's tables.
+Dispatched here from tracer/frontend/indexing.py (`subscript`, `store_item`) through
+`indexing.INDEX_ARRAYS`; np.take and np.add.at register into tracer.frontend.numpy_more's tables.
 """
 from __future__ import annotations
 
-from tracer.frontend import arrays
+from tracer.frontend import arrays, indexing
 from tracer.frontend.arrays import make_view, operand, sizes_of, unwrap_0d, wrap
 from tracer.frontend.builder import is_traced
 from tracer.frontend.numpy_more import as_array, axis_index, numpy_function
@@ -98,7 +98,7 @@ def store_item(tracer, array: TracedArray, index, value) -> None:
     arrays.assign(tracer, array, new)
 
 
-arrays.INDEX_ARRAYS.update(takes=takes, subscript=subscript, store_item=store_item)
+indexing.INDEX_ARRAYS.update(takes=takes, subscript=subscript, store_item=store_item)
 
 
 # ------------------------------------------------------------------------------- functions

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 
-from tracer.frontend import arrays, gathered, instance_ops
+from tracer.frontend import gathered, indexing, instance_ops
 from tracer.frontend.builder import PYTHON_BINARY, Failed, Unknown, is_number, is_traced
 from tracer.frontend.iteration import RangeIter
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
@@ -89,7 +89,7 @@ def materialize(tracer, x) -> list:
         if n is None or n > MAX_UNPACKED:
             raise tracer.error("unpacking (or listing) an array the trace does not know to be short is not "
                                f"supported (at most {MAX_UNPACKED} items of a known count)")
-        return [arrays.subscript(tracer, x, i) for i in range(n)]
+        return [indexing.subscript(tracer, x, i) for i in range(n)]
     if isinstance(x, (ExternalObject, BoundMethod)):
         raise tracer.error(f"iterating over {x!r} is not supported")
     try:
@@ -258,7 +258,7 @@ class ContainerOps:
         if isinstance(container, instance_ops.TracedInstance):
             return instance_ops.get_item(self.tracer, container, index)
         if isinstance(container, TracedArray):
-            return arrays.subscript(self.tracer, container, index)
+            return indexing.subscript(self.tracer, container, index)
         if is_traced(container) or isinstance(container, ExternalObject):
             if isinstance(container, ExternalObject):
                 raise self.tracer.error(f"subscripting {container!r} is not supported")
@@ -337,7 +337,7 @@ class ContainerOps:
             instance_ops.set_item(self.tracer, container, index, value)
             return
         if isinstance(container, TracedArray):
-            arrays.store_item(self.tracer, container, index, value)
+            indexing.store_item(self.tracer, container, index, value)
             return
         if isinstance(container, ExternalList) and type(container.obj) is tuple:
             raise TypeError("'tuple' object does not support item assignment")
