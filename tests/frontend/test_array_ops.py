@@ -450,3 +450,20 @@ def test_train_step_matches_a_hand_written_numpy_backward():
 def test_gradient_of_an_array_result_is_a_clear_error():
     with pytest.raises(TracerError):
         grad(lambda x: x * 2.0)(np.ones(3))
+
+
+@pytest.mark.parametrize("exponent", [2, 2.0, 0.5, -1, -1.0])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_squares_roots_and_reciprocals_are_numpys_bit_for_bit(exponent, dtype):
+    """x ** 2, x ** 0.5 and x ** -1 are NumPy's fast paths (a multiply, sqrt, a division), not pow:
+    the same bits as NumPy, signed zeros, infinities and NaN included."""
+    if dtype == np.int64 and exponent in (-1, -1.0):
+        pytest.skip("an int array to a negative int power is NumPy's ValueError (tests/codegen/test_no_traps.py)")
+    x = np.array([0.0, -0.0, 1.5, -2.25, 1e200, np.inf, -np.inf, np.nan, 3.0, 7e-310])
+    x = x.astype(dtype) if dtype != np.int64 else np.arange(-6, 7, dtype=np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = x ** exponent
+        got = trace(lambda a: a ** exponent)(x)
+    assert got.dtype == want.dtype and np.array_equal(np.signbit(got), np.signbit(want))
+    assert np.array_equal(got, want, equal_nan=True)
