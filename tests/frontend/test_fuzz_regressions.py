@@ -265,3 +265,17 @@ def test_float32_rounding_of_a_python_float_in_range_does_not_warn():
         warnings.simplefilter("error")
         x = np.ones(3, np.float32)
         assert _same(trace(lambda x: np.clip(x, 0.1, 3e38) * 1e30)(x), np.clip(x, 0.1, 3e38) * 1e30)
+
+
+def test_dot_and_matmul_sums_start_at_positive_zero():
+    """NumPy's dot and matmul (and BLAS) start each sum at +0.0: products that are all -0.0 sum
+    to 0.0, where np.sum gives -0.0."""
+    x = np.array([-1.0, -1e300])
+    check(lambda x: np.dot(x, np.zeros_like(x)), x)
+    check(lambda x: x @ np.zeros((2, 3)), x)
+    check(lambda x: np.zeros((7, 2)) @ np.stack([x] * 9, axis=1), x)
+
+
+def test_where_of_scalars_is_a_0d_array():
+    check(lambda x: np.where(x[0] > 1.0, 2.0, 3.0), np.ones(2))
+    check(lambda x: np.where(x == 1.0, x, x + x), np.array(-4.75))

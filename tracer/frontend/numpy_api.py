@@ -226,7 +226,10 @@ def _where(tracer, cond, a=None, b=None):
     compute = F64 if dtype == F32 else dtype       # float32: selected as float64 (exact), rounded back
     x, y = (convert(tracer, convert(tracer, v, dtype), compute) for v in (x, y))
     values = arrays.broadcast(tracer, [tracer.builder.value(v) for v in (c, x, y)])
-    return wrap(tracer, convert(tracer, tracer.builder.emit("select", tuple(values)), dtype))
+    chosen = convert(tracer, tracer.builder.emit("select", tuple(values)), dtype)
+    if not isinstance(chosen.type, ArrayType):                # of scalars: still an array, 0-d
+        chosen = tracer.builder.emit("full", (chosen,), shape=())
+    return wrap(tracer, chosen)
 
 
 @implements("clip")

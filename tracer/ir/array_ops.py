@@ -440,12 +440,12 @@ def _matmul(x, y, fused=False):
     elif fused:   # each term added with one rounding (the FMA pass's matmul), in order
         out = np.zeros((a.shape[0], b.shape[1]))
         for i, j in np.ndindex(out.shape):
-            total = -0.0
+            total = 0.0           # (NumPy's dot and matmul start at +0.0)
             for k in range(a.shape[1]):
                 total = fused_multiply_add(float(a[i, k]), float(b[k, j]), total)
             out[i, j] = total
     else:   # in the compiled order: each sum over k, one product after another
-        out = np.add.accumulate(a[:, :, None] * b[None, :, :], axis=1)[:, -1, :]
+        out = np.add.accumulate(a[:, :, None] * b[None, :, :], axis=1)[:, -1, :] + 0.0   # from +0.0
     out = out.reshape(matmul_shape(x.shape, y.shape))
     return out.item() if out.ndim == 0 else out
 
