@@ -1,10 +1,12 @@
-"""Lowering of `scan` (np.cumsum, np.cumprod): the running sum or product along one axis.
+"""Lowering of `scan` (np.cumsum, np.cumprod, np.maximum.accumulate, np.minimum.accumulate): the
+running sum, product, maximum or minimum along one axis.
 
 One loop nest over the result in row-major order: element i of the axis is element i - 1 of the
 result (already written, since row-major order visits it first) combined with x's element i,
 and the first element of the axis starts from 0 (-0.0 for floats: -0.0 + x is x) or 1. So the
 sum runs in order along the axis, as NumPy's accumulate does; float32 adds in float32; an int64
-past 64 bits returns FALLBACK (NumPy wraps it).
+past 64 bits returns FALLBACK (NumPy wraps it). A running maximum is NumPy's `maximum` loop:
+the earlier value where it is > the next or NaN, else the next (so a NaN carries on).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from codegen.kernel import ArrayValue, KernelBuilder
 from codegen.lowerings import lowers
 from tracer import ir
 
-START = {"sum": -0.0, "prod": 1.0}
+START = {"sum": -0.0, "prod": 1.0, "max": 0.0, "min": 0.0}     # (max, min: the first element itself)
 
 
 @lowers("scan")
@@ -34,10 +36,22 @@ def scan(k: KernelBuilder, v: ir.Value, a: ArrayValue):
         before[axis] = b.select(first, k.i64(0), b.sub(idx[axis], k.i64(1)))
         previous = b.select(first, start, load_element(k, out, before, dtype))
         x = load_element(k, a, idx, dtype)
-        if dtype == ir.I64:
+        if kind in ("max", "min"):
+            value = b.select(first, x, _extremum(k, kind, dtype, previous, x))
+        elif dtype == ir.I64:
             value = k.checked("sadd" if kind == "sum" else "smul", previous, x)
         else:
             value = b.fadd(previous, x) if kind == "sum" else b.fmul(previous, x)
         store_element(k, out, idx, dtype, value)
     for_each_index(k, a.sizes, body)
     return out
+
+
+def _extremum(k: KernelBuilder, kind: str, dtype, a, b_):
+    """NumPy's maximum(a, b) / minimum(a, b): a where a > b (a < b) or a is NaN, else b (of equal zeros, b)."""
+    b = k.builder
+    op = ">" if kind == "max" else "<"
+    if dtype == ir.I64:
+        return b.select(b.icmp_signed(op, a, b_), a, b_)
+    keep = b.or_(b.fcmp_ordered(op, a, b_), b.fcmp_unordered("uno", a, a))
+    return b.select(keep, a, b_)

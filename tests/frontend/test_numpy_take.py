@@ -107,3 +107,40 @@ def test_gradients_match_finite_differences():
         h = 1e-6
         fd = np.array([(fn(x + h * e, idx) - fn(x - h * e, idx)) / (2 * h) for e in np.eye(5)])
         np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_several_index_arrays_pick_elements(dtype):
+    """x[rows, cols] (NumPy's advanced indexing with several int arrays, broadcast together): one
+    element per pair, negative indices from the end, whole axes after them kept."""
+    a, t = data(dtype, (4, 5)), data(dtype, (3, 4, 2))
+    rows, cols = np.array([0, 3, -1, 2]), np.array([4, 0, -5, 1])
+    check(lambda a, rows, cols: a[rows, cols], a, rows, cols)
+    check(lambda a, rows: a[rows[:, None], np.array([[1, 0, 2]])], a, rows)     # broadcast: 4x3
+    check(lambda t, rows, cols: (t[rows[:3] % 3, cols[:3] % 4], t[rows[:3] % 3, cols[:3] % 4, :]), t, rows, cols)
+    check(lambda t: t[[0, 2], [1, 3], [1, 0]], t)
+
+
+def test_several_index_arrays_write_and_fail_as_numpy():
+    def write(a, rows, cols):
+        a[rows, cols] = -1.0
+        a[[0, 0], [1, 1]] += 5.0
+        a[[1, 2], [0, 3]] = np.array([7.0, 8.0])
+        return a
+    check(write, data(np.float64, (4, 5)), np.array([0, 3, -1]), np.array([4, 0, 2]))
+    f = trace(lambda a, rows, cols: a[rows, cols])
+    a = data(np.float64, (4, 5))
+    for rows, cols in [(np.array([0, 4]), np.array([0, 0])), (np.array([0, 1]), np.array([0, -6]))]:
+        with pytest.raises(IndexError, match="out of bounds for axis"):
+            f(a, rows, cols)
+    with pytest.raises(IndexError, match="shape mismatch: indexing arrays could not be broadcast"):
+        trace(lambda a: a[[0, 1], [0, 1, 2]])(a)
+
+
+def test_gradient_through_several_index_arrays():
+    a = data(np.float64, (3, 4))
+    g = grad(lambda a: (a[[0, 2, 2], [1, 3, 3]] ** 2).sum())(a)
+    want = np.zeros_like(a)
+    want[0, 1] = 2 * a[0, 1]
+    want[2, 3] = 4 * a[2, 3]
+    assert np.allclose(g, want)

@@ -19,6 +19,7 @@ from tracer.frontend import (  # noqa: F401 (these register into numpy_more)
     numpy_more,
     numpy_shapes,
     numpy_sort,
+    numpy_stats,
     numpy_take,
 )
 from tracer.frontend.arrays import convert, emit_elementwise, kind, operand, promote, wrap

@@ -2,7 +2,9 @@
 `x[idx] += v`), `np.take` and `np.add.at`.
 
 The index is an int64 array (computed in the trace, passed in, or a list of ints) in one place
-of the index, every other place a whole axis (`:`). As in NumPy, `x[idx]` is a new array of
+of the index, every other place a whole axis (`:`); or several such arrays on the leading axes
+(`x[rows, cols]`, broadcast together: the array seen with those axes as one, indexed by the
+combined index). As in NumPy, `x[idx]` is a new array of
 shape x.shape[:k] + idx.shape + x.shape[k + 1:] for the array at place k; a negative index
 counts from the end; one out of bounds raises NumPy's IndexError (from the Python function,
 when only the run time knows). `x[idx] = v` (the array at place 0) writes a scalar, or values
@@ -19,7 +21,7 @@ from __future__ import annotations
 from tracer.frontend import arrays, indexing
 from tracer.frontend.arrays import make_view, operand, sizes_of, unwrap_0d, wrap
 from tracer.frontend.builder import is_traced
-from tracer.frontend.numpy_more import as_array, axis_index, numpy_function
+from tracer.frontend.numpy_more import as_array, axis_index, fallback_unless, numpy_function
 from tracer.frontend.objects import TracedArray, array_unsupported
 from tracer.ir import BOOL, F32, I64, ArrayType
 
@@ -31,10 +33,46 @@ def _is_index_array(e) -> bool:
 
 
 def takes(index) -> bool:
-    """Whether `index` is one int array among whole axes (x[idx], x[:, idx], x[idx, :])."""
+    """Whether `index` is one int array among whole axes (x[idx], x[:, idx], x[idx, :]), or
+    several int arrays first, then whole axes (x[rows, cols], x[i, j, :])."""
     entries = index if type(index) is tuple else (index,)
-    return (sum(map(_is_index_array, entries)) == 1
+    arrays_ = sum(map(_is_index_array, entries))
+    if arrays_ > 1:
+        return all(map(_is_index_array, entries[:arrays_])) and all(e == slice(None) for e in entries[arrays_:])
+    return (arrays_ == 1
             and all(_is_index_array(e) or (type(e) is slice and e == slice(None)) for e in entries))
+
+
+def _flat_index(tracer, array: TracedArray, entries) -> tuple:
+    """(array seen as (n0 * n1 * ..., rest...), the one index into its first axis) for the int
+    arrays `entries` on its leading axes, broadcast together (NumPy's IndexError, from the
+    Python function, where one is out of bounds)."""
+    b = tracer.builder
+    if len(entries) > array.rank:
+        raise IndexError(f"too many indices for array: array is {array.rank}-dimensional, but "
+                         f"{len(entries)} were indexed")
+    values = [e.value if isinstance(e, TracedArray) else arrays.array_from(tracer, e) for e in entries]
+    try:
+        values = arrays.broadcast(tracer, values)
+    except ValueError:
+        shapes = " ".join(arrays.shape_text(v.type) for v in values)
+        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {shapes}") \
+            from None
+    sizes = sizes_of(tracer, array.value)
+    flat = None
+    for idx, n in zip(values, sizes):
+        inside = arrays.binary(tracer, "and", arrays.binary(tracer, "ge", wrap(tracer, idx), b.binary("sub", 0, n)),
+                               arrays.binary(tracer, "lt", wrap(tracer, idx), n))
+        inside = inside.value
+        fallback_unless(tracer, b.emit("reduce", (inside,), kind="min", axes=tuple(range(inside.type.rank)),
+                                       keepdims=False))
+        wrapped = b.emit("select", tuple(arrays.broadcast(tracer, [
+            b.value(arrays.binary(tracer, "lt", wrap(tracer, idx), 0).value),
+            b.value(arrays.binary(tracer, "add", wrap(tracer, idx), n).value), idx])))
+        flat = wrapped if flat is None else arrays.binary(tracer, "add", arrays.binary(
+            tracer, "mul", wrap(tracer, flat), n), wrap(tracer, wrapped)).value
+    rest = sizes[len(entries):]
+    return arrays.reshape(tracer, array, (-1, *rest)), flat
 
 
 def _split(tracer, array: TracedArray, index):
@@ -64,7 +102,14 @@ def select(tracer, array: TracedArray, idx, place: int = 0) -> TracedArray:
     return out
 
 
+def _leading_arrays(index) -> int:
+    return sum(map(_is_index_array, index)) if type(index) is tuple else 1
+
+
 def subscript(tracer, array: TracedArray, index) -> TracedArray:
+    if _leading_arrays(index) > 1:
+        flat_array, flat = _flat_index(tracer, array, index[:_leading_arrays(index)])
+        return select(tracer, flat_array, flat)
     place, idx = _split(tracer, array, index)
     return select(tracer, array, idx, place)
 
@@ -91,6 +136,12 @@ def _values(tracer, array: TracedArray, idx, value):
 def store_item(tracer, array: TracedArray, index, value) -> None:
     """array[idx] = value: the array's contents replaced by a copy with those rows written
     (arrays.assign: in place for a view, an argument, or inside a branch or loop)."""
+    if _leading_arrays(index) > 1:                # x[i, j] = v: through x seen with those axes as one
+        flat_array, flat = _flat_index(tracer, array, index[:_leading_arrays(index)])
+        new = tracer.builder.emit("index_update", (flat_array.value, flat, _values(tracer, flat_array, flat, value)))
+        sizes = sizes_of(tracer, array.value)
+        arrays.assign(tracer, array, arrays.reshape(tracer, wrap(tracer, new), tuple(sizes)).value)
+        return
     place, idx = _split(tracer, array, index)
     if place:
         raise array_unsupported(tracer, "assigning through an index array on an axis other than the first")

@@ -1,5 +1,6 @@
 """Cumulative ops on arrays (registered into `tracer.ir.ops.OPS`): `scan`, NumPy's
-`np.add.accumulate` / `np.multiply.accumulate` along one axis (np.cumsum, np.cumprod).
+`np.add.accumulate` / `np.multiply.accumulate` along one axis (np.cumsum, np.cumprod), and
+`np.maximum.accumulate` / `np.minimum.accumulate` (a NaN carries on to the end).
 
 A scan runs in order along its axis, one element after another, exactly as NumPy's accumulate
 does, so float results agree with NumPy to the last bit (float32 adds in float32). An int64
@@ -11,7 +12,7 @@ from tracer.errors import OpFailure, Status
 from tracer.ir.registry import define
 from tracer.ir.types import F32, F64, I64, I64_MAX, I64_MIN, ArrayType
 
-SCANS = {"sum", "prod"}
+SCANS = {"sum", "prod", "max", "min"}
 
 
 def _scan_type(t, a):
@@ -24,8 +25,8 @@ def _scan_type(t, a):
 
 def _scan(x, kind, axis):
     import numpy as np
-    ufunc = np.add if kind == "sum" else np.multiply
-    if x.dtype.kind == "f":
+    ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}[kind]
+    if x.dtype.kind == "f" or kind in ("max", "min"):
         return ufunc.accumulate(x, axis=axis, dtype=x.dtype)
     exact = ufunc.accumulate(x.astype(object), axis=axis) if x.size else x.copy()
     if any(not I64_MIN <= int(r) <= I64_MAX for r in exact.ravel()):
@@ -45,11 +46,12 @@ def flip(ct, axis: int):
 
 def _scan_rule(ct, out, x, kind, axis):
     """d cumsum: the gradient summed from the end (a cumsum of the reversed gradient, reversed)."""
-    if kind == "prod":
-        raise NotImplementedError("the derivative of a cumulative product")
+    if kind != "sum":
+        raise NotImplementedError(f"the derivative of a cumulative {kind}")
     return flip(flip(ct, axis).apply_attrs("scan", kind="sum", axis=axis), axis)
 
 
-define("scan", "the running attrs['kind'] (sum, prod) of x along attrs['axis'], in order (np.cumsum, np.cumprod "
+define("scan", "the running attrs['kind'] (sum, prod, max, min) of x along attrs['axis'], in order (np.cumsum, "
+       "np.cumprod, np.maximum.accumulate: NumPy's maximum, NaN wins; "
        "of an f64, f32 or i64 array; an i64 past 64 bits fails with FALLBACK)", _scan_type, _scan,
        [Status.FALLBACK, Status.NO_MEMORY], attrs=("kind", "axis"), vjp=(_scan_rule,))

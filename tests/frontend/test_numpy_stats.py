@@ -1,0 +1,77 @@
+"""np.bincount, np.nanmax / np.nanmin, ufunc.accumulate, np.linalg.norm and np.trapezoid in
+traced code (tracer.frontend.numpy_stats) against NumPy: `check` (from test_numpy_more) compares
+type, dtype, shape and bits, and runs the optimized IR too. Where NumPy raises or warns, the call
+runs the Python function: its error and warning."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from test_numpy_more import check
+
+from tracer import trace
+
+RNG = np.random.default_rng(11)
+
+
+def with_nans(shape):
+    x = RNG.normal(size=shape)
+    x[RNG.random(shape) < 0.2] = np.nan
+    x.flat[0] = -0.0
+    return x
+
+
+def test_bincount_counts_and_weights():
+    v = np.array([1, 3, 3, 0, 5, 3])
+    check(lambda v: np.bincount(v), v)
+    check(lambda v: np.bincount(v, minlength=9), v)
+    check(lambda v: np.bincount(v, weights=v * 0.5), v)
+    check(lambda v, w: np.bincount(v, w, 2), v, RNG.normal(size=6))
+    f = trace(lambda v: (np.bincount(v[:0]), np.bincount(v[:0], minlength=3)))      # (runs as Python: max of
+    for got, want in zip(f(v), (np.zeros(0, np.int64), np.zeros(3, np.int64))):     # nothing fails the call)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    check(lambda v: np.bincount(v > 2), v)
+
+
+def test_bincount_errors_are_numpys():
+    f = trace(lambda v: np.bincount(v - 2))
+    with pytest.raises(ValueError, match="negative"):
+        f(np.array([1, 3]))
+    with pytest.raises(ValueError, match="same length"):
+        trace(lambda v: np.bincount(v, weights=np.ones(3)))(np.array([1, 2]))
+
+
+@pytest.mark.parametrize("name", ["nanmax", "nanmin"])
+def test_nan_extremes(name):
+    fn = getattr(np, name)
+    x = with_nans((4, 5))
+    check(lambda x: fn(x), x)
+    check(lambda x: (fn(x, axis=0), fn(x, axis=1, keepdims=True)), x)
+    check(lambda v: fn(v), np.array([4, -2, 9]))
+    check(lambda x: fn(x), np.array([-np.inf, np.nan]))
+    only_nans = x.copy()
+    only_nans[:, 2] = np.nan
+    f = trace(lambda x: fn(x, axis=0))
+    with pytest.warns(RuntimeWarning, match="All-NaN slice encountered"):
+        got = f(only_nans)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.array_equal(got, fn(only_nans, axis=0), equal_nan=True)
+
+
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.maximum, np.minimum], ids=lambda u: u.__name__)
+def test_accumulate_along_each_axis(ufunc):
+    x = with_nans((3, 4)) if ufunc in (np.maximum, np.minimum) else RNG.normal(size=(3, 4))
+    check(lambda x: (ufunc.accumulate(x), ufunc.accumulate(x, axis=1), ufunc.accumulate(x.ravel())), x)
+    check(lambda v: ufunc.accumulate(v), np.array([3, -1, 4, 1, -5, 9]))
+    check(lambda x: ufunc.accumulate(x, axis=0), np.array([[0.0, -0.0], [-0.0, 0.0]]))
+
+
+def test_norm_and_trapezoid():
+    x = RNG.normal(size=(4, 6))
+    check(lambda x: (np.linalg.norm(x, axis=1), np.linalg.norm(x, axis=0, keepdims=True)), x)
+    assert trace(lambda x: np.linalg.norm(x))(x) == pytest.approx(np.linalg.norm(x), rel=1e-15)
+    assert trace(lambda v: np.linalg.norm(v))(np.arange(5)) == pytest.approx(np.linalg.norm(np.arange(5)), rel=1e-15)
+    check(lambda x: (np.trapezoid(x), np.trapezoid(x, dx=0.5, axis=0), np.trapezoid(x, x[0] ** 2)), x)
+    check(lambda v: np.trapezoid(v), np.array([1, 3, 3, 0]))

@@ -1,0 +1,165 @@
+"""NumPy's counting, NaN-ignoring extremes, running extremes and norms inside a trace:
+`np.bincount`, `np.nanmax` / `np.nanmin`, `ufunc.accumulate` (`np.add.accumulate`,
+`np.maximum.accumulate`, ...), `np.linalg.norm` and `np.trapezoid`, each built from the IR's ops
+in the order NumPy computes it.
+
+Where NumPy raises or warns (a negative count in np.bincount, a slice of only NaNs in np.nanmax)
+the compiled call fails and the Python function runs: NumPy's own error or warning. Registered
+into `tracer.frontend.numpy_more`'s tables.
+"""
+from __future__ import annotations
+
+from tracer.frontend import arrays, indexing
+from tracer.frontend.arrays import convert, emit_elementwise, sizes_of, wrap
+from tracer.frontend.builder import is_number, is_traced
+from tracer.frontend.numpy_more import (
+    as_array,
+    axis_index,
+    axis_tuple,
+    fallback_unless,
+    numpy_function,
+    select,
+    sum_of,
+)
+from tracer.frontend.objects import TracedArray
+from tracer.ir import BOOL, F32, F64, I64, ArrayType
+
+
+def _no(tracer, what: str, **kwargs) -> None:
+    for name, value in kwargs.items():
+        if value is not None:
+            raise tracer.error(f"{what}(..., {name}=...) is not supported yet")
+
+
+def _all_true(tracer, cond):
+    """One traced bool: every element of the bool array value `cond`."""
+    return tracer.builder.emit("reduce", (cond,), kind="min", axes=tuple(range(cond.type.rank)), keepdims=False)
+
+
+# ------------------------------------------------------------------------------- bincount
+@numpy_function("bincount", array_result=True)
+def bincount(tracer, x, weights=None, minlength=0):
+    """np.bincount: the count (or the sum of the weights) of each value 0..max(x), at least
+    `minlength` of them; a negative value is NumPy's ValueError (from the Python function)."""
+    b = tracer.builder
+    xs = as_array(tracer, x, "np.bincount")
+    if xs.rank != 1 or xs.type.dtype not in (I64, BOOL):
+        raise tracer.error("np.bincount of anything but a 1-D array of ints is not supported yet")
+    v = convert(tracer, xs.value, I64)
+    if not is_traced(minlength) and (type(minlength) is not int or minlength < 0):
+        raise ValueError("'minlength' must not be negative")
+    fallback_unless(tracer, _all_true(tracer, b.emit("ge", (v, b.const(0)))))
+    n = sizes_of(tracer, v)[0]
+    # max(x) + 1 (0 for an empty x; the max of nothing fails the call, and the Python function runs)
+    largest = b.emit("reduce", (b.emit("select", (b.emit("ge", (v, b.const(0))), v, b.const(0))),), kind="max",
+                     axes=(0,), keepdims=False)
+    length = b.emit("select", (b.value(b.compare("eq", n, 0)), b.const(0), b.value(b.binary("add", largest, 1))))
+    length = b.emit("select", (b.value(b.compare("lt", length, minlength)), b.value(minlength), length))
+    if weights is None:
+        zeros, values = b.emit("full", (b.const(0), length), shape=(None,)), b.const(1)
+    else:
+        w = as_array(tracer, weights, "np.bincount")
+        if w.type.shape != xs.type.shape and None not in (w.type.shape + xs.type.shape):
+            raise ValueError("The weights and list don't have the same length.")
+        fallback_unless(tracer, b.compare("eq", sizes_of(tracer, w.value)[0], n) if w.rank == 1 else False)
+        zeros, values = b.emit("full", (b.const(0.0), length), shape=(None,)), convert(tracer, w.value, F64)
+    if not is_traced(values):
+        values = b.emit("full", (b.value(values), b.value(n)), shape=xs.type.shape)
+    return wrap(tracer, b.emit("index_add", (zeros, v, values)))
+
+
+# ------------------------------------------------------------------------------- nanmax, nanmin
+def _nan_extreme(kind: str):
+    def impl(tracer, a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        what = f"np.nan{kind}"
+        _no(tracer, what, out=out, initial=initial, where=where)
+        x = as_array(tracer, a, what)
+        b = tracer.builder
+        axes = axis_tuple(tracer, axis, x.rank)
+        v = x.value
+        if v.type.dtype in (F64, F32):
+            nan = b.emit("isnan", (convert(tracer, v, F64),))
+            # NumPy warns "All-NaN slice encountered" where a slice holds only NaNs: the Python function runs
+            counted = sum_of(tracer, b.emit("not", (nan,)), axes) if axes else b.emit("not", (nan,))
+            found = b.emit("gt", (counted, b.const(0 if axes else False)))
+            fallback_unless(tracer, _all_true(tracer, found) if isinstance(found.type, ArrayType) else found)
+            v = select(tracer, nan, float("-inf") if kind == "max" else float("inf"), v, v.type.dtype)
+        if not axes:
+            return wrap(tracer, v if v is not x.value else b.emit("copy", (v,)))
+        return wrap(tracer, b.emit("reduce", (v,), kind=kind, axes=axes, keepdims=bool(keepdims)))
+    return impl
+
+
+numpy_function("nanmax")(_nan_extreme("max"))
+numpy_function("nanmin")(_nan_extreme("min"))
+
+
+# ------------------------------------------------------------------------------- accumulate
+def _accumulate(name: str, kind: str):
+    def impl(tracer, array, axis=0, dtype=None, out=None):
+        what = f"np.{name}.accumulate"
+        _no(tracer, what, dtype=dtype, out=out)
+        x = as_array(tracer, array, what)
+        if x.rank == 0:
+            raise TypeError("cannot accumulate on a scalar")
+        if x.type.dtype == BOOL:
+            raise tracer.error(f"{what} of a bool array is not supported yet")
+        axis = axis_index(tracer, axis, x.rank)
+        return wrap(tracer, tracer.builder.emit("scan", (x.value,), kind=kind, axis=axis))
+    return impl
+
+
+for _name, _kind in (("add", "sum"), ("multiply", "prod"), ("maximum", "max"), ("minimum", "min")):
+    numpy_function(f"{_name}.accumulate", array_result=True)(_accumulate(_name, _kind))
+
+
+# ------------------------------------------------------------------------------- linalg.norm
+@numpy_function("linalg.norm")
+def norm(tracer, x, ord=None, axis=None, keepdims=False):
+    """The 2-norm (Frobenius for a matrix): sqrt of the sum of squares, over all elements or
+    along `axis`. (NumPy's whole-array norm sums with BLAS's dot, whose order differs from the
+    sum's here: the last bit may differ.)"""
+    if ord is not None and not (ord == 2 and axis is not None and not isinstance(axis, tuple)) and ord != "fro":
+        raise tracer.error(f"np.linalg.norm(..., ord={ord!r}) is not supported yet (the 2-norm is)")
+    a = as_array(tracer, x, "np.linalg.norm")
+    v = convert(tracer, a.value, F64) if a.type.dtype in (I64, BOOL) else a.value
+    t = v.type.dtype
+    squares = emit_elementwise(tracer, "mul", [v, v], t)
+    axes = axis_tuple(tracer, axis, a.rank)
+    total = sum_of(tracer, squares, axes, keepdims) if axes else squares
+    return wrap(tracer, emit_elementwise(tracer, "sqrt", [total], t))
+
+
+# ------------------------------------------------------------------------------- trapezoid
+@numpy_function("trapezoid", "trapz")
+def trapezoid(tracer, y, x=None, dx=1.0, axis=-1):
+    """NumPy's trapezoid rule: (d * (y[1:] + y[:-1]) / 2.0).sum(axis)."""
+    ys = as_array(tracer, y, "np.trapezoid")
+    if ys.type.dtype in (I64, BOOL):
+        ys = wrap(tracer, convert(tracer, ys.value, F64))
+    axis = axis_index(tracer, axis, ys.rank)
+
+    def part(a: TracedArray, piece: slice):
+        return _along(tracer, a, axis, piece)
+
+    if x is None:
+        d = dx if is_number(dx) or is_traced(dx) else as_array(tracer, dx, "np.trapezoid")
+    else:
+        xs = as_array(tracer, x, "np.trapezoid")
+        if xs.rank == 1:
+            d = arrays.binary(tracer, "sub", _along(tracer, xs, 0, slice(1, None)), _along(tracer, xs, 0, slice(None, -1)))
+            if ys.rank > 1:
+                shape = [1] * ys.rank
+                shape[axis] = -1
+                d = arrays.reshape(tracer, d, tuple(shape))
+        else:
+            d = arrays.binary(tracer, "sub", part(xs, slice(1, None)), part(xs, slice(None, -1)))
+    pairs = arrays.binary(tracer, "add", part(ys, slice(1, None)), part(ys, slice(None, -1)))
+    terms = arrays.binary(tracer, "div", arrays.binary(tracer, "mul", d, pairs), 2.0)
+    value = terms.value if isinstance(terms, TracedArray) else terms
+    return wrap(tracer, sum_of(tracer, value, (axis,)))
+
+
+def _along(tracer, x: TracedArray, axis: int, piece: slice) -> TracedArray:
+    """x[..., piece, ...], `piece` on `axis`."""
+    return indexing.subscript(tracer, x, tuple(piece if d == axis else slice(None) for d in range(x.rank)))
