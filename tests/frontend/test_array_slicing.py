@@ -214,3 +214,48 @@ def test_broadcast_views_are_read_only():
         write(np.zeros(4))
     with pytest.raises(ValueError, match="read-only"):
         trace(write)(np.zeros(4))
+
+
+def _dot_of_zip(a, b):
+    s = 0.0
+    for u, v in zip(a, b):
+        s += u * v
+    return s
+
+
+def _weighted_rows(x):
+    out = 0.0
+    for i, r in enumerate(x, 1):
+        out += i * r.sum()
+    return out
+
+
+def _three(a, b, c):
+    t = 0.0
+    for p, q, r in zip(a, b, c):
+        t += p - q * r
+    return t
+
+
+def _first_rise(v):
+    best = -1
+    for i, e in enumerate(v):
+        if e > best:
+            best = e + i
+    return best
+
+
+@pytest.mark.parametrize("fn, args", [
+    (_dot_of_zip, (np.arange(5.0), np.arange(5.0)[::-1])),
+    (_dot_of_zip, (np.arange(5.0), np.arange(3.0))),            # as long as the shortest
+    (_dot_of_zip, (np.arange(5.0), np.arange(0.0))),
+    (_weighted_rows, (np.arange(12.0).reshape(3, 4),)),
+    (_three, (np.arange(4.0), np.ones(4), np.arange(4.0) * 0.5)),
+    (_first_rise, (np.array([3, 1, 4, 1, 5]),)),
+], ids=["zip", "zip-shorter", "zip-empty", "enumerate-rows", "zip3", "enumerate-ints"])
+def test_zip_and_enumerate_of_arrays_compile_to_loops(fn, args):
+    compiled = trace(fn, fullgraph=True)
+    assert compiled(*args) == fn(*args)
+    longer = tuple(np.concatenate([a] * 3) for a in args)          # another length: the same code
+    assert compiled(*longer) == fn(*longer)
+    assert len(compiled.specializations) == 1

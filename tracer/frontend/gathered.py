@@ -456,6 +456,42 @@ def zip_of(tracer, iterables):
     return loop_over(tracer, Zipped(tuple(views)))
 
 
+class ArrayRows:
+    """zip() of arrays, or enumerate() of one (`start` then): the item at an index is the tuple
+    of the arrays' rows (or elements) there, after the count for enumerate."""
+
+    def __init__(self, arrays_: tuple, start=None):
+        self.arrays, self.start = arrays_, start
+
+    def element(self, tracer, index):
+        rows = tuple(indexing.subscript(tracer, a, index) for a in self.arrays)
+        return rows if self.start is None else (tracer.builder.binary("add", index, self.start), *rows)
+
+    def unrolled(self, tracer, start: int):
+        raise tracer.error("a loop over zip() or enumerate() of arrays that cannot compile to a loop")
+
+
+def over_arrays(x) -> bool:
+    """Whether a RangeIter's sequence `x` is an array, or zip() or enumerate() of arrays."""
+    return isinstance(x, (TracedArray, ArrayRows))
+
+
+def rows_of(tracer, iterables, start=None):
+    """zip(*iterables) of arrays (enumerate(array) with `start`) as a compiled loop over their
+    first axis, as long as the shortest; None unless every iterable is an array."""
+    if not iterables or not all(isinstance(x, TracedArray) for x in iterables):
+        return None
+    if any(x.rank == 0 for x in iterables):
+        raise TypeError("iteration over a 0-d array")
+    b = tracer.builder
+    length = None
+    for x in iterables:
+        n = arrays.sizes_of(tracer, x.value)[0]
+        length = n if length is None else b.emit("select", (b.value(b.compare("lt", n, length)), b.value(n),
+                                                              b.value(length)))
+    return RangeIter(0, length, 1, b.const(0), ArrayRows(tuple(iterables), start))
+
+
 def element_at(tracer, sequence, index):
     """The item at a traced `index` of what a RangeIter iterates (an array or a view)."""
     if isinstance(sequence, TracedArray):

@@ -386,7 +386,7 @@ def _range(tracer, *args):
 
 @implements(builtins.zip)
 def _zip(tracer, *iterables, strict=False):
-    compiled = None if strict else gathered.zip_of(tracer, iterables)
+    compiled = None if strict else gathered.rows_of(tracer, iterables) or gathered.zip_of(tracer, iterables)
     if compiled is not None:
         return compiled                # long lists: one loop, one counter
     # lazy like CPython's: zip([1.0, 2.0], gen) never pulls gen's third value
@@ -396,7 +396,7 @@ def _zip(tracer, *iterables, strict=False):
 @implements(builtins.enumerate)
 def _enumerate(tracer, iterable, start=0):
     start = tracer.builder.concretize(start, "enumerate()")
-    compiled = gathered.enumerate_of(tracer, iterable, start)
+    compiled = gathered.rows_of(tracer, (iterable,), start) or gathered.enumerate_of(tracer, iterable, start)
     return compiled if compiled is not None else enumerate(_iter(tracer, iterable, compiled=False), start)
 
 

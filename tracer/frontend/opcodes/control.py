@@ -163,7 +163,7 @@ class ControlFlowOps:
             return self._unroll_range(it, instr)
         state, block = self.save(), self.builder.block
         mark = block_mark(block)
-        over_list = it.array is not None and not isinstance(it.array, TracedArray)
+        over_list = it.array is not None and not gathered.over_arrays(it.array)
         try:
             self._fill_comprehension(it, here)
             return self.build_loop()
@@ -178,7 +178,7 @@ class ControlFlowOps:
             self.restore(state)
             cut_block(block, mark)               # (a peeled first iteration, if any)
             b = self.builder
-            if isinstance(it.array, TracedArray) or not all(b.must_be_concrete(x) for x in it.fields()[:4]):
+            if gathered.over_arrays(it.array) or not all(b.must_be_concrete(x) for x in it.fields()[:4]):
                 raise
             return self._unroll_range(it, instr)
 
@@ -189,7 +189,7 @@ class ControlFlowOps:
         start, stop, step, index = (b.concretize(x, "the range of a loop") for x in it.fields()[:4])
         if it.array is None:
             self.stack[-1] = iter(range(index, stop, step))
-        elif isinstance(it.array, TracedArray):
+        elif gathered.over_arrays(it.array):
             raise self.tracer.error("a loop over an array inside a generator is not supported")
         else:
             self.stack[-1] = it.array.unrolled(self.tracer, index)
