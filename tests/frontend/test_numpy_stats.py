@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from test_numpy_more import check
+from test_numpy_more import check, same
 
 from tracer import trace
 
@@ -75,3 +75,30 @@ def test_norm_and_trapezoid():
     assert trace(lambda v: np.linalg.norm(v))(np.arange(5)) == pytest.approx(np.linalg.norm(np.arange(5)), rel=1e-15)
     check(lambda x: (np.trapezoid(x), np.trapezoid(x, dx=0.5, axis=0), np.trapezoid(x, x[0] ** 2)), x)
     check(lambda v: np.trapezoid(v), np.array([1, 3, 3, 0]))
+
+
+def test_diagflat_and_polyval():
+    v = RNG.normal(size=3)
+    check(lambda v: (np.diagflat(v), np.diagflat(v.reshape(1, 3), -1), np.diagflat([[1, 2], [3, 4]], 1)), v)
+    x = np.linspace(-2, 2, 7)
+    for fn in (lambda x: np.polyval([1.0, -2.0, 0.5], x), lambda x: np.polyval((3, 1), x[2]),
+               lambda x: np.polyval(np.array([2.0, 1.0, 0.0, -1.0]), x), lambda x: np.polyval([2, 3], 2.5)):
+        same(trace(fn, fullgraph=True, fuse_fma=False)(x), fn(x))
+    got = trace(lambda x: np.polyval([1.0, -2.0, 0.5], x), fuse_fma=False)(x.astype(np.float32))
+    assert got.dtype == np.float64          # the coefficients are np.float64 (NEP 50: not weak)
+    check(lambda v: np.polyval([2, 3], v), np.arange(4))
+
+
+def test_interp_as_numpys_loop():
+    xp, fp = np.array([0.0, 1.0, 2.5, 4.0]), np.array([3.0, -1.0, 2.0, np.inf])
+    x = np.array([-1, 0, 0.5, 1.0, 2.0, 2.5, 3.9, 4.0, 4.5, np.nan])
+    for fn in (lambda x, xp, fp: np.interp(x, xp, fp), lambda x, xp, fp: np.interp(x, xp, fp, left=-7.0, right=9),
+               lambda x, xp, fp: np.interp(x.reshape(2, 5), xp, fp[::-1]),
+               lambda x, xp, fp: np.interp(x, xp[:1], fp[:1]), lambda x, xp, fp: np.interp(x[2], xp, fp),
+               lambda x, xp, fp: np.interp(x, xp, np.array([np.inf, np.inf, 1.0, 1.0]))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got, want = trace(fn, fullgraph=True, fuse_fma=False)(x, xp, fp), fn(x, xp, fp)
+        assert np.asarray(got).shape == np.asarray(want).shape and np.array_equal(got, want, equal_nan=True)
+    with pytest.raises(ValueError, match="same length"):
+        trace(lambda x, xp, fp: np.interp(x, xp, fp))(x, xp, fp[:3])

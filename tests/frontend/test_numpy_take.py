@@ -144,3 +144,19 @@ def test_gradient_through_several_index_arrays():
     want[0, 1] = 2 * a[0, 1]
     want[2, 3] = 4 * a[2, 3]
     assert np.allclose(g, want)
+
+
+def test_assign_through_an_index_array_on_a_later_axis():
+    def write(x, j):
+        x[:, j] = -1.0
+        x[:, j[:1]] += 1.0
+        x[:, j] = np.arange(6.0).reshape(3, 2)
+        x[:, j] = np.array([10.0, 20.0])
+        return x
+    check(write, data(np.float64, (3, 4)), np.array([3, 0]))
+
+    def write3(t, j):
+        t[:, j] = 5
+        t[:, :, j] = 7
+        return t
+    check(write3, data(np.int64, (2, 4, 3)), np.array([2, 0]))

@@ -9,7 +9,7 @@ into `tracer.frontend.numpy_more`'s tables.
 """
 from __future__ import annotations
 
-from tracer.frontend import arrays, indexing
+from tracer.frontend import arrays, indexing, numpy_shapes
 from tracer.frontend.arrays import convert, emit_elementwise, sizes_of, wrap
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.numpy_more import (
@@ -163,3 +163,87 @@ def trapezoid(tracer, y, x=None, dx=1.0, axis=-1):
 def _along(tracer, x: TracedArray, axis: int, piece: slice) -> TracedArray:
     """x[..., piece, ...], `piece` on `axis`."""
     return indexing.subscript(tracer, x, tuple(piece if d == axis else slice(None) for d in range(x.rank)))
+
+
+# ------------------------------------------------------------------------------- diagflat, polyval
+@numpy_function("diagflat", array_result=True)
+def diagflat(tracer, v, k=0):
+    """np.diag of the flattened input."""
+    return numpy_shapes.diag(tracer, arrays.reshape(tracer, as_array(tracer, v, "np.diagflat"), (-1,)), k)
+
+
+@numpy_function("polyval")
+def polyval(tracer, p, x):
+    """NumPy's Horner loop, y = y * x + c for each coefficient c (an np.float64 or np.int64) from
+    the highest power, starting from zeros like x: for coefficients in a list or tuple, or an
+    array whose length the trace knows."""
+    if type(p) in (list, tuple):
+        p = wrap(tracer, arrays.array_from(tracer, p))
+    if not isinstance(p, TracedArray):
+        raise tracer.error(f"np.polyval of a {type(p).__name__} is not supported")
+    if p.rank != 1 or p.type.shape[0] is None:
+        raise tracer.error("np.polyval with coefficients in an array of run-time length is not supported "
+                           "yet (pass a list or tuple)")
+    xs = as_array(tracer, x, "np.polyval")
+    b = tracer.builder
+    zero = {F64: 0.0, F32: 0.0, I64: 0, BOOL: False}[xs.type.dtype]
+    fill = convert(tracer, zero, xs.type.dtype)
+    y = wrap(tracer, b.emit("full", (b.value(fill), *(b.value(n) for n in sizes_of(tracer, xs.value))),
+                            shape=xs.type.shape))
+    for i in range(p.type.shape[0]):
+        product = arrays.binary(tracer, "mul", y, xs)
+        value = product.value if isinstance(product, TracedArray) else product
+        if arrays.kind(value) == F32 and p.type.dtype in (F64, I64):   # NEP 50: the np.float64 / np.int64
+            product = wrap(tracer, convert(tracer, value, F64))         # coefficient makes it float64
+        y = arrays.binary(tracer, "add", product, indexing.subscript(tracer, p, i))
+    return y
+
+
+# ------------------------------------------------------------------------------- interp
+@numpy_function("interp")
+def interp(tracer, x, xp, fp, left=None, right=None, period=None):
+    """np.interp as NumPy's compiled loop computes it: for x in [xp[j], xp[j+1]),
+    slope * (x - xp[j]) + fp[j] (from the other end where that is NaN), fp[j] where x == xp[j],
+    `left` / `right` outside, NaN for NaN (float64 xp and fp, increasing, as NumPy assumes)."""
+    _no(tracer, "np.interp", period=period)
+    b = tracer.builder
+    xs = as_array(tracer, x, "np.interp")
+    xp_, fp_ = (as_array(tracer, v, "np.interp") for v in (xp, fp))
+    if xp_.rank != 1 or fp_.rank != 1:
+        raise ValueError("object too deep for desired array" if max(xp_.rank, fp_.rank) > 1 else
+                         "object of too small depth for desired array")
+    xv, dx, dy = (convert(tracer, v.value, F64) for v in (xs, xp_, fp_))
+    n = sizes_of(tracer, dx)[0]
+    if None not in (xp_.type.shape[0], fp_.type.shape[0]) and xp_.type.shape != fp_.type.shape:
+        raise ValueError("fp and xp are not of the same length.")
+    fallback_unless(tracer, b.compare("eq", n, sizes_of(tracer, dy)[0]))      # NumPy's ValueError
+    fallback_unless(tracer, b.compare("gt", n, 0))                            # (array of sample points is empty)
+    last = b.binary("sub", n, 1)
+
+    def at(values, index):                     # values[index] for an array of indices in [0, n)
+        return b.emit("index_select", (values, index))
+
+    def full(v):
+        return b.emit("full", (b.value(v), *(b.value(s) for s in sizes_of(tracer, xv))), shape=xv.type.shape)
+
+    low = at(dy, full(0)) if left is None else full(convert(tracer, left, F64))
+    high = at(dy, full(last)) if right is None else full(convert(tracer, right, F64))
+    j = b.emit("sub", (b.emit("searchsorted", (dx, xv), side="right"), b.value(full(1))))
+    inner = b.emit("select", (b.emit("lt", (j, b.value(full(0)))), full(0), j))
+    inner = b.emit("select", (b.emit("gt", (inner, full(b.binary("sub", n, 2)))), full(b.binary("sub", n, 2)), inner))
+    inner = b.emit("select", (b.emit("lt", (inner, full(0))), full(0), inner))      # (n == 1: 0)
+    nxt = b.emit("select", (b.emit("lt", (b.emit("add", (inner, full(1))), full(n))),
+                            b.emit("add", (inner, full(1))), inner))
+    x0, x1, y0, y1 = at(dx, inner), at(dx, nxt), at(dy, inner), at(dy, nxt)
+    slope = b.emit("div", (b.emit("sub", (y1, y0)), b.emit("sub", (x1, x0))))
+    forward = b.emit("add", (b.emit("mul", (slope, b.emit("sub", (xv, x0)))), y0))
+    backward = b.emit("add", (b.emit("mul", (slope, b.emit("sub", (xv, x1)))), y1))
+    value = b.emit("select", (b.emit("isnan", (forward,)), backward, forward))
+    value = b.emit("select", (b.emit("isnan", (value,)), b.emit("select", (b.emit("eq", (y0, y1)), y0, value)), value))
+    value = b.emit("select", (b.emit("eq", (x0, xv)), y0, value))             # x on a sample point
+    j_last = b.emit("eq", (j, full(last)))
+    value = b.emit("select", (j_last, at(dy, full(last)), value))
+    value = b.emit("select", (b.emit("lt", (xv, at(dx, full(0)))), low, value))
+    value = b.emit("select", (b.emit("gt", (xv, at(dx, full(last)))), high, value))
+    value = b.emit("select", (b.emit("isnan", (xv,)), xv, value))
+    return wrap(tracer, value)

@@ -133,6 +133,17 @@ def _values(tracer, array: TracedArray, idx, value):
     return value
 
 
+def _with_rank(tracer, value, rank: int):
+    """The array value `value` with axes of size 1 in front, up to `rank` (NumPy's broadcasting)."""
+    extra = rank - value.type.rank
+    if extra <= 0:
+        return value
+    b = tracer.builder
+    sizes = [b.value(1)] * extra + [b.value(n) for n in sizes_of(tracer, value)]
+    return b.emit("broadcast_in_dim", (value, *sizes), shape=(1,) * extra + value.type.shape,
+                  dims=tuple(range(extra, rank)))
+
+
 def store_item(tracer, array: TracedArray, index, value) -> None:
     """array[idx] = value: the array's contents replaced by a copy with those rows written
     (arrays.assign: in place for a view, an argument, or inside a branch or loop)."""
@@ -143,8 +154,19 @@ def store_item(tracer, array: TracedArray, index, value) -> None:
         arrays.assign(tracer, array, arrays.reshape(tracer, wrap(tracer, new), tuple(sizes)).value)
         return
     place, idx = _split(tracer, array, index)
-    if place:
-        raise array_unsupported(tracer, "assigning through an index array on an axis other than the first")
+    if place:                      # x[:, idx] = v: through the view with that axis first
+        rank = array.rank
+        view = make_view(tracer, array, "transpose", (), perm=(place, *range(place), *range(place + 1, rank)))
+        r = idx.type.rank
+        value = operand(tracer, value, "assignment")
+        if isinstance(value.type if is_traced(value) else None, ArrayType) and value.type.rank > 0:
+            # v has NumPy's shape x.shape[:place] + idx.shape + x.shape[place+1:]: the same move
+            value = _with_rank(tracer, value, rank - 1 + r)
+            value = tracer.builder.emit("transpose", (value,), perm=(*range(place, place + r), *range(place),
+                                                                     *range(place + r, rank - 1 + r)))
+        new = tracer.builder.emit("index_update", (view.value, idx, _values(tracer, view, idx, value)))
+        arrays.assign(tracer, view, new)
+        return
     new = tracer.builder.emit("index_update", (array.value, idx, _values(tracer, array, idx, value)))
     arrays.assign(tracer, array, new)
 
