@@ -102,3 +102,19 @@ def test_interp_as_numpys_loop():
         assert np.asarray(got).shape == np.asarray(want).shape and np.array_equal(got, want, equal_nan=True)
     with pytest.raises(ValueError, match="same length"):
         trace(lambda x, xp, fp: np.interp(x, xp, fp))(x, xp, fp[:3])
+
+
+@pytest.mark.parametrize("x, bins, range_", [
+    (RNG.normal(size=1000), 10, None), (RNG.normal(size=(10, 10)), 5, (-1.0, 1.0)), (np.arange(20), 4, None),
+    (np.full(5, 2.0), 3, None), (np.linspace(0, 1, 101), 10, None), (np.array([0.0, 0.1, 0.2, 0.3, 0.7, 1.0]), 10, None),
+], ids=["normal", "range", "ints", "one-value", "on-edges", "tenths"])
+def test_histogram_equal_bins(x, bins, range_):
+    check(lambda x: np.histogram(x, bins=bins, range=range_), x)
+
+
+def test_histogram_errors_are_numpys():
+    f = trace(lambda x: np.histogram(x))
+    with pytest.raises(ValueError, match="autodetected range of \\[nan, nan\\] is not finite"):
+        f(np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="max must be larger than min"):
+        trace(lambda x: np.histogram(x, bins=3, range=(1, 0)))(np.ones(3))

@@ -87,14 +87,22 @@ def sort_in_place(tracer, x, axis=-1, kind=None, order=None, *, stable=None):
 def unique(tracer, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
            equal_nan=True, sorted=True):
     """np.unique(x): the sorted distinct elements of the flattened array (NaNs one, at the end:
-    equal_nan), as a sort, then the elements that differ from the one before them."""
-    _no(tracer, "np.unique", return_index=return_index, return_inverse=return_inverse,
-        return_counts=return_counts, axis=axis)
+    equal_nan), as a sort, then the elements that differ from the one before them. With
+    return_index, return_inverse or return_counts, as NumPy: a stable argsort `perm`, the
+    elements in its order, and from the places where a new value starts, the first index of
+    each value, each element's place among the values (the input's shape), and the counts."""
+    _no(tracer, "np.unique", axis=axis)
     if not equal_nan:
         raise tracer.error("np.unique(..., equal_nan=False) is not supported yet")
     b = tracer.builder
     x = _sortable(tracer, ar, "np.unique")
-    u = wrap(tracer, b.emit("sort", (arrays.reshape(tracer, x, (-1,)).value,), axis=0))
+    flat = arrays.reshape(tracer, x, (-1,)).value
+    extras = return_index or return_inverse or return_counts
+    if extras:
+        perm = b.emit("argsort", (flat,), axis=0)
+        u = wrap(tracer, b.emit("index_select", (flat, perm)))
+    else:
+        u = wrap(tracer, b.emit("sort", (flat,), axis=0))
     before = roll(tracer, u, 1)
     new = arrays.binary(tracer, "ne", u, before)
     if x.type.dtype != I64:                    # NaN != NaN, but NaNs are one value here
@@ -102,9 +110,29 @@ def unique(tracer, ar, return_index=False, return_inverse=False, return_counts=F
         both = wrap(tracer, b.emit("select", (nans[0], nans[1], b.const(False))))
         new = arrays.binary(tracer, "and", new, arrays.unary(tracer, "invert", both))
     n = sizes_of(tracer, u.value)[0]
-    first = arrays.binary(tracer, "eq", wrap(tracer, b.emit("iota", (b.value(n),), shape=u.type.shape)), 0)
-    keep = arrays.binary(tracer, "or", first, new)
-    return wrap(tracer, b.emit("mask_select", (u.value, keep.value)))
+    places = b.emit("iota", (b.value(n),), shape=u.type.shape)
+    first = arrays.binary(tracer, "eq", wrap(tracer, places), 0)
+    keep = arrays.binary(tracer, "or", first, new).value
+    values = wrap(tracer, b.emit("mask_select", (u.value, keep)))
+    if not extras:
+        return values
+    results = [values]
+    starts = b.emit("mask_select", (places, keep))
+    if return_index:
+        results.append(wrap(tracer, b.emit("index_select", (perm, starts))))
+    if return_inverse:
+        position = b.emit("sub", (b.emit("scan", (convert(tracer, keep, I64),), kind="sum", axis=0),
+                                  b.value(b.emit("full", (b.const(1), b.value(n)), shape=u.type.shape))))
+        inverse = b.emit("index_update", (b.emit("full", (b.const(0), b.value(n)), shape=u.type.shape), perm, position))
+        results.append(arrays.reshape(tracer, wrap(tracer, inverse), tuple(sizes_of(tracer, x.value))))
+    if return_counts:
+        m = sizes_of(tracer, starts)[0]
+        last = b.emit("eq", (b.emit("iota", (b.value(m),), shape=starts.type.shape),
+                             b.value(b.emit("full", (b.value(b.binary("sub", m, 1)), b.value(m)), shape=starts.type.shape))))
+        ends = b.emit("select", (last, b.emit("full", (b.value(n), b.value(m)), shape=starts.type.shape),
+                                 roll(tracer, wrap(tracer, starts), -1).value))
+        results.append(wrap(tracer, b.emit("sub", (ends, starts))))
+    return tuple(results)
 
 
 def _common(tracer, *arrays_):

@@ -9,7 +9,7 @@ into `tracer.frontend.numpy_more`'s tables.
 """
 from __future__ import annotations
 
-from tracer.frontend import arrays, indexing, numpy_shapes
+from tracer.frontend import arrays, indexing, numpy_more, numpy_shapes
 from tracer.frontend.arrays import convert, emit_elementwise, sizes_of, wrap
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.numpy_more import (
@@ -247,3 +247,52 @@ def interp(tracer, x, xp, fp, left=None, right=None, period=None):
     value = b.emit("select", (b.emit("gt", (xv, at(dx, full(last)))), high, value))
     value = b.emit("select", (b.emit("isnan", (xv,)), xv, value))
     return wrap(tracer, value)
+
+
+# ------------------------------------------------------------------------------- histogram
+@numpy_function("histogram")
+def histogram(tracer, a, bins=10, range=None, density=None, weights=None):
+    """np.histogram(a, bins=n, range=None or (lo, hi)) as NumPy's equal-bins path computes it:
+    edges = np.linspace(lo, hi, n + 1) (lo, hi = a.min(), a.max(), widened by 0.5 where equal),
+    each value's bin from ((v - lo) / (hi - lo)) * n then corrected against the edges, values
+    outside [lo, hi] left out. A range NumPy refuses (not finite: NaN in `a`) fails the call, and
+    the Python function raises NumPy's ValueError."""
+    _no(tracer, "np.histogram", density=density, weights=weights)
+    if type(bins) is not int:
+        raise tracer.error("np.histogram with bins other than a number of equal bins is not supported yet")
+    if bins < 1:
+        raise ValueError("`bins` must be positive, when an integer")
+    b = tracer.builder
+    x = as_array(tracer, a, "np.histogram")
+    if x.type.dtype == F32:
+        raise tracer.error("np.histogram of a float32 array is not supported yet")
+    v = convert(tracer, arrays.reshape(tracer, x, (-1,)).value, F64)
+    if range is None:
+        first, last = (b.emit("reduce", (v,), kind=k, axes=(0,), keepdims=False) for k in ("min", "max"))
+    else:
+        first, last = (convert(tracer, e, F64) for e in range)
+        if not is_traced(first) and not is_traced(last) and first > last:
+            raise ValueError("max must be larger than min in range parameter.")
+    finite = [b.emit("isfinite", (b.value(e),)) for e in (first, last)]
+    fallback_unless(tracer, b.emit("select", (finite[0], finite[1], b.const(False))))
+    fallback_unless(tracer, b.emit("le", (b.value(first), b.value(last))))
+    same = b.emit("eq", (b.value(first), b.value(last)))
+    first = b.emit("select", (same, b.value(b.binary("sub", first, 0.5)), b.value(first)))
+    last = b.emit("select", (same, b.value(b.binary("add", last, 0.5)), b.value(last)))
+    edges = numpy_more.linspace(tracer, first, last, bins + 1)
+    keep = b.emit("select", (b.emit("ge", (v, b.value(first))), b.emit("le", (v, b.value(last))), b.const(False)))
+    inside = b.emit("select", (keep, v, b.value(first)))        # (left out below: any bin will do)
+    scaled = emit_elementwise(tracer, "mul", [emit_elementwise(tracer, "div", [
+        emit_elementwise(tracer, "sub", [inside, first], F64), b.binary("sub", last, first)], F64), bins], F64)
+    index = b.emit("to_i64", (scaled,))
+    index = emit_elementwise(tracer, "sub", [index, b.emit("eq", (index, b.const(bins)))], I64)
+
+    def edge(i):
+        return b.emit("index_select", (edges.value, i))
+    index = emit_elementwise(tracer, "sub", [index, b.emit("lt", (inside, edge(index)))], I64)
+    up = b.emit("select", (b.emit("ge", (inside, edge(emit_elementwise(tracer, "add", [index, 1], I64)))),
+                           b.emit("ne", (index, b.const(bins - 1))), b.const(False)))
+    index = emit_elementwise(tracer, "add", [index, up], I64)
+    zeros = b.emit("full", (b.const(0), b.const(bins)), shape=(bins,))
+    counts = b.emit("index_add", (zeros, index, convert(tracer, keep, I64)))
+    return wrap(tracer, counts), edges
