@@ -257,7 +257,7 @@ def pairwise_sum(k: KernelBuilder, dtype: ir.ScalarType) -> ll.Function:
         b.position_at_end(head)
         i = b.phi(I64)
         i.add_incoming(first, before)
-        phis = [b.phi(t) for _ in values]
+        phis = [b.phi(x.type) for x in values]
         for phi, x in zip(phis, values):
             phi.add_incoming(x, before)
         b.cbranch(b.icmp_signed("<", i, last), loop, done)
@@ -281,12 +281,30 @@ def pairwise_sum(k: KernelBuilder, dtype: ir.ScalarType) -> ll.Function:
     b.cbranch(b.icmp_signed("<=", n, ll.Constant(I64, BLOCK)), eights, split)
     b.position_at_end(eights)
     whole = b.sub(n, b.srem(n, ll.Constant(I64, 8)))
+    item = ITEM_SIZE[dtype]
+    contiguous, strided = fn.append_basic_block("contiguous"), fn.append_basic_block("strided")
+    b.cbranch(b.icmp_signed("==", stride, ll.Constant(I64, item)), contiguous, strided)
+
+    def finish(r):
+        """((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the last n % 8 elements in order."""
+        total = b.fadd(b.fadd(b.fadd(r[0], r[1]), b.fadd(r[2], r[3])), b.fadd(b.fadd(r[4], r[5]), b.fadd(r[6], r[7])))
+        (total,), _ = counted(i, n, [total], 1, lambda i, r: [b.fadd(r[0], at(i))])
+        b.ret(total)
+
+    # elements one after another: the 8 running sums are the 8 lanes of one vector (the same adds)
+    b.position_at_end(contiguous)
+    eight = ll.VectorType(t, 8)
+
+    def row(i):
+        return b.load(b.gep(data, [b.mul(i, stride)], source_etype=ll.IntType(8)), typ=eight, align=1)
+    (lanes,), i = counted(ll.Constant(I64, 8), whole, [row(ll.Constant(I64, 0))], 8,
+                          lambda i, r: [b.fadd(r[0], row(i))])
+    finish([b.extract_element(lanes, ll.Constant(I32, j)) for j in range(8)])
+
+    b.position_at_end(strided)
     sums, i = counted(ll.Constant(I64, 8), whole, [at(ll.Constant(I64, j)) for j in range(8)], 8,
                       lambda i, r: [b.fadd(r[j], at(b.add(i, ll.Constant(I64, j)))) for j in range(8)])
-    r = sums
-    total = b.fadd(b.fadd(b.fadd(r[0], r[1]), b.fadd(r[2], r[3])), b.fadd(b.fadd(r[4], r[5]), b.fadd(r[6], r[7])))
-    (total,), _ = counted(i, n, [total], 1, lambda i, r: [b.fadd(r[0], at(i))])
-    b.ret(total)
+    finish(sums)
 
     b.position_at_end(split)
     half = b.sdiv(n, ll.Constant(I64, 2))

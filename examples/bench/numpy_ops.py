@@ -2,7 +2,7 @@
 
 Each workload is a one-line NumPy function compiled with `trace`; its result is checked against
 NumPy's (bit for bit where the tracer computes what NumPy computes, else to a relative 1e-13,
-noted), then NumPy's call and the compiled call are timed in turns: best of --repeat samples of
+noted), then NumPy's call and the compiled call are timed one after the other: best of --repeat samples of
 at least --min-sample seconds each. The ratio is tracer time / NumPy time (below 1: faster).
 
     python examples/bench/numpy_ops.py [--repeat 5] [--min-sample 0.2]
