@@ -152,6 +152,7 @@ IR_CASES = {
     "select": IRCase(apart(), _select_min),
     "sqrt": IRCase(one(POSITIVE)),
     "exp": IRCase(one(interval(-5.0, 5.0))),
+    "np_exp": IRCase(one(interval(-5.0, 5.0))),
     "log": IRCase(one(POSITIVE)),
     "ieee_log": IRCase(one(POSITIVE)),
     "log2": IRCase(one(POSITIVE)),

@@ -139,7 +139,8 @@ def _unary_ufunc(name, op):
         dtype = F32 if kind(x) == F32 else F64
         if kind(x) in (I64, BOOL) and op in ("floor", "ceil", "trunc", "round_even"):
             return wrap(tracer, convert(tracer, x, F64))   # of ints: floats equal to them (whole already)
-        return wrap(tracer, emit_elementwise(tracer, op, [x], dtype))
+        own = "np_exp" if op == "exp" and dtype == F64 and isinstance(x.type, ArrayType) else op
+        return wrap(tracer, emit_elementwise(tracer, own, [x], dtype))   # (np_exp: NumPy's exp, not math's)
     return impl
 
 

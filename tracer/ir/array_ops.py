@@ -25,6 +25,7 @@ import math
 from dataclasses import replace
 
 from tracer.errors import OpFailure, Status
+from tracer.ir import numpy_math_ops  # noqa: F401 (np_exp: defined before ELEMENTWISE extends it)
 from tracer.ir.graph import Value
 from tracer.ir.reductions import reduce_in_order
 from tracer.ir.registry import OPS, FailureRule, OpDef, define, may_fail_by_status
@@ -45,7 +46,7 @@ ELEMENTWISE = {
     "add", "sub", "mul", "div", "fdiv", "floordiv", "mod", "pow", "ieee_pow", "neg", "abs", "min", "max",
     "maximum", "minimum", "fma", "lt", "le", "gt", "ge", "eq", "ne", "not", "select", "to_f64", "to_f32", "to_i64",
     "to_bool", *MATH_UNARY, "ieee_log", "fabs", "atan2", "copysign", "fmod", "hypot", "math_pow", "floor",
-    "ceil", "trunc", "round_even", "isnan", "isinf", "isfinite",
+    "ceil", "trunc", "round_even", "isnan", "isinf", "isfinite", "np_exp",
 }
 
 

@@ -2,6 +2,7 @@
 families below), and the op set's meaning as a program: `evaluate` one value, `run` a function.
 
     scalar_ops     numbers: arithmetic, comparisons, conversions, `math` (Python's semantics)
+    numpy_math_ops NumPy's own elementwise math where it differs from `math` (np.exp of arrays)
     structure_ops  tuples, control flow (if, loop, raise, map), autodiff's tapes
     array_ops      NumPy arrays: elementwise versions of the scalar ops, views, reductions, matmul
     scan_ops       cumulative sums and products along an axis (np.cumsum, np.cumprod)
@@ -15,7 +16,7 @@ with the derivative rules declared next to it.
 """
 from __future__ import annotations
 
-from tracer.ir import array_ops, index_ops, mask_ops, scalar_ops, scan_ops, sort_ops, structure_ops
+from tracer.ir import array_ops, index_ops, mask_ops, numpy_math_ops, scalar_ops, scan_ops, sort_ops, structure_ops
 from tracer.ir.array_ops import ELEMENTWISE, evaluate_elementwise, run_map, with_array_failures
 from tracer.ir.graph import Function, Value
 from tracer.ir.registry import OPS, OpDef
@@ -23,7 +24,7 @@ from tracer.ir.scalar_ops import MATH_CAN_OVERFLOW, MATH_UNARY
 from tracer.ir.types import F32, F64, ArrayType
 
 __all__ = ["MATH_CAN_OVERFLOW", "MATH_UNARY", "OPS", "OpDef", "Raised", "evaluate", "run"]
-FAMILIES = (scalar_ops, structure_ops, array_ops, scan_ops, sort_ops, mask_ops, index_ops)   # the modules that declare ops, in order
+FAMILIES = (scalar_ops, numpy_math_ops, structure_ops, array_ops, scan_ops, sort_ops, mask_ops, index_ops)   # the modules that declare ops, in order
 with_array_failures(OPS)
 
 
@@ -68,7 +69,7 @@ def run(fn: Function, args: list) -> object:
 
 # ops whose float arithmetic can raise the invalid, overflow or divide-by-zero flag
 FLAG_OPS = frozenset({"add", "sub", "mul", "div", "fdiv", "floordiv", "mod", "pow", "ieee_pow", "math_pow", "fma",
-                      "hypot", "atan2", "fmod", "remainder", "ieee_log", "to_f32", "reduce", "matmul", "scan",
+                      "hypot", "atan2", "fmod", "remainder", "ieee_log", "to_f32", "reduce", "matmul", "scan", "np_exp",
                       *MATH_UNARY})
 
 

@@ -1,0 +1,65 @@
+"""NumPy's own elementwise math (tracer/ir/numpy_math_ops.py, codegen/numpy_math.py): np.exp of
+float64 arrays against CPython's math.exp in ulps (at most 1, as NumPy's own), against NumPy on
+special values and warnings, compiled against the IR interpreter bit for bit, and vectorized."""
+from __future__ import annotations
+
+import math
+import pathlib
+import platform
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from codegen.jit import assembly_for
+from tracer import grad, trace
+from tracer.ir.numpy_math_ops import exp_of
+from tracer.ir.ops import run
+
+EXP = trace(lambda a: np.exp(a))
+RNG = np.random.default_rng(17)
+
+
+def ulps(got: np.ndarray, want: np.ndarray) -> float:
+    return float(np.max(np.abs(got - want) / np.spacing(np.abs(want))))
+
+
+@pytest.mark.parametrize("low, high", [(-745.0, 709.7), (-2.0, 2.0), (-1e-8, 1e-8), (700.0, 709.78), (-745.1, -700.0)])
+def test_exp_is_within_one_ulp_of_math_exp(low, high):
+    x = RNG.uniform(low, high, 50_000)
+    want = np.array([math.exp(v) for v in x])
+    assert ulps(EXP(x), want) <= 1.0
+    assert ulps(np.exp(x), want) <= 1.0           # (NumPy's own, on this machine, for the record)
+
+
+def test_exp_of_special_values_and_overflow_is_numpys():
+    x = np.array([0.0, -0.0, 1.0, np.nan, np.inf, -np.inf, -745.2, -800.0, 709.78, -708.4, 1e-310, -1e-310])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # none of these warns in NumPy
+        got = EXP(x)
+    assert np.array_equal(got, np.exp(x), equal_nan=True)
+    for big in (np.array([710.0, 1.0]), np.array([1e308])):
+        with pytest.warns(RuntimeWarning, match="overflow encountered in exp"):
+            got = EXP(big)
+        with pytest.warns(RuntimeWarning, match="overflow encountered in exp"):
+            assert np.array_equal(got, np.exp(big))
+
+
+def test_compiled_exp_is_the_evaluators_bit_for_bit():
+    x = np.concatenate([RNG.uniform(-745, 709, 300), RNG.uniform(-1, 1, 100), [np.nan, np.inf, -np.inf, 0.0]])
+    got = EXP(x)
+    assert np.array_equal(got, np.array([exp_of(v) for v in x]), equal_nan=True)
+    spec = EXP.specializations[0]
+    assert np.array_equal(run(spec.optimized, [x[:40]]), EXP(x[:40]), equal_nan=True)
+
+
+def test_exp_in_a_chain_vectorizes_and_differentiates():
+    f = trace(lambda a: np.sum(np.exp(a) * 2.0 + 1.0))
+    x = RNG.uniform(-3, 3, 1000)
+    assert f(x) == pytest.approx(np.sum(np.exp(x) * 2.0 + 1.0), rel=1e-14)
+    if platform.machine() == "x86_64" and " fma " in pathlib.Path("/proc/cpuinfo").read_text():
+        spec = f.specializations[0]
+        assert re.search(r"vfmadd\d+pd", assembly_for(spec.optimized, spec.entry_args))   # packed: vectorized
+    g = grad(lambda a: np.sum(np.exp(a)))(x)
+    assert np.allclose(g, np.exp(x), rtol=1e-15)
