@@ -279,3 +279,42 @@ def test_dot_and_matmul_sums_start_at_positive_zero():
 def test_where_of_scalars_is_a_0d_array():
     check(lambda x: np.where(x[0] > 1.0, 2.0, 3.0), np.ones(2))
     check(lambda x: np.where(x == 1.0, x, x + x), np.array(-4.75))
+
+
+def test_dot_of_two_single_elements_is_their_product():
+    """NumPy's dot multiplies arrays of one element each (no sum from +0.0: -0.0 stays)."""
+    for shapes in [((1,), (1,)), ((1, 1), (1,)), ((1, 1), (1, 1)), ((1,), (1, 3)), ((2, 1), (1,))]:
+        x, y = np.zeros(shapes[0]), -0.5 * np.ones(shapes[1])
+        check(lambda x, y: np.dot(x, y), x, y)
+
+
+def test_an_unused_numpy_scalar_result_still_warns():
+    def f(x, s):
+        t0 = np.zeros_like(x, dtype=np.float64)
+        r1 = np.dot(t0, t0) * s          # noqa: F841 (0.0 * inf: NumPy warns, though r1 is never used)
+        return 1.0
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in scalar multiply"):
+        assert trace(f)(np.zeros(3), math.inf) == 1.0
+
+
+def test_float32_raised_past_a_branch_returns_a_float32_scalar():
+    def f(x, s):
+        t1 = x
+        if s:
+            raise ValueError
+        return t1 - t1
+    check(f, np.array(0.5, dtype=np.float32), 0.0)
+    with pytest.raises(ValueError):
+        trace(f)(np.array(0.5, dtype=np.float32), 1.0)
+
+
+def test_a_python_float_or_a_numpy_scalar_chosen_by_a_branch_is_not_taken_for_weak():
+    """`(r if r else t[0]) + x32`: float32 with a Python float, float64 with t[0] (NumPy's
+    scalar): the trace cannot give both, so it refuses rather than pick float32."""
+    def f(x, t, s):
+        r = float(s)
+        return (r if r else t[0]) + x
+    with pytest.raises(UnsupportedError):
+        trace(f, fullgraph=True)(np.ones(3, np.float32), np.zeros(2), 0.0)
+    got = trace(f)(np.ones(3, np.float32), np.zeros(2), 0.0)
+    assert got.dtype == np.float64

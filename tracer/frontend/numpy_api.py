@@ -386,7 +386,17 @@ def _dot(tracer, a, b):
     x, y = operand(tracer, a, "np.dot"), operand(tracer, b, "np.dot")
     arrays_given = [is_traced(v) and isinstance(v.type, ArrayType) for v in (x, y)]
     if all(arrays_given):
-        return arrays.matmul(tracer, x, y)
+        product = arrays.matmul(tracer, x, y)
+        if all(v.type.rank and v.type.dtype == F64 and all(n == 1 for n in v.type.shape) for v in (x, y)):
+            # one element each: NumPy multiplies them (no sum from +0.0: -0.0 stays -0.0)
+            b = tracer.builder
+            first = [b.const(0)] * x.type.rank
+            element = b.binary("mul", b.emit("load", (x, *first)), b.emit("load", (y, *[b.const(0)] * y.type.rank)))
+            if not isinstance(product, TracedArray):
+                return element
+            return wrap(tracer, b.emit("full", (element, *(b.const(1) for _ in product.type.shape)),
+                                       shape=product.type.shape))
+        return product
     if any(arrays_given):
         return arrays.binary(tracer, "mul", x, y)
     return tracer.builder.binary("mul", x, y)

@@ -15,7 +15,8 @@ NUMPY_SCALAR_SOURCES = {"load", "reduce", "argreduce", "matmul"}
 def made_by_numpy(tracer, v: Value) -> bool:
     """Whether scalar `v` is a NumPy scalar: it depends on an element or a reduction of an array,
     or on a NumPy function's result (tracer.numpy_scalars), other than through float(), int() or
-    bool() (tracer.python_scalars). The answer is kept (tracer.made_by_numpy): a long chain of
+    bool() (tracer.python_scalars); a value a data-dependent branch or loop chose is one where
+    any path's is. The answer is kept (tracer.made_by_numpy): a long chain of
     arithmetic asks of each link."""
     known = tracer.made_by_numpy
     if v in known:
@@ -31,6 +32,8 @@ def made_by_numpy(tracer, v: Value) -> bool:
             continue
         found = x.op in NUMPY_SCALAR_SOURCES or x in tracer.numpy_scalars
         stack.extend(x.args)
+        for region in x.regions:        # a value a branch or loop chose: what any path gave
+            stack.extend(r for r in region.results if isinstance(r, Value))
     known[v] = found
     return found
 

@@ -408,7 +408,7 @@ def zero_value(b, t) -> Value:
     if isinstance(t, ir.ArrayType):
         fill = b.const(ir.zero(t.dtype)) if t.dtype != ir.F32 else b.emit("to_f32", (b.const(0.0),))
         return b.emit("full", (fill, *(b.const(n or 0) for n in t.shape)), shape=t.shape)
-    return b.const(ir.zero(t))
+    return b.const(ir.zero(t)) if t != ir.F32 else b.emit("to_f32", (b.const(0.0),))
 
 
 def rebuild(layout, leaves: list):
