@@ -1,6 +1,7 @@
-"""NumPy's own elementwise math (tracer/ir/numpy_math_ops.py, codegen/numpy_math.py): np.exp of
-float64 arrays against CPython's math.exp in ulps (at most 1, as NumPy's own), against NumPy on
-special values and warnings, compiled against the IR interpreter bit for bit, and vectorized."""
+"""NumPy's own elementwise math (tracer/ir/numpy_math_ops.py, codegen/numpy_math.py): np.exp and
+np.log of float64 arrays against CPython's math.exp and math.log in ulps (at most 1, as NumPy's
+own), against NumPy on special values and warnings, compiled against the IR interpreter bit for
+bit, and vectorized."""
 from __future__ import annotations
 
 import math
@@ -14,7 +15,7 @@ import pytest
 
 from codegen.jit import assembly_for
 from tracer import grad, trace
-from tracer.ir.numpy_math_ops import exp_of
+from tracer.ir.numpy_math_ops import exp_of, log_of
 from tracer.ir.ops import run
 
 EXP = trace(lambda a: np.exp(a))
@@ -63,3 +64,38 @@ def test_exp_in_a_chain_vectorizes_and_differentiates():
         assert re.search(r"vfmadd\d+pd", assembly_for(spec.optimized, spec.entry_args))   # packed: vectorized
     g = grad(lambda a: np.sum(np.exp(a)))(x)
     assert np.allclose(g, np.exp(x), rtol=1e-15)
+
+
+LOG = trace(lambda a: np.log(a))
+
+
+@pytest.mark.parametrize("sample", [
+    lambda n: RNG.uniform(0.0, 2.0, n), lambda n: np.exp(RNG.uniform(-700, 700, n)),
+    lambda n: RNG.uniform(0.7, 1.4, n), lambda n: 5e-324 * RNG.integers(1, 2 ** 52, n).astype(float),
+], ids=["0-2", "wide", "near-1", "subnormal"])
+def test_log_is_within_one_ulp_of_math_log(sample):
+    x = sample(50_000)
+    want = np.array([math.log(v) for v in x])
+    assert ulps(LOG(x), want) <= 1.0
+    assert ulps(np.log(x), want) <= 1.0
+
+
+def test_log_of_special_values_warnings_and_the_evaluator():
+    x = np.array([1.0, np.nan, np.inf, 2.0, 1e-310, 0.5, 5e-324, 1.7976931348623157e308])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = LOG(x)
+    assert np.array_equal(got, np.log(x), equal_nan=True)
+    assert np.array_equal(got, np.array([log_of(v) for v in x]), equal_nan=True)
+    for bad, message in [(np.array([0.0, 1.0]), "divide by zero"), (np.array([-0.0]), "divide by zero"),
+                         (np.array([-1.0, 2.0]), "invalid value"), (np.array([-np.inf]), "invalid value")]:
+        with pytest.warns(RuntimeWarning, match=f"{message} encountered in log"):
+            got = LOG(bad)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert np.array_equal(got, np.log(bad), equal_nan=True)
+    y = RNG.uniform(0, 3, 500)
+    assert np.array_equal(LOG(y), np.array([log_of(v) for v in y]))
+    spec = LOG.specializations[0]
+    assert np.array_equal(run(spec.optimized, [y[:40]]), LOG(y[:40]))
+    assert np.allclose(grad(lambda a: np.sum(np.log(a)))(y + 0.5), 1.0 / (y + 0.5), rtol=1e-15)

@@ -41,6 +41,7 @@ BINARY_UFUNCS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "
                  "copysign": "copysign", "fmod": "fmod", "greater": "gt", "greater_equal": "ge", "less": "lt",
                  "less_equal": "le", "equal": "eq", "not_equal": "ne"}
 PREDICATES = {"isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite"}
+NUMPY_OWN = {"exp": "np_exp", "log": "np_log"}   # of float64 arrays: NumPy's kind of kernel, not math's
 
 _IMPLEMENTATIONS: dict = {}     # NumPy function name -> implementation
 _TABLE: dict | None = None      # NumPy callable -> implementation (built on first use)
@@ -139,8 +140,8 @@ def _unary_ufunc(name, op):
         dtype = F32 if kind(x) == F32 else F64
         if kind(x) in (I64, BOOL) and op in ("floor", "ceil", "trunc", "round_even"):
             return wrap(tracer, convert(tracer, x, F64))   # of ints: floats equal to them (whole already)
-        own = "np_exp" if op == "exp" and dtype == F64 and isinstance(x.type, ArrayType) else op
-        return wrap(tracer, emit_elementwise(tracer, own, [x], dtype))   # (np_exp: NumPy's exp, not math's)
+        own = NUMPY_OWN.get(op, op) if dtype == F64 and isinstance(x.type, ArrayType) else op
+        return wrap(tracer, emit_elementwise(tracer, own, [x], dtype))
     return impl
 
 

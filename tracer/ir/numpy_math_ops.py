@@ -1,5 +1,6 @@
 """NumPy's elementwise math as its own ops (registered into `tracer.ir.ops.OPS`), where NumPy's
-results are not CPython's `math` results: `np_exp`, np.exp of a float64 array.
+results are not CPython's `math` results: `np_exp` and `np_log`, np.exp and np.log of float64
+arrays.
 
 NumPy computes np.exp with SIMD kernels of its own (not the C library's exp, which CPython's
 math.exp calls); so does `np_exp`, in a form LLVM vectorizes: x = n ln2 + r with
@@ -12,13 +13,22 @@ exp(-inf) = 0.0, exp(nan) = nan, without a flag. Measured against CPython's math
 library's, correctly rounded but for rare cases) the result is at most 1 ulp off
 (tests/codegen/test_numpy_math.py), as NumPy's own AVX-512 exp is.
 
-The evaluator computes the same sequence of IEEE operations (fused_multiply_add is one rounding),
-so the IR interpreter and compiled code agree bit for bit.
+`np_log` likewise: x = 2^k m with m in [sqrt(2)/2, sqrt(2)) (a subnormal x scaled by 2^54
+first), f = m - 1 (exact), and log(1 + f) = f - (f^2/2 - s (f^2/2 + R)) with s = f / (2 + f) and
+R = 2 (z/3 + z^2/5 + ... + z^10/21), z = s^2 (the series of 2 atanh(s), whose next term is below
+an ulp here), plus k ln2 in two parts (the first exact for every k). Where NumPy warns, log(0) (divide by
+zero) and log(x < 0) (invalid value), the op fails with FALLBACK and the Python function runs;
+log(inf) = inf, log(nan) = nan. Within 1 ulp of math.log, as NumPy's own.
+
+The evaluators compute the same sequences of IEEE operations (fused_multiply_add is one
+rounding), so the IR interpreter and compiled code agree bit for bit.
 """
 from __future__ import annotations
 
 import math
+import struct
 
+from tracer.errors import OpFailure, Status
 from tracer.ir.registry import define, signature
 from tracer.ir.scalar_ops import fused_multiply_add
 from tracer.ir.types import F64
@@ -60,3 +70,68 @@ define("np_exp", "np.exp(a) of a float64 array's elements: NumPy's result to 1 u
        "vectorizable (see tracer/ir/numpy_math_ops.py); never fails: an overflow is inf, and raises the "
        "CPU's overflow flag (over arrays, codegen.fpflags makes that NumPy's warning)",
        signature(((F64,), F64)), exp_of, vjp=(lambda ct, out, x: ct * out,))
+
+
+# ------------------------------------------------------------------------------- log
+LOG_LN2_HI = 0.6931471803691238        # ln 2 to 32 bits: k * LOG_LN2_HI is exact for |k| <= 1100
+LOG_LN2_LO = 1.9082149292705877e-10    # ln 2 - LOG_LN2_HI, rounded
+LOG_SERIES = tuple(2.0 / (2 * i + 1) for i in range(10, 0, -1))     # z^10 ... z^1 of R / z
+SQRT_TWO_BITS = 0x3FF6A09E667F3BCD     # sqrt(2): an m in [1, 2) above it is halved
+TWO_54 = 18014398509481984.0
+MANTISSA = (1 << 52) - 1
+
+
+def _bits(x: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", x))[0]
+
+
+def _float(bits: int) -> float:
+    return struct.unpack("<d", struct.pack("<q", bits))[0]
+
+
+def log_parts(x: float) -> tuple[float, float]:
+    """(k, m) with x = 2^k m, m in [sqrt(2)/2, sqrt(2)), for a positive finite x."""
+    k = -54 if x < 2.2250738585072014e-308 else 0
+    if k:
+        x *= TWO_54
+    bits = _bits(x)
+    k += (bits >> 52) - 1023
+    m_bits = (bits & MANTISSA) | (1023 << 52)                  # m in [1, 2)
+    if m_bits > SQRT_TWO_BITS:
+        m_bits -= 1 << 52                                      # m / 2, in [sqrt(2)/2, 1): k + 1
+        k += 1
+    return float(k), _float(m_bits)
+
+
+def log_of(x: float) -> float:
+    """np_log's value, as the compiled code computes it."""
+    if math.isnan(x):
+        return x
+    if x == 0.0:
+        return -math.inf
+    if x < 0.0:
+        return math.nan
+    if math.isinf(x):
+        return x
+    k, m = log_parts(x)
+    f = m - 1.0
+    s = f / (2.0 + f)
+    z = s * s
+    r = LOG_SERIES[0]
+    for c in LOG_SERIES[1:]:
+        r = r * z + c
+    r = r * z
+    half_square = 0.5 * f * f
+    return k * LOG_LN2_HI - ((half_square - (s * (half_square + r) + k * LOG_LN2_LO)) - f)
+
+
+def _np_log(x: float) -> float:
+    if x <= 0.0:
+        raise OpFailure(Status.FALLBACK)     # NumPy warns (divide by zero, invalid value)
+    return log_of(x)
+
+
+define("np_log", "np.log(a) of a float64 array's elements: NumPy's result to 1 ulp, vectorizable (see "
+       "tracer/ir/numpy_math_ops.py); log(0) and log of a negative FALLBACK (NumPy warns)",
+       signature(((F64,), F64)), _np_log, [Status.FALLBACK], vjp=(lambda ct, out, x: ct / x,),
+       fails_when=lambda op, v: True)
