@@ -26,8 +26,10 @@ from tracer.ir import F64, I64, EntryArg
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 CHILD = r'''
-import ctypes, math, sys, time
+import ctypes, math, signal, sys, time
 import numpy as np
+# a shell's background job starts with SIGINT ignored, and so would this child: Ctrl-C it is
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from codegen import compile_function
 from tracer import grad, trace
 

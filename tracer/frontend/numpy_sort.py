@@ -88,9 +88,11 @@ def unique(tracer, ar, return_index=False, return_inverse=False, return_counts=F
            equal_nan=True, sorted=True):
     """np.unique(x): the sorted distinct elements of the flattened array (NaNs one, at the end:
     equal_nan), as a sort, then the elements that differ from the one before them. With
-    return_index, return_inverse or return_counts, as NumPy: a stable argsort `perm`, the
-    elements in its order, and from the places where a new value starts, the first index of
-    each value, each element's place among the values (the input's shape), and the counts."""
+    return_index, return_inverse or return_counts, as NumPy: an argsort `perm` (stable, as
+    NumPy's with return_index; without it NumPy's quicksort may put -0.0 or 0.0 first, and so
+    which zero stands for both), the elements in its order, and from the places where a new
+    value starts, the first index of each value, each element's place among the values (the
+    input's shape), and the counts."""
     _no(tracer, "np.unique", axis=axis)
     if not equal_nan:
         raise tracer.error("np.unique(..., equal_nan=False) is not supported yet")
