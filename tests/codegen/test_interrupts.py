@@ -237,7 +237,8 @@ def interrupt(case: str, tmp_path, bound: float = BOUND) -> str:
         if not readable:
             raise subprocess.TimeoutExpired(case, bound)
         first = child.stdout.readline()
-        out, err = child.communicate(timeout=120)
+        child.wait(timeout=120)
+        out, err = child.stdout.read(), child.stderr.read()    # (read through the line's buffer)
     except subprocess.TimeoutExpired:
         child.kill()
         child.communicate()
