@@ -32,15 +32,24 @@ def _power_of_two(k, n):
     return b.bitcast(b.shl(b.add(n, k.i64(1023)), k.i64(52)), DOUBLE)
 
 
+INF_BITS = 0x7FF0_0000_0000_0000
+
+
+def _classes(k, x):
+    """(x's bits, |x|'s bits, x is NaN), from its bits: a float compare of a NaN may raise the
+    invalid flag (x86's ordered vector compares signal), and that flag would make the call run
+    the Python function."""
+    b = k.builder
+    bits = b.bitcast(x, I64)
+    magnitude = b.and_(bits, k.i64(0x7FFF_FFFF_FFFF_FFFF))
+    return bits, magnitude, b.icmp_signed(">", magnitude, k.i64(INF_BITS))
+
+
 @lowers("np_exp")
 def np_exp(k, v, x):
     b = k.builder
-    # x's class from its bits: a float compare of a NaN may raise the invalid flag (x86's ordered
-    # vector compares signal), and that flag would make the call run the Python function
-    bits = b.bitcast(x, I64)
-    magnitude = b.and_(bits, k.i64(0x7FFF_FFFF_FFFF_FFFF))
-    finite = b.icmp_signed("<", magnitude, k.i64(0x7FF0_0000_0000_0000))
-    nan = b.icmp_signed(">", magnitude, k.i64(0x7FF0_0000_0000_0000))
+    bits, magnitude, nan = _classes(k, x)
+    finite = b.icmp_signed("<", magnitude, k.i64(INF_BITS))
     y = b.select(finite, x, k.f64(0.0))           # (inf and nan: any finite value, chosen below)
     y = b.select(b.fcmp_ordered("<", y, k.f64(-EXP_CLAMP)), k.f64(-EXP_CLAMP), y)
     y = b.select(b.fcmp_ordered(">", y, k.f64(EXP_CLAMP)), k.f64(EXP_CLAMP), y)
@@ -62,12 +71,10 @@ def np_exp(k, v, x):
 @lowers("np_log")
 def np_log(k, v, x):
     b = k.builder
-    bits = b.bitcast(x, I64)
-    magnitude = b.and_(bits, k.i64(0x7FFF_FFFF_FFFF_FFFF))
-    nan = b.icmp_signed(">", magnitude, k.i64(0x7FF0_0000_0000_0000))
+    bits, magnitude, nan = _classes(k, x)
     zero = b.icmp_signed("==", magnitude, k.i64(0))
     negative = b.and_(b.icmp_signed("<", bits, k.i64(0)), b.not_(b.or_(nan, zero)))
-    positive = b.icmp_unsigned("<", b.sub(bits, k.i64(1)), k.i64(0x7FF0_0000_0000_0000 - 1))   # in (0, inf)
+    positive = b.icmp_unsigned("<", b.sub(bits, k.i64(1)), k.i64(INF_BITS - 1))   # in (0, inf)
     y = b.select(positive, x, k.f64(1.0))            # (the other lanes: any positive, chosen below)
     tiny = b.icmp_signed("<", b.bitcast(y, I64), k.i64(1 << 52))                # subnormal: * 2^54
     y = b.select(tiny, b.fmul(y, k.f64(TWO_54)), y)
@@ -91,4 +98,4 @@ def np_log(k, v, x):
     # there, and the Python function runs (in a `map`, the failure is only noted: no exit from the loop)
     k.fail_if(b.or_(zero, negative), Status.FALLBACK)
     result = b.select(zero, k.f64(float("-inf")), b.select(negative, k.f64(float("nan")), result))
-    return b.select(b.or_(nan, b.icmp_signed("==", bits, k.i64(0x7FF0_0000_0000_0000))), x, result)
+    return b.select(b.or_(nan, b.icmp_signed("==", bits, k.i64(INF_BITS))), x, result)

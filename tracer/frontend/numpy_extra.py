@@ -34,17 +34,12 @@ from tracer.frontend.numpy_more import (
     numpy_function,
     select,
     sum_of,
+    unsupported_arguments,
 )
 from tracer.frontend.objects import TracedArray
 from tracer.ir import BOOL, F32, F64, I64, ArrayType
 
 METHODS.update({"any", "all"})      # x.any() is np.any(x), ...
-
-
-def _unsupported(tracer, what, **kwargs):
-    for k, v in kwargs.items():
-        if v is not None:
-            raise tracer.error(f"{what}(..., {k}=...) is not supported yet")
 
 
 def _is_array(v) -> bool:
@@ -80,7 +75,7 @@ def _count_true(tracer, a, axis, keepdims, what: str, negate: bool = False):
 
 def _test(name, negate):
     def impl(tracer, a, axis=None, out=None, keepdims=False, *, where=None):
-        _unsupported(tracer, f"np.{name}", out=out)
+        unsupported_arguments(tracer, f"np.{name}", out=out)
         if where is not None and where is not True:
             raise tracer.error(f"np.{name}(..., where=...) is not supported yet")
         count = _count_true(tracer, a, axis, keepdims, f"np.{name}", negate)
@@ -101,7 +96,7 @@ def count_nonzero(tracer, a, axis=None, *, keepdims=False):
 def _scale(name: str, to_degrees: bool):
     def impl(tracer, x, out=None, **kwargs):
         import numpy
-        _unsupported(tracer, f"np.{name}", out=out, **kwargs)
+        unsupported_arguments(tracer, f"np.{name}", out=out, **kwargs)
         v = operand(tracer, x, f"np.{name}")
         if not is_traced(v):
             return tracer.builder.const(float(getattr(numpy, name)(v)))   # a constant: NumPy itself
@@ -238,7 +233,7 @@ def _without_nans(tracer, a, what: str):
 
 
 def _nan_checks(tracer, what, dtype, out, initial=None, where=None):
-    _unsupported(tracer, what, dtype=dtype, out=out, initial=initial)
+    unsupported_arguments(tracer, what, dtype=dtype, out=out, initial=initial)
     if where is not None and where is not True:
         raise tracer.error(f"{what}(..., where=...) is not supported yet")
 

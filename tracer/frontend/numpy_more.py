@@ -114,9 +114,15 @@ def fallback_unless(tracer, cond) -> None:
     b.binary("floordiv", 1, b.emit("to_i64", (b.value(cond),)))
 
 
-def _no(tracer, what, **kwargs):
+def all_true(tracer, cond):
+    """One traced bool: whether every element of the bool array value `cond` is true."""
+    return tracer.builder.emit("reduce", (cond,), kind="min", axes=tuple(range(cond.type.rank)), keepdims=False)
+
+
+def unsupported_arguments(tracer, what, **kwargs):
+    """The clear error for an argument given that is not supported yet (None and False: not given)."""
     for k, v in kwargs.items():
-        if v is not None:
+        if v is not None and v is not False:
             raise tracer.error(f"{what}(..., {k}=...) is not supported yet")
 
 
@@ -178,7 +184,7 @@ def variance(tracer, what, a, axis, dtype, out, ddof, keepdims, where, mean, cor
     """NumPy's _var: the mean (keepdims), then the sum of squared deviations over the count less
     ddof (at least 0)."""
     b = tracer.builder
-    _no(tracer, what, dtype=dtype, out=out, mean=mean)
+    unsupported_arguments(tracer, what, dtype=dtype, out=out, mean=mean)
     if where is not None and where is not True:
         raise tracer.error(f"{what}(..., where=...) is not supported yet")
     if correction is not None:
@@ -287,7 +293,7 @@ def _may_equal(m, n) -> bool:
 def cumulative(tracer, kind_, a, axis, dtype, out):
     """np.cumsum / np.cumprod: a `scan` along the axis (None: of the flattened array), in order
     as NumPy's accumulate; ints and bools as int64, float32 in float32."""
-    _no(tracer, f"np.cum{kind_}", out=out)
+    unsupported_arguments(tracer, f"np.cum{kind_}", out=out)
     x = as_array(tracer, a, f"np.cum{kind_}")
     if axis is None:
         x, axis = arrays.reshape(tracer, x, (-1,)), 0

@@ -35,7 +35,7 @@ FULL = slice(None)
 METHODS.update({"squeeze", "swapaxes", "repeat", "trace"})      # x.squeeze() is np.squeeze(x), ...
 
 
-def _along(rank: int, axis: int, s) -> tuple:
+def along(rank: int, axis: int, s) -> tuple:
     """The index that is `s` at `axis` and `:` elsewhere."""
     return tuple(s if d == axis else FULL for d in range(rank))
 
@@ -80,7 +80,7 @@ def join(tracer, pieces: list, axis: int) -> TracedArray:
     offset = 0
     for p in pieces:
         end = b.binary("add", offset, sizes_of(tracer, p.value)[axis])
-        _write(tracer, out, _along(rank, axis, slice(offset, end)), p)
+        _write(tracer, out, along(rank, axis, slice(offset, end)), p)
         offset = end
     return out
 
@@ -342,8 +342,8 @@ def diff(tracer, a, n=1, axis=-1, prepend=None, append=None):
     axis = axis_index(tracer, axis, x.rank)
     op = "ne" if x.type.dtype == BOOL else "sub"
     for _ in range(n):
-        x = arrays.binary(tracer, op, indexing.subscript(tracer, x, _along(x.rank, axis, slice(1, None))),
-                          indexing.subscript(tracer, x, _along(x.rank, axis, slice(None, -1))))
+        x = arrays.binary(tracer, op, indexing.subscript(tracer, x, along(x.rank, axis, slice(1, None))),
+                          indexing.subscript(tracer, x, along(x.rank, axis, slice(None, -1))))
     return x
 
 

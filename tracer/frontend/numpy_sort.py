@@ -36,7 +36,16 @@ import math
 from tracer.frontend import arrays, indexing
 from tracer.frontend.arrays import convert, emit_elementwise, sizes_of, wrap
 from tracer.frontend.builder import is_traced
-from tracer.frontend.numpy_more import METHODS, as_array, axis_index, axis_tuple, fallback_unless, numpy_function
+from tracer.frontend.numpy_more import (
+    METHODS,
+    as_array,
+    axis_index,
+    axis_tuple,
+    fallback_unless,
+    numpy_function,
+    select,
+    unsupported_arguments,
+)
 from tracer.frontend.numpy_scalars import made_by_numpy
 from tracer.frontend.numpy_shapes import roll
 from tracer.ir import BOOL, F32, F64, I64, ArrayType
@@ -52,15 +61,9 @@ def _sortable(tracer, a, what: str):
     return x
 
 
-def _no(tracer, what, **kwargs):
-    for k, v in kwargs.items():
-        if v is not None and v is not False:
-            raise tracer.error(f"{what}(..., {k}=...) is not supported yet")
-
-
 # ------------------------------------------------------------------------------- sort, argsort
 def _sorted(tracer, op, a, axis, kind, order, stable, what):
-    _no(tracer, what, order=order)
+    unsupported_arguments(tracer, what, order=order)
     if kind not in KINDS or stable not in (None, True, False):
         raise tracer.error(f"{what}(..., kind={kind!r}) is not supported")
     x = _sortable(tracer, a, what)
@@ -93,7 +96,7 @@ def unique(tracer, ar, return_index=False, return_inverse=False, return_counts=F
     which zero stands for both), the elements in its order, and from the places where a new
     value starts, the first index of each value, each element's place among the values (the
     input's shape), and the counts."""
-    _no(tracer, "np.unique", axis=axis)
+    unsupported_arguments(tracer, "np.unique", axis=axis)
     if not equal_nan:
         raise tracer.error("np.unique(..., equal_nan=False) is not supported yet")
     b = tracer.builder
@@ -123,16 +126,14 @@ def unique(tracer, ar, return_index=False, return_inverse=False, return_counts=F
     if return_index:
         results.append(wrap(tracer, b.emit("index_select", (perm, starts))))
     if return_inverse:
-        position = b.emit("sub", (b.emit("scan", (convert(tracer, keep, I64),), kind="sum", axis=0),
-                                  b.value(b.emit("full", (b.const(1), b.value(n)), shape=u.type.shape))))
+        position = emit_elementwise(tracer, "sub", [b.emit("scan", (convert(tracer, keep, I64),), kind="sum", axis=0), 1], I64)
         inverse = b.emit("index_update", (b.emit("full", (b.const(0), b.value(n)), shape=u.type.shape), perm, position))
         results.append(arrays.reshape(tracer, wrap(tracer, inverse), tuple(sizes_of(tracer, x.value))))
-    if return_counts:
+    if return_counts:               # each start's distance to the next start (the last: to n)
         m = sizes_of(tracer, starts)[0]
-        last = b.emit("eq", (b.emit("iota", (b.value(m),), shape=starts.type.shape),
-                             b.value(b.emit("full", (b.value(b.binary("sub", m, 1)), b.value(m)), shape=starts.type.shape))))
-        ends = b.emit("select", (last, b.emit("full", (b.value(n), b.value(m)), shape=starts.type.shape),
-                                 roll(tracer, wrap(tracer, starts), -1).value))
+        last = emit_elementwise(tracer, "eq", [b.emit("iota", (b.value(m),), shape=starts.type.shape),
+                                               b.binary("sub", m, 1)], I64)
+        ends = select(tracer, last, n, roll(tracer, wrap(tracer, starts), -1).value, I64)
         results.append(wrap(tracer, b.emit("sub", (ends, starts))))
     return tuple(results)
 
@@ -148,7 +149,7 @@ def _common(tracer, *arrays_):
 @numpy_function("searchsorted")
 def searchsorted(tracer, a, v, side="left", sorter=None):
     """np.searchsorted(a, v, side): where each value goes in the sorted 1-d array a."""
-    _no(tracer, "np.searchsorted", sorter=sorter)
+    unsupported_arguments(tracer, "np.searchsorted", sorter=sorter)
     if side not in ("left", "right"):
         raise tracer.error(f"np.searchsorted(..., side={side!r}) is not supported")
     x, values = as_array(tracer, a, "np.searchsorted"), as_array(tracer, v, "np.searchsorted")
@@ -325,7 +326,7 @@ def _fail_where(tracer, flags):
 @numpy_function("median")
 def median(tracer, a, axis=None, out=None, overwrite_input=False, keepdims=False):
     b = tracer.builder
-    _no(tracer, "np.median", out=out, overwrite_input=overwrite_input)
+    unsupported_arguments(tracer, "np.median", out=out, overwrite_input=overwrite_input)
     lines = _Lines(tracer, a, axis, "np.median")
     n, dtype = lines.n, lines.dtype
     lines.fail_if_empty()              # NumPy: NaN and "Mean of empty slice" (the Python function)
@@ -411,7 +412,7 @@ def _quantile_of(tracer, lines: _Lines, q, integer: bool, weak: bool):
 
 def _quantile(tracer, what, scale, a, q, axis, out, overwrite_input, method, keepdims, weights, interpolation):
     b = tracer.builder
-    _no(tracer, what, out=out, overwrite_input=overwrite_input, weights=weights, interpolation=interpolation)
+    unsupported_arguments(tracer, what, out=out, overwrite_input=overwrite_input, weights=weights, interpolation=interpolation)
     if method != "linear":
         raise tracer.error(f"{what}(..., method={method!r}) is not supported yet (only 'linear')")
     qs, weak, one = _quantiles(tracer, q, what, scale)

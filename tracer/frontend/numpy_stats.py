@@ -13,6 +13,7 @@ from tracer.frontend import arrays, indexing, numpy_more, numpy_shapes
 from tracer.frontend.arrays import convert, emit_elementwise, sizes_of, wrap
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.numpy_more import (
+    all_true,
     as_array,
     axis_index,
     axis_tuple,
@@ -20,20 +21,10 @@ from tracer.frontend.numpy_more import (
     numpy_function,
     select,
     sum_of,
+    unsupported_arguments,
 )
 from tracer.frontend.objects import TracedArray
 from tracer.ir import BOOL, F32, F64, I64, ArrayType
-
-
-def _no(tracer, what: str, **kwargs) -> None:
-    for name, value in kwargs.items():
-        if value is not None:
-            raise tracer.error(f"{what}(..., {name}=...) is not supported yet")
-
-
-def _all_true(tracer, cond):
-    """One traced bool: every element of the bool array value `cond`."""
-    return tracer.builder.emit("reduce", (cond,), kind="min", axes=tuple(range(cond.type.rank)), keepdims=False)
 
 
 # ------------------------------------------------------------------------------- bincount
@@ -48,7 +39,7 @@ def bincount(tracer, x, weights=None, minlength=0):
     v = convert(tracer, xs.value, I64)
     if not is_traced(minlength) and (type(minlength) is not int or minlength < 0):
         raise ValueError("'minlength' must not be negative")
-    fallback_unless(tracer, _all_true(tracer, b.emit("ge", (v, b.const(0)))))
+    fallback_unless(tracer, all_true(tracer, b.emit("ge", (v, b.const(0)))))
     n = sizes_of(tracer, v)[0]
     # max(x) + 1 (0 for an empty x; the max of nothing fails the call, and the Python function runs)
     largest = b.emit("reduce", (b.emit("select", (b.emit("ge", (v, b.const(0))), v, b.const(0))),), kind="max",
@@ -72,7 +63,7 @@ def bincount(tracer, x, weights=None, minlength=0):
 def _nan_extreme(kind: str):
     def impl(tracer, a, axis=None, out=None, keepdims=False, initial=None, where=None):
         what = f"np.nan{kind}"
-        _no(tracer, what, out=out, initial=initial, where=where)
+        unsupported_arguments(tracer, what, out=out, initial=initial, where=where)
         x = as_array(tracer, a, what)
         b = tracer.builder
         axes = axis_tuple(tracer, axis, x.rank)
@@ -82,7 +73,7 @@ def _nan_extreme(kind: str):
             # NumPy warns "All-NaN slice encountered" where a slice holds only NaNs: the Python function runs
             counted = sum_of(tracer, b.emit("not", (nan,)), axes) if axes else b.emit("not", (nan,))
             found = b.emit("gt", (counted, b.const(0 if axes else False)))
-            fallback_unless(tracer, _all_true(tracer, found) if isinstance(found.type, ArrayType) else found)
+            fallback_unless(tracer, all_true(tracer, found) if isinstance(found.type, ArrayType) else found)
             v = select(tracer, nan, float("-inf") if kind == "max" else float("inf"), v, v.type.dtype)
         if not axes:
             return wrap(tracer, v if v is not x.value else b.emit("copy", (v,)))
@@ -98,7 +89,7 @@ numpy_function("nanmin")(_nan_extreme("min"))
 def _accumulate(name: str, kind: str):
     def impl(tracer, array, axis=0, dtype=None, out=None):
         what = f"np.{name}.accumulate"
-        _no(tracer, what, dtype=dtype, out=out)
+        unsupported_arguments(tracer, what, dtype=dtype, out=out)
         x = as_array(tracer, array, what)
         if x.rank == 0:
             raise TypeError("cannot accumulate on a scalar")
@@ -162,7 +153,7 @@ def trapezoid(tracer, y, x=None, dx=1.0, axis=-1):
 
 def _along(tracer, x: TracedArray, axis: int, piece: slice) -> TracedArray:
     """x[..., piece, ...], `piece` on `axis`."""
-    return indexing.subscript(tracer, x, tuple(piece if d == axis else slice(None) for d in range(x.rank)))
+    return indexing.subscript(tracer, x, numpy_shapes.along(x.rank, axis, piece))
 
 
 # ------------------------------------------------------------------------------- diagflat, polyval
@@ -205,7 +196,7 @@ def interp(tracer, x, xp, fp, left=None, right=None, period=None):
     """np.interp as NumPy's compiled loop computes it: for x in [xp[j], xp[j+1]),
     slope * (x - xp[j]) + fp[j] (from the other end where that is NaN), fp[j] where x == xp[j],
     `left` / `right` outside, NaN for NaN (float64 xp and fp, increasing, as NumPy assumes)."""
-    _no(tracer, "np.interp", period=period)
+    unsupported_arguments(tracer, "np.interp", period=period)
     b = tracer.builder
     xs = as_array(tracer, x, "np.interp")
     xp_, fp_ = (as_array(tracer, v, "np.interp") for v in (xp, fp))
@@ -257,7 +248,7 @@ def histogram(tracer, a, bins=10, range=None, density=None, weights=None):
     each value's bin from ((v - lo) / (hi - lo)) * n then corrected against the edges, values
     outside [lo, hi] left out. A range NumPy refuses (not finite: NaN in `a`) fails the call, and
     the Python function raises NumPy's ValueError."""
-    _no(tracer, "np.histogram", density=density, weights=weights)
+    unsupported_arguments(tracer, "np.histogram", density=density, weights=weights)
     if type(bins) is not int:
         raise tracer.error("np.histogram with bins other than a number of equal bins is not supported yet")
     if bins < 1:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from tracer.frontend import arrays, indexing
 from tracer.frontend.arrays import make_view, operand, sizes_of, unwrap_0d, wrap
 from tracer.frontend.builder import is_traced
-from tracer.frontend.numpy_more import as_array, axis_index, fallback_unless, numpy_function
+from tracer.frontend.numpy_more import all_true, as_array, axis_index, fallback_unless, numpy_function
 from tracer.frontend.objects import TracedArray, array_unsupported
 from tracer.ir import BOOL, F32, I64, ArrayType
 
@@ -63,9 +63,7 @@ def _flat_index(tracer, array: TracedArray, entries) -> tuple:
     for idx, n in zip(values, sizes):
         inside = arrays.binary(tracer, "and", arrays.binary(tracer, "ge", wrap(tracer, idx), b.binary("sub", 0, n)),
                                arrays.binary(tracer, "lt", wrap(tracer, idx), n))
-        inside = inside.value
-        fallback_unless(tracer, b.emit("reduce", (inside,), kind="min", axes=tuple(range(inside.type.rank)),
-                                       keepdims=False))
+        fallback_unless(tracer, all_true(tracer, inside.value))
         wrapped = b.emit("select", tuple(arrays.broadcast(tracer, [
             b.value(arrays.binary(tracer, "lt", wrap(tracer, idx), 0).value),
             b.value(arrays.binary(tracer, "add", wrap(tracer, idx), n).value), idx])))
