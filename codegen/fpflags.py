@@ -24,6 +24,7 @@ from llvmlite import ir as ll
 from codegen.lowerings import lowers
 from tracer import ir
 from tracer.errors import Status
+from tracer.ir.ops import FLAG_OPS
 from tracer.ir.scalar_ops import KEEPS_NONFINITE as CHAIN
 from tracer.ir.scalar_ops import MAX_CHAIN
 
@@ -77,6 +78,20 @@ def numpy_scalar_check(k, v: ir.Value, result, a, b):
         warns = _warns(k, link, result, a, b) if link.op in CHAIN else _warns(k, None, result, a, b)
         bld.store(bld.or_(bld.load(k.numpy_warns), warns), k.numpy_warns)
     return result
+
+
+def any_nonfinite(k, region: ir.Block) -> ll.Value:
+    """Whether a float result of the arithmetic of `region` (straight-line, just lowered) is an
+    infinity or a NaN: by integer tests of the exponent bits, which raise no flag themselves.
+    It reads the results, so LLVM keeps (and vectorizes) the arithmetic that makes them."""
+    bld = k.builder
+    found = ll.Constant(I1, 0)
+    for x in region.values:
+        if x.op in FLAG_OPS and x.type in (ir.F64, ir.F32) and not x.regions:
+            bits, exponent = (ll.IntType(64), 0x7FF << 52) if x.type == ir.F64 else (I32, 0xFF << 23)
+            masked = bld.and_(bld.bitcast(k.regions.values[x], bits), ll.Constant(bits, exponent))
+            found = bld.or_(found, bld.icmp_unsigned("==", masked, ll.Constant(bits, exponent)))
+    return found
 
 
 def _warns(k, link: ir.Value | None, result, a, b, depth: int = MAX_CHAIN) -> ll.Value:

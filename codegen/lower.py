@@ -114,7 +114,7 @@ class BlockLowering:
                 continue
             operands = [self.values[a] for a in v.args]
             self.k.site = self.sites.get(v, -1)
-            watched = self.k.numpy_flags is not None and sets_fp_flags(v)
+            watched = self.k.numpy_flags is not None and sets_fp_flags(v) and not v.attrs.get("into")
             if v.op in fpflags.CHECKED_BEFORE:
                 fpflags.fail_if_numpy_warns(self.k)
             if watched:
@@ -195,6 +195,8 @@ def lower_map(k: KernelBuilder, v: ir.Value, *operands):
             return results
         return compute
     straight = not any(x.regions or x.op == "raise" for x in region.values)
+    if into and k.numpy_flags is not None and sets_fp_flags(v):
+        _probe_warnings(k, region, arguments)
     if not straight or not any(OPS[x.op].may_fail(x) for x in region.values):
         outs = arrays.map_elements(k, *arguments, element(None), into=into)
     else:
@@ -206,6 +208,27 @@ def lower_map(k: KernelBuilder, v: ir.Value, *operands):
         with b.if_then(b.load(flag, typ=I1)):
             arrays.map_elements(k, *arguments, element(None), into=into)
     return tuple(outs) if isinstance(v.type, ir.TupleType) else outs[0]
+
+
+def _probe_warnings(k: KernelBuilder, region: ir.Block, arguments: tuple) -> None:
+    """FALLBACK if NumPy would warn in a map that writes its results over an argument, found
+    before the first write, so that the Python function, run instead, finds its arguments as
+    they were: every element is computed but not stored, and the CPU's flags tested (NumPy's
+    own test) where a result came out an infinity or a NaN, which each watched flag makes. The
+    writes then go unwatched: what they compute is what was just tested."""
+    b = k.builder
+    found = k.stack_slot(I1, "nonfinite")
+    b.store(ll.Constant(I1, 0), found)
+
+    def check(*xs):
+        k.regions.values.update(zip(region.params, xs))
+        if k.regions.block(region) is not None:
+            b.store(b.or_(b.load(found, typ=I1), fpflags.any_nonfinite(k, region)), found)
+        return []
+    inputs, dtypes, _ = arguments
+    fpflags.clear_flags(k, k.numpy_flags)
+    arrays.map_elements(k, inputs, dtypes, [], check, into=[])
+    k.fail_if(b.and_(b.load(found, typ=I1), fpflags.flags_raised(k, k.numpy_flags)), Status.FALLBACK)
 
 
 @lowers("loop")

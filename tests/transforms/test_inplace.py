@@ -109,3 +109,26 @@ def test_an_update_read_afterwards_is_not_moved():
     w = np.arange(5.0)
     assert compiled(w, np.ones(5)) == 5.0
     assert np.array_equal(w, np.arange(5.0) - 1.0)
+
+
+@pytest.mark.parametrize("shape, slicing", [((3,), slice(None)), ((6,), slice(None, None, 2)), ((40, 9), slice(None))])
+def test_an_update_numpy_warns_of_runs_python_on_the_arguments_as_they_were(shape, slicing):
+    """NumPy warns in the update itself (inf - inf): the compiled code finds it before its first
+    write, so the Python function, run instead, updates the argument once, with NumPy's warning."""
+    def f(y, s):
+        y -= y.sum() * s
+    base = np.linspace(-1.0, 1.0, int(np.prod(shape))).reshape(shape)
+    base.flat[0] = np.inf
+    compiled = trace(f)
+    mine, theirs = base.copy(), base.copy()
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in subtract"):
+        f(theirs[slicing], 1.0)
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in subtract"):
+        compiled(mine[slicing], 1.0)
+    assert np.array_equal(mine, theirs, equal_nan=True)
+    assert count_in_place(compiled.specializations[0].optimized) == 1
+    finite = np.linspace(-1.0, 1.0, base.size).reshape(shape)     # and without a warning, in place
+    expected = finite.copy()
+    f(expected[slicing], 0.5)
+    compiled(finite[slicing], 0.5)
+    assert np.array_equal(finite, expected)

@@ -9,7 +9,10 @@ as an operand), the temporary and the copy go away. That is safe when:
     W[i, j] only while computing element [i, j]) and no other view of W, and only the
     writeback uses its result;
   - nothing after the map reads W (it would see the new contents) or can fail (a failure must
-    still leave the arguments unchanged: the Python function then runs from the start).
+    still leave the arguments unchanged: the Python function then runs from the start);
+  - where NumPy's warnings run the Python function instead (fn.python_on_failure), the map's
+    float arithmetic is straight-line: codegen checks all of it before the first write
+    (codegen.lower's warnings probe), which it cannot do for values computed in a branch.
 
 Before the first such map an `in_place_check` does what could still fail: each W has the
 sizes of what its map reads (SHAPE_MISMATCH) and shares no memory with another argument array
@@ -18,7 +21,7 @@ sizes of what its map reads (SHAPE_MISMATCH) and shares no memory with another a
 from __future__ import annotations
 
 from tracer import ir
-from tracer.ir.ops import OPS
+from tracer.ir.ops import FLAG_OPS, OPS
 
 VIEWS = ("transpose", "slice", "broadcast_in_dim", "index")
 
@@ -32,7 +35,8 @@ def update_in_place(fn: ir.Function) -> ir.Function:
     writeback = writebacks[0]
     uses = out.uses()
     pairs = list(zip(writeback.args[::2], writeback.args[1::2]))
-    chosen = {new: target for target, new in pairs if _writable_map(target, new, block, writeback, uses)}
+    chosen = {new: target for target, new in pairs
+              if _writable_map(target, new, block, writeback, uses, fn.python_on_failure)}
     # keep only maps after the last op that may fail (other than the chosen maps and the writeback)
     while chosen:
         failing = [i for i, v in enumerate(block.values)
@@ -82,6 +86,12 @@ def _may_fail(v: ir.Value) -> bool:
     return OPS[v.op].may_fail(v) or any(_may_fail(x) for r in v.regions for x in r.values)
 
 
+def _flags_in(block: ir.Block) -> bool:
+    """Whether float arithmetic in `block` (or deeper) can raise a floating-point flag."""
+    return any((x.op in FLAG_OPS and x.type in (ir.F64, ir.F32)) or any(map(_flags_in, x.regions))
+               for x in block.values)
+
+
 def _views_of(target: ir.Value, block: ir.Block) -> set[ir.Value]:
     """`target` and every view made from it (transitively) in `block`."""
     found = {target}
@@ -96,7 +106,8 @@ def _reads(v: ir.Value, values: set) -> bool:
         or any(r in values for region in v.regions for r in region.results)
 
 
-def _writable_map(target: ir.Value, new: ir.Value, block: ir.Block, writeback: ir.Value, uses: dict) -> bool:
+def _writable_map(target: ir.Value, new: ir.Value, block: ir.Block, writeback: ir.Value, uses: dict,
+                  warns: bool) -> bool:
     if target.op != "param" or new.op != "map" or new.attrs.get("into") or new.type != target.type \
             or new not in block.values or uses.get(new) != 1 or target not in new.args:
         return False
@@ -104,6 +115,8 @@ def _writable_map(target: ir.Value, new: ir.Value, block: ir.Block, writeback: i
     if any(a in views and a is not target for a in new.args):
         return False
     if any(_may_fail(x) for x in new.regions[0].values):
+        return False
+    if warns and any(_flags_in(r) for x in new.regions[0].values for r in x.regions):
         return False
     after = block.values[block.values.index(new) + 1:]
     return not any(_reads(x, views) for x in after if x is not writeback) and target not in block.results
