@@ -5,6 +5,7 @@ more than one libm call: where CPython does not just call libm, neither may we.
                            rational function, the reflection formula through m_sinpi
     fsum                   math_fsum: Shewchuk's exact partials, then CPython's half-even fix-up
     frexp_*, ldexp         math_frexp, math_ldexp (C's frexp by the bits; LLVM's exact ldexp)
+    round_digits           float's round(x, n): the decimal digits by an exact product, not dtoa
 
 Each branch of CPython's code is computed and the right one selected (floating-point work on
 the other branches' inputs is harmless: no traps), with CPython's errno rules made statuses:
@@ -290,3 +291,31 @@ def _fsum_tail(k, partials, n):
     # (`below` is read past the partials when m == 0: select, as `and` would spread its poison)
     fix = b.select(b.icmp_signed(">", m, k.i64(0)), b.and_(same_sign, exact), ll.Constant(I1, 0))
     return b.select(fix, x, hi)
+
+
+# ------------------------------------------------------------------------------------ round(x, n)
+@lowers("round_digits")
+def round_digits(k, v, x, n):
+    """round(x, n) as CPython's double_round gives it (x rounded half-even, by its exact value, to
+    n decimal places, then the nearest double), without dtoa, for 0 <= n <= 22 (10**n exact)
+    and |x * 10**n| < 2**52; elsewhere FALLBACK. x * 10**n is exactly p + e (an FMA); K, the
+    integer nearest to it (ties to even), is roundeven(p) but where p is halfway between two
+    integers and e breaks the tie; K / 10**n, one correctly rounded division, is the result."""
+    b = k.builder
+    in_table = b.icmp_unsigned("<=", n, k.i64(22))
+    scale = k.f64(1.0)
+    for bit, power in enumerate((1e1, 1e2, 1e4, 1e8, 1e16)):     # 10**n, each product exact
+        set_ = b.icmp_unsigned("!=", b.and_(n, k.i64(1 << bit)), k.i64(0))
+        scale = b.fmul(scale, b.select(set_, k.f64(power), k.f64(1.0)))
+    p = b.fmul(x, scale)
+    e = k.intrinsic("fma", x, scale, b.fneg(p))
+    whole = b.not_(b.fcmp_ordered("<", k.intrinsic("fabs", x), k.f64(2.0 ** 52)))     # or inf, NaN
+    small = b.fcmp_ordered("<", k.intrinsic("fabs", p), k.f64(2.0 ** 52))
+    k.fail_if(b.not_(b.and_(in_table, b.or_(whole, small))), Status.FALLBACK)
+    nearest = k.intrinsic("roundeven", p)
+    f = b.fsub(p, nearest)
+    up = b.and_(b.fcmp_ordered("==", f, k.f64(0.5)), b.fcmp_ordered(">", e, k.f64(0.0)))
+    down = b.and_(b.fcmp_ordered("==", f, k.f64(-0.5)), b.fcmp_ordered("<", e, k.f64(0.0)))
+    digits = b.fadd(nearest, b.select(up, k.f64(1.0), b.select(down, k.f64(-1.0), k.f64(0.0))))
+    r = k.intrinsic("copysign", b.fdiv(digits, scale), x)
+    return b.select(whole, x, r)

@@ -162,3 +162,22 @@ def test_what_is_not_compiled_is_a_clear_error():
         trace(lambda x: x.tolist(), fullgraph=True)(np.array(2.0))
     with pytest.raises(TracerError, match="not 0-d"):
         trace(lambda x: float(x), fullgraph=True)(np.ones(1))
+
+
+@pytest.mark.parametrize("power", [2.0, 0.5, -1])
+@pytest.mark.parametrize("value", [1e300, -1.0, 0.0, -np.inf])
+def test_powers_numpy_computes_otherwise_warn_as_numpy(power, value):
+    """x ** 2, x ** 0.5 and x ** -1 of a 0-d array are NumPy's multiply, sqrt and reciprocal:
+    their overflow, invalid value or division by zero warns as NumPy's power does."""
+    def f(x):
+        return x ** power
+    compiled = trace(f)
+    for _ in range(2):
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            result = compiled(np.array(value))
+        with warnings.catch_warnings(record=True) as expected:
+            warnings.simplefilter("always")
+            want = f(np.array(value))
+        assert [str(w.message) for w in got] == [str(w.message) for w in expected]
+        assert np.array_equal(result, want, equal_nan=True)

@@ -190,7 +190,7 @@ IR_CASES = {
 }
 
 # ops with a rule that IR_CASES cannot build (an i64 operand), checked by a test of their own
-CHECKED_ELSEWHERE = {"ldexp": "test_ldexp_scales_its_gradient"}
+CHECKED_ELSEWHERE = {"ldexp": "test_ldexp_scales_its_gradient", "round_digits": "test_rounding_to_digits_has_no_slope"}
 # f64 ops that are not differentiable, and why
 NO_RULE = {"fsum": "math.fsum takes any number of operands, so no one-rule-per-operand vjp (NOT_DIFFERENTIABLE)"}
 
@@ -268,6 +268,16 @@ def test_ldexp_scales_its_gradient():
     for x, e in [(1.7, 3), (-0.3, -2), (5.0, 0), (1e-3, 40)]:
         want = central_difference(scaled, (x, e), 0, 1e-6)
         assert_close(grad(scaled)(x, e), want, rel=FIRST["rel"], abs_=FIRST["abs_"], what=f"ldexp at {x}, {e}")
+
+
+def test_rounding_to_digits_has_no_slope():
+    """round(x, n) is piecewise constant: its gradient is 0 (the product rule's other part stays)."""
+    from tracer import grad
+
+    def rounded(x):
+        return round(x, 2) * x
+    for x in (1.234, -0.5, 3.0):
+        assert grad(rounded)(x) == round(x, 2)
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -240,15 +240,16 @@ def binary(tracer, op: str, a, b):
                            f"arithmetic is logical); convert with .astype(int) or .astype(float)")
     if op == "pow" and dtype == I64 and not is_traced(y) and y < 0:
         raise ValueError("Integers to negative integer powers are not allowed.")
+    operands = [x, y]
     if op == "pow" and not is_traced(y) and isinstance(x.type if is_traced(x) else None, ArrayType):
         # NumPy's fast paths (bit for bit what np.power gives): squares, square roots, reciprocals
         if y == 2:
-            return wrap(tracer, emit_elementwise(tracer, "mul", [x, x], dtype))
-        if dtype in (F64, F32) and y == 0.5:
-            return wrap(tracer, emit_elementwise(tracer, "sqrt", [x], dtype))   # (-0.0) ** 0.5 is -0.0
-        if dtype in (F64, F32) and y == -1:
-            return wrap(tracer, emit_elementwise(tracer, "div", [1.0, x], dtype))
-    result = emit_elementwise(tracer, op, [x, y], dtype)
+            op, operands = "mul", [x, x]
+        elif dtype in (F64, F32) and y == 0.5:
+            op, operands = "sqrt", [x]          # (-0.0) ** 0.5 is -0.0
+        elif dtype in (F64, F32) and y == -1:
+            op, operands = "div", [1.0, x]
+    result = emit_elementwise(tracer, op, operands, dtype)
     if not isinstance(result.type, ArrayType):
         result = checked_scalar_arithmetic(tracer, result)
     return wrap(tracer, result)

@@ -108,7 +108,7 @@ def view_of(tracer, x, always: bool = False):
         if len({tracer.builder.kind(v) for v in x}) != 1 or isinstance(getattr(x[0], "type", None), ArrayType):
             return None                # (one kind of number: an array would promote ints to floats)
         packed = arrays.array_from(tracer, x)
-        return ListView(tracer, TracedArray(tracer, packed), len(x))
+        return ListView(tracer, TracedArray(tracer, packed), len(x), built=True)
     return None
 
 
@@ -142,17 +142,19 @@ class ListView(ExternalList):
     call."""
     carried = True
 
-    def __init__(self, tracer, array, length: int, buffer: Buffer | None = None, count=None, row_length=None):
+    def __init__(self, tracer, array, length: int, buffer: Buffer | None = None, count=None, row_length=None,
+                 built: bool = False):
         super().__init__(tracer, [None] * length, None)     # (`obj` gives its type and length)
         self._array, self.length, self.buffer, self.count = array, length, buffer, count
         self.row_length = row_length                # 2-d: the length of a row
+        self.built = built                          # made in the trace (not an input's items)
 
     def __repr__(self):
         return f"<list of {self.length} held in an array>"
 
     # a ListView is rebuilt from these when a loop carries it (branches.layout_of)
     def fields(self) -> tuple:
-        return (self.tracer, self._array, self.length, self.buffer, self.count, self.row_length)
+        return (self.tracer, self._array, self.length, self.buffer, self.count, self.row_length, self.built)
 
     @property
     def array(self) -> TracedArray:
@@ -168,7 +170,7 @@ class ListView(ExternalList):
         """The item at `index` (a traced int in range, or an int): a number or a row."""
         item = indexing.subscript(tracer, self.array, index)
         if isinstance(item, TracedArray):
-            return ListView(tracer, item, self.row_length)
+            return ListView(tracer, item, self.row_length, built=self.built)
         return item
 
     def item(self, index: int):
@@ -198,7 +200,7 @@ class ListView(ExternalList):
         if buffer.array.type.dtype != kind:
             raise NotGatherable("a list comprehension whose items change type", b.loc)
         b.emit("store", (buffer.array.value, b.value(value), b.value(self.count)))
-        return ListView(tracer, None, self.length, buffer, b.binary("add", self.count, 1))
+        return ListView(tracer, None, self.length, buffer, b.binary("add", self.count, 1), built=True)
 
     def finish(self, tracer):
         """After the comprehension's loop: every iteration appended exactly once (else the call
@@ -208,7 +210,7 @@ class ListView(ExternalList):
         b = tracer.builder
         b.raise_if(b.compare("ne", self.count, self.length),
                    NeedsPython("a list comprehension that skips items is computed by Python"))
-        return ListView(tracer, self.array, self.length)
+        return ListView(tracer, self.array, self.length, built=True)
 
 
 def _allocate(tracer, kind, size: int):

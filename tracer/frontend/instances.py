@@ -331,13 +331,6 @@ def special_method(x, name: str):
 _CONSTANT_ATTRIBUTE = (str, bytes, type(None), type, type(Ellipsis), types.NotImplementedType)
 
 
-def escapes(value) -> bool:
-    """Whether a traced function's return value holds an instance made in the trace."""
-    if isinstance(value, TracedInstance):
-        return True
-    return type(value) is tuple and any(escapes(x) for x in value)
-
-
 def result_value(tracer, inst: TracedInstance, value_of):
     """The IR value standing for an escaping instance: the tuple of its attributes that are not
     constants of `_CONSTANT_ATTRIBUTE` types (`value_of` gives an attribute's IR value)."""
@@ -347,16 +340,24 @@ def result_value(tracer, inst: TracedInstance, value_of):
 
 def result_shape(value, memo: dict | None = None):
     """How to make the Python result from the compiled one (`materialize`): None for a value
-    returned as it is, ("tuple", parts) for a tuple holding instances, ("instance", key, class,
-    [(name, constant or shape)]) for an instance (`key`: the same instance twice is one object)."""
+    returned as it is, ("tuple", parts) for a tuple holding instances or lists, ("list", key,
+    parts) for a list built in the trace (returned as a tuple of its items), ("tolist",) for one
+    held in an array, ("instance", key, class, [(name, constant or shape)]) for an instance
+    (`key`: the same instance or list twice is one object)."""
     memo = {} if memo is None else memo
     if isinstance(value, TracedInstance):
         key = memo.setdefault(value, len(memo))
         fields = [(name, ("constant", v) if isinstance(v, _CONSTANT_ATTRIBUTE) else result_shape(v, memo))
                   for name, v in value.attrs.items()]
         return ("instance", key, value.cls, fields)
-    if type(value) is tuple and escapes(value):
-        return ("tuple", [result_shape(x, memo) for x in value])
+    if type(value) is list:
+        key = memo.setdefault(id(value), len(memo))
+        return ("list", key, [result_shape(x, memo) for x in value])
+    if isinstance(value, ExternalList) and value.built:
+        return ("tolist",)
+    if type(value) is tuple:
+        parts = [result_shape(x, memo) for x in value]
+        return ("tuple", parts) if any(p is not None for p in parts) else None
     return None
 
 
@@ -367,6 +368,12 @@ def materialize(shape, result, made: dict | None = None):
     made = {} if made is None else made
     if shape[0] == "tuple":
         return tuple(materialize(s, r, made) for s, r in zip(shape[1], result))
+    if shape[0] == "tolist":
+        return result.tolist()
+    if shape[0] == "list":
+        if shape[1] not in made:
+            made[shape[1]] = [materialize(s, r, made) for s, r in zip(shape[2], result)]
+        return made[shape[1]]
     _, key, cls, fields = shape
     if key in made:
         return made[key]

@@ -369,6 +369,10 @@ class Tracer:
             return b.const(obj)          # an int past 64 bits: BigIntInput, the call runs Python
         if isinstance(obj, tuple):
             return b.emit("tuple", tuple(self.result_value(x, False) for x in obj))
+        if type(obj) is list:                           # made again by instances.materialize
+            return b.emit("tuple", tuple(self.result_value(x, False) for x in obj))
+        if isinstance(obj, ExternalList) and obj.built:
+            return obj.array.value
         if isinstance(obj, ExternalList) and isinstance(obj.obj, tuple):
             return b.emit("tuple", tuple(self.result_value(x, False) for x in obj.items()))
         if isinstance(obj, instances.TracedInstance):      # made again by instances.materialize

@@ -226,6 +226,11 @@ def _bool(tracer, x=False):
 def _round(tracer, x, ndigits=None):
     if _all_constant([x, ndigits]):
         return round(x, ndigits)
+    if ndigits is not None and type(ndigits) is int and ndigits >= 0 and tracer.builder.kind(x) == I64:
+        return x                      # an int to n >= 0 places: itself
+    if ndigits is not None and tracer.builder.kind(_number(tracer, x, "round()")) == F64:
+        b = tracer.builder
+        return b.emit("round_digits", (b.value(x), b.value(b.convert(_number(tracer, ndigits, "round()"), I64))))
     if ndigits is not None:
         typed = callouts.value_call(round, [x, ndigits], {})
         if tracer.call_out and typed is not None:      # CPython's round, called from compiled code

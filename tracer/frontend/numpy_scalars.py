@@ -45,8 +45,9 @@ def checked_scalar_arithmetic(tracer, result):
     if not is_traced(result) or result.type not in (F64, F32):
         return result
     op = result.args[0] if result.op == "to_f32" else result      # float32: done in f64, then rounded
-    if op.op not in ARITHMETIC or len(op.args) != 2 or any(a.type != F64 for a in op.args):
+    if not (op.op in ARITHMETIC and len(op.args) == 2 or op.op == "sqrt") or any(a.type != F64 for a in op.args):
         return result
     if result.type != F32 and not any(made_by_numpy(tracer, x) for x in op.args):
         return result
-    return tracer.builder.emit("numpy_scalar_check", (result, *op.args))
+    operands = op.args if len(op.args) == 2 else op.args * 2       # (sqrt: a NaN from a number)
+    return tracer.builder.emit("numpy_scalar_check", (result, *operands))

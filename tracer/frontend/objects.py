@@ -36,6 +36,7 @@ class Cell:
 
 class ExternalList:
     """A list/tuple from outside the trace: guarded length, items loaded per call."""
+    built = False          # (a ListView of a list built in the trace: returned as a new list)
 
     def __init__(self, tracer, obj, source):
         self.tracer, self.obj, self.source = tracer, obj, source

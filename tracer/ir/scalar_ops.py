@@ -309,6 +309,23 @@ for _name in ["isnan", "isinf", "isfinite"]:
     define(_name, f"math.{_name}(a)", F64_PREDICATE, getattr(math, _name))
 
 
+def _round_digits(x: float, n: int) -> float:
+    """round(x, n) of a float where 0 <= n <= 22 and x * 10**n stays below 2**52 (exact in the
+    compiled op, codegen.cpython_math); elsewhere the op falls back to Python."""
+    if not 0 <= n <= 22:
+        raise OpFailure(Status.FALLBACK)
+    if not math.isfinite(x) or abs(x) >= 2.0 ** 52:
+        return x                     # (an integer already, an infinity or NaN: round gives it back)
+    if not abs(x * float(10 ** n)) < 2.0 ** 52:
+        raise OpFailure(Status.FALLBACK)
+    return round(x, n)
+
+
+define("round_digits", "round(a, n) of a float: to n decimal places, CPython's correctly rounded result",
+        signature(((F64, I64), F64)), _round_digits, [Status.FALLBACK], vjp=(None, None),
+        fails_when=lambda op, v: True)   # (an f64 op that can fall back)
+
+
 # ----------------------------------------------------------------------------- int bits
 # On i64, as Python computes them. A shift by a negative count raises ValueError in Python: the
 # front end raises it before the shift (tracer.frontend.opcodes.numbers), and the op itself then

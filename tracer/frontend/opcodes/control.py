@@ -214,7 +214,7 @@ class ControlFlowOps:
             return
         start = it.index.attrs["value"] if is_traced(it.index) else it.index
         n = len(range(start, it.stop, it.step))
-        self.stack[-2] = gathered.ListView(self.tracer, None, n, gathered.Buffer(n), b.const(0))
+        self.stack[-2] = gathered.ListView(self.tracer, None, n, gathered.Buffer(n), b.const(0), built=True)
         self.tracer.gathered_lists = True
 
     def op_END_FOR(self, instr):
