@@ -11,7 +11,7 @@ import builtins
 import math
 import sys
 
-from tracer.frontend import arrays, callouts, gathered, numpy_bools
+from tracer.frontend import arrays, callouts, gathered, numpy_bools, pybuiltins
 from tracer.frontend.builder import is_traced
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.iteration import RangeIter
@@ -251,9 +251,12 @@ def _pow(tracer, base, exp, mod=None):
 
 
 def _extremum(op: str, real):
+    by_key = {"max": (pybuiltins.max_by_key, pybuiltins.max_of_range),
+              "min": (pybuiltins.min_by_key, pybuiltins.min_of_range)}[op]
+
     def impl(tracer, *args, **kwargs):
         if kwargs:
-            raise tracer.error(f"{real.__name__}() with key= or default= is not supported")
+            return _extremum_by_key(tracer, real, by_key, args, kwargs)
         items = args if len(args) != 1 else tracer_items(tracer, args[0])
         if not items:
             raise ValueError(f"{real.__name__}() arg is an empty sequence")
@@ -274,6 +277,40 @@ def _extremum(op: str, real):
                 result = b.emit(op, (b.value(result), b.value(x)))
         return result
     return impl
+
+
+def _extremum_by_key(tracer, real, by_key, args: tuple, kwargs: dict):
+    """max/min with key= or default=: pybuiltins' loop, inlined (a range with traced bounds
+    stays a range: the loop over it compiles)."""
+    if set(kwargs) - {"key", "default"} or not args or (len(args) > 1 and "default" in kwargs):
+        real(*args, **kwargs)             # CPython's TypeError
+    key = kwargs.get("key")
+    if key is None:
+        key = _identity
+    given = ["default" in kwargs, kwargs.get("default")]
+    if len(args) == 1 and isinstance(args[0], SymbolicRange):
+        return tracer.call(by_key[1], [*args[0].args, key, *given], {})
+    items = list(args) if len(args) > 1 else tracer_items(tracer, args[0])
+    return tracer.call(by_key[0], [items, key, *given], {})
+
+
+def _identity(x):
+    return x
+
+
+@implements(builtins.sorted)
+def _sorted(tracer, iterable, *, key=None, reverse=False):
+    items = tracer_items(tracer, iterable)
+    if not is_symbolic(items) and key is None and not is_symbolic(reverse):
+        return sorted(items, reverse=reverse)
+    if is_symbolic(reverse):
+        raise tracer.error("sorted() with a traced reverse= is not supported")
+    if len(items) > SORTED_LIMIT:
+        raise tracer.error(f"sorted() of more than {SORTED_LIMIT} traced items is not supported yet")
+    return tracer.call(pybuiltins.sorted_items, [items, key, bool(reverse)], {})
+
+
+SORTED_LIMIT = 48       # (an exchange sort: n * (n - 1) / 2 comparisons in the trace)
 
 
 _TABLE[builtins.max] = _extremum("max", max)
@@ -526,8 +563,5 @@ def _list_sort(tracer, lst: list, args: list, kwargs: dict):
     if args or set(kwargs) - {"key", "reverse"}:
         [].sort(*args, **kwargs)     # CPython's TypeError: sort() takes no positional arguments
         raise tracer.error("this call of list.sort() is not supported")
-    key, reverse = kwargs.get("key"), kwargs.get("reverse", False)
-    if key is not None or is_symbolic(lst) or is_symbolic(reverse):
-        raise tracer.error("sorting a list of traced values (or with a key) is not supported")
-    lst.sort(reverse=reverse)
+    lst[:] = _sorted(tracer, lst, key=kwargs.get("key"), reverse=kwargs.get("reverse", False))
     return None

@@ -206,8 +206,7 @@ def compare_objects(tracer, op: str, a, b):
     if ka is not None and kb is not None and ka is kb:
         pa, pb = deep_plain(a), deep_plain(b)
         if is_symbolic(pa) or is_symbolic(pb):
-            raise tracer.error(f"ordering comparison ({COMPARE_SYMBOLS[op]}) of sequences holding traced "
-                               f"values is not supported")
+            return _lexicographic(tracer, op, plain(a), plain(b))
         return _python_compare(op, pa, pb)
     if is_traced(a) or is_traced(b):
         other = b if is_traced(a) else a
@@ -216,6 +215,29 @@ def compare_objects(tracer, op: str, a, b):
     # a list and a tuple, a sequence and a number, None or a string: Python's own TypeError
     raise TypeError(f"'{COMPARE_SYMBOLS[op]}' not supported between instances of "
                     f"'{type_name(a)}' and '{type_name(b)}'")
+
+
+def _lexicographic(tracer, op: str, xs, ys):
+    """CPython's ordering of two lists or tuples: by the first items that are not equal
+    (`items_equal`), else by length; with traced items, which item decides is known at run
+    time, so each is tried from the last one back (a select per item)."""
+    b = tracer.builder
+    result = _python_compare(op, len(xs), len(ys))
+    for x, y in reversed(list(zip(xs, ys))):
+        equal = items_equal(tracer, x, y)
+        if equal is True:
+            continue
+        here = compare_objects(tracer, op, x, y) if not (is_number_like(x) and is_number_like(y)) \
+            else b.compare(op, x, y)
+        if equal is False:
+            result = here
+        else:
+            result = b.emit("select", (equal, b.value(result), b.value(here)))
+    return result
+
+
+def is_number_like(x) -> bool:
+    return is_traced(x) or isinstance(x, (int, float))
 
 
 def _top_level_same(tracer, a):

@@ -1,0 +1,69 @@
+"""max/min with key= and default=, sorted() and list.sort() of traced values
+(tracer.frontend.pybuiltins, inlined), and the ordering of tuples and lists holding traced
+values, against CPython."""
+import itertools
+
+import pytest
+
+from tracer import trace
+
+
+def keyed_extremes(xs):
+    return max(xs, key=abs), min(xs, key=lambda v: (v * v, -v)), max(xs[0], xs[1], key=lambda v: -v)
+
+
+def argmax_over_a_traced_range(n, a):
+    return max(range(1, n), key=lambda i: (i * a) % 7), min(range(n, 0, -2), key=lambda i: abs(i - 4.5))
+
+
+def in_a_loop(n):
+    total = 0
+    for k in range(2, n):
+        total += max(range(k, n), key=lambda i: (i * 37) % 11)
+    return total
+
+
+def with_default(n):
+    return min(range(n), key=lambda i: abs(i - 3.5), default=-1)
+
+
+def sorts(xs):
+    ys = list(xs)
+    ys.sort(key=lambda v: (v > 0, -v))
+    return sorted(xs), sorted(xs, reverse=True), sorted(xs, key=lambda v: -abs(v)), ys
+
+
+def ranking(xs):
+    return sorted(range(len(xs)), key=lambda k: -xs[k])[:2], sorted(zip(xs, range(len(xs))), reverse=True)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (keyed_extremes, ([3.0, -5.0, 2.0, 5.0],)), (keyed_extremes, ([0.0, -0.0, 1.5],)),
+    (argmax_over_a_traced_range, (20, 3)), (argmax_over_a_traced_range, (9, 5)), (in_a_loop, (30,)),
+    (with_default, (8,)), (with_default, (0,)), (sorts, ([3.0, -5.0, 2.0, 5.0, -3.0, 2.0],)),
+    (ranking, ([1.0, 4.0, 2.0, 4.0, 0.5],)), (sorts, ([1, 3, 2],)),
+])
+def test_as_cpython(fn, args):
+    compiled = trace(fn, fullgraph=True)
+    for _ in range(2):
+        assert compiled(*args) == fn(*args)
+
+
+def test_an_empty_range_raises_cpythons_error():
+    compiled = trace(argmax_over_a_traced_range, fullgraph=True)
+    compiled(20, 3)
+    with pytest.raises(ValueError) as got:
+        compiled(1, 3)
+    with pytest.raises(ValueError) as expected:
+        argmax_over_a_traced_range(1, 3)
+    assert str(got.value) == str(expected.value)
+
+
+def test_tuples_and_lists_order_as_in_cpython():
+    def compare(a, b, c, d):
+        return (a, b) < (c, d), (a, b) >= (c, d), [a, 1] <= [c, 1], (a, (b, 1)) > (c, (d, 0)), (a,) < (c, d)
+    compiled = trace(compare, fullgraph=True)
+    values = [0, 1, 2, 1.5, "nan"]
+    for combo in itertools.product(values, repeat=4):
+        args = [float(v) if v == "nan" else v for v in combo]      # a NaN object of its own each
+        assert compiled(*args) == compare(*args), args
