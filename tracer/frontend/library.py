@@ -310,6 +310,16 @@ def _sorted(tracer, iterable, *, key=None, reverse=False):
     return tracer.call(pybuiltins.sorted_items, [items, key, bool(reverse)], {})
 
 
+@implements(builtins.all)
+def _all(tracer, iterable):
+    return tracer.call(pybuiltins.all_of, [iterable], {})
+
+
+@implements(builtins.any)
+def _any(tracer, iterable):
+    return tracer.call(pybuiltins.any_of, [iterable], {})
+
+
 SORTED_LIMIT = 48       # (an exchange sort: n * (n - 1) / 2 comparisons in the trace)
 
 

@@ -1,5 +1,5 @@
-"""Builtins written in Python, for the tracer to inline like user code: `max`/`min` with `key=`
-and `sorted` of traced values (tracer.frontend.library calls them through `Tracer.call`).
+"""Builtins written in Python, for the tracer to inline like user code: `max`/`min` with `key=`,
+`sorted`, `all` and `any` of traced values (tracer.frontend.library calls them through `Tracer.call`).
 
 Written this way, they get everything the tracer does for user code: a loop over a range with
 traced bounds compiles to a loop, a comparison of traced keys becomes a data-dependent branch
@@ -100,3 +100,19 @@ def sorted_items(items, key, reverse):
             swap = a[0] < b[0] if reverse else b[0] < a[0]
             pairs[j], pairs[j + 1] = (b, a) if swap else (a, b)
     return [pair[1] for pair in pairs]
+
+
+def all_of(iterable):
+    """all(iterable): stops at the first false item, as CPython does (later items are not made)."""
+    for item in iterable:
+        if not item:
+            return False
+    return True
+
+
+def any_of(iterable):
+    """any(iterable): stops at the first true item."""
+    for item in iterable:
+        if item:
+            return True
+    return False

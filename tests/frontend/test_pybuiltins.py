@@ -1,4 +1,4 @@
-"""max/min with key= and default=, sorted() and list.sort() of traced values
+"""max/min with key= and default=, sorted(), list.sort(), all() and any() of traced values
 (tracer.frontend.pybuiltins, inlined), and the ordering of tuples and lists holding traced
 values, against CPython."""
 import itertools
@@ -67,3 +67,23 @@ def test_tuples_and_lists_order_as_in_cpython():
     for combo in itertools.product(values, repeat=4):
         args = [float(v) if v == "nan" else v for v in combo]      # a NaN object of its own each
         assert compiled(*args) == compare(*args), args
+
+
+def all_and_any(xs, n, d):
+    return (all(x > 0 for x in xs), any(x > 2 for x in xs), all([]), any(xs),
+            all(n % k for k in range(2, 6)), any(1.0 / (d - k) > 1 for k in range(3)))
+
+
+@pytest.mark.parametrize("args", [([1.0, 2.0, 3.0], 7, 5.0), ([1.0, -2.0, 0.0], 8, 0.5), ([0.0], 9, 1.5),
+                                  ([3.0], 9, 1.0)])
+def test_all_and_any_stop_where_cpython_stops(args):
+    """any() stops at its first true item: 1.0 / (d - k) is not computed past it (d = 1.5, k = 1
+    is true first; d = 1.0 divides by zero at k = 1, as in CPython)."""
+    compiled = trace(all_and_any, fullgraph=True)
+    try:
+        expected = all_and_any(*args)
+    except ZeroDivisionError:
+        with pytest.raises(ZeroDivisionError):
+            compiled(*args)
+        return
+    assert compiled(*args) == expected
