@@ -293,11 +293,15 @@ class Branching:
         if outcome is None:
             raise UnsupportedError("a generator that yields inside a data-dependent branch or loop "
                                    "is not supported", self.builder.loc)
-        if changed_since(snapshot):
+        changed = changed_since(snapshot)
+        if changed:
             for obj, contents in snapshot:      # as it was: the caller may run this code again
                 obj[:] = contents
-            raise ListChanged("a list is changed inside a data-dependent branch or "
+            exc = ListChanged("a list is changed inside a data-dependent branch or "
                               "loop; compiled code cannot change it on one path only", self.builder.loc)
+            made = self.tracer.list_sites
+            exc.sites = frozenset(made[id(x)][1] for x in changed if id(x) in made and made[id(x)][0] is x)
+            raise exc
         return outcome
 
     def _raise(self, exc: BaseException) -> Outcome:

@@ -34,6 +34,7 @@ from tracer.frontend.branches import RETURN, Branching, RestartLoop
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
 from tracer.frontend.flow import flow_graph
 from tracer.frontend.generators import SymbolicGenerator
+from tracer.frontend.iteration import ListChanged
 from tracer.frontend.objects import (
     NULL,
     ArrayMethod,
@@ -134,6 +135,10 @@ class Tracer:
         self.gathered_sources: dict[Value, tuple] = {}   # a gathered array's param -> (GatherSource, length)
         self.result_dropped = False    # the call being traced is a statement: CALL, then POP_TOP
         self.call_out = False          # such calls may run in CPython from compiled code (callouts)
+        # lists made in the trace: id -> (the list, where it was made: (code, instruction index));
+        # a list made at a site in `held_sites` is held in an array from the start (trace_frame)
+        self.list_sites: dict = {}
+        self.held_sites: frozenset = frozenset()
         self.written_gathers: dict[tuple, object] = {}   # GatherSource.key -> the GatherSource: written into
 
     @property
@@ -474,7 +479,22 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
             raise self.tracer.error(unsupported_instruction(instr.name))
         if instr.name in resume.BREAKABLE and self.may_break_here():
             return self.call_or_break(handler, instr)
-        return handler(instr)
+        result = handler(instr)
+        if instr.name in LIST_MAKERS and self.stack and type(self.stack[-1]) is list:
+            self.list_made((self.code, self.pc - 1))
+        return result
+
+    def list_made(self, site) -> None:
+        """Note where the list on top of the stack was made; one made where a list that a
+        data-dependent branch or loop changed was made, in an earlier trace, is held in an array
+        (gathered.ListView) from here on, so that branch or loop can change it (trace_frame)."""
+        lst = self.stack[-1]
+        if site in self.tracer.held_sites:
+            view = gathered.view_of(self.tracer, lst, always=True)
+            if view is not None:
+                self.stack[-1] = view
+                return
+        self.tracer.list_sites[id(lst)] = (lst, site)
 
     def starts_exception_handler(self, label) -> bool:
         """Whether a try-block's handler is user code (a `try` statement), not the cleanup
@@ -516,8 +536,34 @@ def unsupported_instruction(name: str) -> str:
     return f"{what} ({name}) is not supported" if what else f"the bytecode instruction {name} is not supported"
 
 
+# the instructions that may leave a new, complete list on the stack (Tracer.list_sites)
+LIST_MAKERS = frozenset({"BUILD_LIST", "LIST_EXTEND", "BINARY_OP", "CALL", "CALL_FUNCTION_EX", "BINARY_SLICE"})
+HELD_LIST_ROUNDS = 3
+
+
 def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name: str,
                 unroll_loops: bool = False, call_out: bool = False) -> Trace:
+    """Trace one call (`_trace_gathering`). Where that fails because a data-dependent branch
+    or loop changes a list made in the trace (ListChanged), it traces again with the lists made
+    where those were made held in arrays (Tracer.held_sites): a store into an array is an op
+    like any other, on one path or in a loop."""
+    held, first = frozenset(), None
+    for _ in range(HELD_LIST_ROUNDS):
+        try:
+            return _trace_gathering(code, args, globals, builtins, closure, name, unroll_loops, call_out, held)
+        except TracerError as exc:
+            if isinstance(exc, BigIntInput) or (first is None and not isinstance(exc, ListChanged)):
+                raise
+            first = first or exc
+            sites = getattr(exc, "sites", frozenset()) - held
+            if not sites:
+                raise first from (exc if exc is not first else None)
+            held = held | sites
+    raise first
+
+
+def _trace_gathering(code, args: tuple, globals: dict, builtins: dict, closure, name: str,
+                     unroll_loops: bool, call_out: bool, held: frozenset) -> Trace:
     """Trace one call: `args` are the frame's arguments as bound by CPython (positional order).
     With `unroll_loops`, loops over ranges known at trace time unroll (int bounds are pinned).
     With `call_out`, call statements the tracer cannot compile may run in CPython from the
@@ -529,6 +575,7 @@ def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name:
     that trace is kept if it has no graph break where the first one had one)."""
     tracer = Tracer(name)
     tracer.call_out = call_out
+    tracer.held_sites = held
     first = None
     try:
         first = _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops)
@@ -539,6 +586,7 @@ def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name:
             raise
     tracer = Tracer(name)
     tracer.call_out = call_out
+    tracer.held_sites = held
     tracer.gather_lists = False
     try:
         again = _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops)

@@ -451,9 +451,11 @@ def mutable_snapshot(objects) -> list:
     return out
 
 
-def changed_since(snapshot) -> bool:
+def changed_since(snapshot) -> list:
+    """The lists of `snapshot` (mutable_snapshot) whose items changed since."""
+    changed = []
     for obj, contents in snapshot:
         now = list(obj)
         if len(now) != len(contents) or any(a is not c and a != c for a, c in zip(now, contents)):
-            return True
-    return False
+            changed.append(obj)
+    return changed

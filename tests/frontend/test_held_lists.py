@@ -1,0 +1,76 @@
+"""Lists made in the trace that a data-dependent branch or loop changes: the call is traced
+again with the lists made there held in arrays (tracer.frontend.interpreter.trace_frame), so
+their item assignments are stores, on one path or in a compiled loop. Checked against CPython."""
+import pytest
+
+from tracer import trace
+from tracer.errors import UnsupportedError
+
+
+def pair_set_on_one_path(x):
+    r = [x, 1.0]
+    if x > 0:
+        r[1] = x * 3
+    return r
+
+
+def coin_change(coins, amount):
+    ways = [1] + [0] * amount
+    for c in coins:
+        for v in range(c, amount + 1):
+            ways[v] += ways[v - c]
+    last = [0] * (amount + 1)
+    fewest = [amount + 1] * (amount + 1)
+    fewest[0] = 0
+    for v in range(1, amount + 1):
+        for c in coins:
+            if c <= v and fewest[v - c] + 1 < fewest[v]:
+                fewest[v] = fewest[v - c] + 1
+                last[v] = c
+    return ways[amount], fewest[amount], last
+
+
+def flags_in_a_loop(xs, limit):
+    over = [False] * len(xs)
+    count = 0
+    for i in range(len(xs)):
+        if xs[i] > limit:
+            over[i] = True
+            count += 1
+    return over, count
+
+
+def made_in_a_callee(x):
+    def fresh(n):
+        return [0.0] * n
+    acc = fresh(3)
+    k = 0
+    while x > 1.0:
+        x = x / 2.0
+        acc[k % 3] = acc[k % 3] + x
+        k += 1
+    return acc
+
+
+@pytest.mark.parametrize("fn, args", [
+    (pair_set_on_one_path, (2.0,)), (pair_set_on_one_path, (-2.0,)), (coin_change, ([1, 2, 5], 11)),
+    (coin_change, ([3, 7], 20)), (flags_in_a_loop, ([1.0, 2.0, 5.0, 1.0], 4.0)),
+    (flags_in_a_loop, ([1.0, 2.0], 4.0)), (made_in_a_callee, (100.0,)), (made_in_a_callee, (0.5,)),
+])
+def test_as_cpython(fn, args):
+    compiled = trace(fn, fullgraph=True)
+    for _ in range(2):
+        assert compiled(*args) == fn(*args)
+
+
+def test_a_list_an_array_cannot_hold_keeps_the_error():
+    def mixed(xs):
+        best = [xs[0], 0]          # a float and an int
+        for i in range(len(xs)):
+            if xs[i] > best[0]:
+                best[0] = xs[i]
+                best[1] = i
+        return best
+    with pytest.raises(UnsupportedError, match="a list is changed inside a data-dependent branch"):
+        trace(mixed, fullgraph=True)([1.0, 5.0, 2.0])
+    assert trace(mixed)([1.0, 5.0, 2.0]) == [5.0, 1]       # (without fullgraph: as Python)
