@@ -146,3 +146,15 @@ def unused_product(x):
 def test_an_unused_array_result_still_warns():
     assert same(unused_product, np.array([np.inf, 1.0])) == ["invalid value encountered in multiply"]
     assert same(unused_product, np.array([2.0, 1.0])) == []
+
+
+def carried_numpy_sum(x):
+    total = np.zeros_like(x).sum()       # an np.float64 ...
+    for i in range(len(x)):
+        total += float(x[i])             # ... plus a float: NumPy's scalar add, in a loop
+    return total
+
+
+@pytest.mark.parametrize("x", [np.array([-np.inf, np.inf]), np.array([1e308, 1e308, 1.0]), np.array([1.0, 2.0])])
+def test_a_numpy_scalar_carried_by_a_loop_warns_as_numpy(x):
+    same(carried_numpy_sum, x)

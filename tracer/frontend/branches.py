@@ -35,9 +35,10 @@ from bytecode import Instr
 from tracer import ir
 from tracer.errors import BigIntInput, InternalError, SourceLoc, TracerError, UnsupportedError, is_internal
 from tracer.frontend import instances
-from tracer.frontend.builder import NeedsPython
+from tracer.frontend.builder import NeedsPython, is_traced
 from tracer.frontend.generators import SUM_LOCAL
 from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged
+from tracer.frontend.numpy_scalars import made_by_numpy
 from tracer.frontend.objects import NULL
 from tracer.frontend.states import (
     FrameState,
@@ -63,7 +64,7 @@ from tracer.frontend.states import (
     zero_value,
     zeros,
 )
-from tracer.ir import I64, Block, TupleType, Value
+from tracer.ir import F32, F64, I64, Block, TupleType, Value
 
 RETURN = -1                 # the place of a returning outcome (pcs are >= 0)
 MAX_PEELS = 2               # iterations peeled off a loop before its carried types must settle
@@ -418,6 +419,13 @@ class Branching:
         return self.merge(here, [(then_block, then_outcome), (Block(), rest)])
 
     # ------------------------------------------------------------------ loops
+    def _keep_numpy_scalars(self, params: list, initial: list) -> None:
+        """A carried number that enters the loop a NumPy scalar (`r = a.sum()`, then `r += x`
+        in the loop) stays one: its arithmetic warns as NumPy's does (numpy_scalars)."""
+        for param, value in zip(params, initial):
+            if is_traced(value) and value.type in (F64, F32) and made_by_numpy(self.tracer, value):
+                self.tracer.numpy_scalars.add(param)
+
     def build_loop(self):
         """Build a `loop` op for the loop whose header is at self.pc (the frame is there)."""
         h = self.pc
@@ -433,6 +441,7 @@ class Branching:
                 body = Block()
                 with b.region(body):
                     params = [b.block_param(body, t) for t in self._state_types(layout)]
+                self._keep_numpy_scalars(params, self._flatten_state(layout, init))
                 state_in = self._rebuild_state(h, layout, list(params))
                 self.restore(state_in)
                 outcome = self.run_side(body, stops, skip_first=True)
