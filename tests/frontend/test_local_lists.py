@@ -311,3 +311,23 @@ def test_unpack_ex_too_short():   # 9
     same(unpack_ex, (1.0, 2.0, 3.0, 4.0))
     same(unpack_ex_front, [1.0, 2.0])
     same(unpack_ex_front, [1.0, 2.0, 3.0])
+
+
+# ------------------------------------------------------------------------- del lst[i]
+def delete_items(x, n):
+    lst = [x, x * 2, x * 3, 4.0, 5.0]
+    del lst[1]
+    del lst[-1]
+    del lst[n:]
+    return lst, len(lst)
+
+
+def delete_out_of_range(x):
+    lst = [x]
+    del lst[3]
+
+
+def test_del_of_list_items_is_cpythons():
+    same(delete_items, 1.5, 2)
+    with pytest.raises(IndexError, match="list assignment index out of range"):
+        trace(delete_out_of_range, fullgraph=True)(1.0)

@@ -526,7 +526,7 @@ _UNSUPPORTED_NAMES = {
     "BUILD_STRING": "an f-string", "STORE_ATTR": "assigning an attribute", "STORE_GLOBAL": "assigning a global",
     "IMPORT_NAME": "an import", "SETUP_WITH": "a with statement", "BEFORE_WITH": "a with statement",
     "PUSH_EXC_INFO": "try/except", "CHECK_EXC_MATCH": "try/except",
-    "DELETE_SUBSCR": "del x[i]", "BUILD_CONST_KEY_MAP": "a dict display",
+    "BUILD_CONST_KEY_MAP": "a dict display",
     "DICT_MERGE": "**kwargs in a call", "GET_AWAITABLE": "await",
 }
 

@@ -372,6 +372,21 @@ class ContainerOps:
             index = self.concrete_slice(index)
         container[self.builder.concretize(index, "this index")] = value
 
+    def op_DELETE_SUBSCR(self, instr):
+        """`del lst[i]` / `del lst[a:b]` on a list made in the trace (an index known at trace
+        time): CPython's own deletion, errors included."""
+        index = self.pop()
+        container = self.pop()
+        if type(container) is not list:
+            if isinstance(container, TracedArray):
+                raise ValueError("cannot delete array elements")
+            if type(container) is tuple or (isinstance(container, ExternalList) and type(container.obj) is tuple):
+                raise TypeError("'tuple' object doesn't support item deletion")
+            raise self.tracer.error("del x[i] is supported only on lists made in the traced function")
+        if isinstance(index, slice):
+            index = self.concrete_slice(index)
+        del container[self.builder.concretize(index, "this index")]
+
     def op_BUILD_TUPLE(self, instr):
         self.push(tuple(self.popn(instr.arg)))
 
