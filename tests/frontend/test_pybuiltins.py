@@ -87,3 +87,33 @@ def test_all_and_any_stop_where_cpython_stops(args):
             compiled(*args)
         return
     assert compiled(*args) == expected
+
+
+def next_items(x, n):
+    it = iter([x, x * 2, x * 3])
+    a = next(it)
+    pairs = zip([1, 2], [x, x])
+
+    def halves():
+        k = 1
+        while True:
+            yield k * 0.5
+            k += 1
+    gen = halves()
+    return a + next(it), next(it), next(it, -1.0), next(pairs), next(gen) + next(gen) * n
+
+
+def callables(x):
+    def inner(y):
+        return y
+    return callable(x), callable(inner), callable(abs), callable([x]), callable(lambda: x)
+
+
+@pytest.mark.parametrize("fn, args", [(next_items, (1.5, 3)), (callables, (2.0,))])
+def test_next_and_callable_as_cpython(fn, args):
+    assert trace(fn, fullgraph=True)(*args) == fn(*args)
+
+
+def test_next_of_a_number_is_cpythons_error():
+    with pytest.raises(TypeError, match="'float' object is not an iterator"):
+        trace(lambda x: next(x), fullgraph=True)(1.0)

@@ -30,6 +30,7 @@ from tracer.frontend.objects import (
     TracedArray,
 )
 from tracer.frontend.opcodes.containers import is_symbolic, items_equal, materialize, type_name
+from tracer.frontend.states import is_copyable_iterator
 from tracer.ir import BOOL, F64, I64
 
 _TABLE: dict = {}      # (the functions of tracer.frontend.math_more are merged in below)
@@ -467,6 +468,38 @@ def _iter(tracer, iterable, *sentinel, compiled=True):
     if isinstance(iterable, (ExternalList, ExternalObject, BoundMethod, SymbolicFunction)):
         return iter(tracer_items(tracer, iterable))
     return iter(iterable)              # a list built in the trace is iterated live
+
+
+@implements(builtins.next)
+def _next(tracer, iterator, *default):
+    """next() of an iterator the trace made (of a list, a range, a zip...) or of a generator it
+    made: the next item, known at trace time or computed by the generator's frame."""
+    if not (isinstance(iterator, SymbolicGenerator) or is_copyable_iterator(iterator)
+            or type(iterator) in (zip, enumerate, map, filter)):
+        if is_traced(iterator) or isinstance(iterator, (list, tuple, RangeIter)):
+            raise TypeError(f"'{type_name(iterator)}' object is not an iterator")
+        raise tracer.error(f"next() of {type_name(iterator)} is not supported")
+    try:
+        return next(iterator)
+    except StopIteration:
+        if default:
+            return default[0]
+        raise
+
+
+@implements(builtins.callable)
+def _callable(tracer, obj):
+    if is_traced(obj) or isinstance(obj, TracedArray):
+        return False
+    if isinstance(obj, (SymbolicFunction, BoundMethod)):
+        return True
+    if isinstance(obj, ExternalObject):
+        return callable(obj.obj)
+    if isinstance(obj, ExternalList) or type(obj) in (list, tuple):
+        return False
+    if is_symbolic(obj):
+        raise tracer.error(f"callable() of {type_name(obj)} is not supported")
+    return callable(obj)
 
 
 @implements(builtins.reversed)
