@@ -14,10 +14,12 @@ import math
 
 from tracer.frontend import (  # noqa: F401 (these register into numpy_more)
     arrays,
+    gathered,
     numpy_extra,
     numpy_masks,
     numpy_more,
     numpy_shapes,
+    numpy_signal,
     numpy_sort,
     numpy_stats,
     numpy_take,
@@ -25,7 +27,7 @@ from tracer.frontend import (  # noqa: F401 (these register into numpy_more)
 from tracer.frontend.arrays import convert, emit_elementwise, kind, operand, promote, wrap
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.numpy_more import select
-from tracer.frontend.objects import ArrayMethod, TracedArray
+from tracer.frontend.objects import ArrayMethod, ExternalList, TracedArray
 from tracer.ir import BOOL, F32, F64, I64, ArrayType, ScalarType
 
 # ufunc -> (IR op, result dtype rule): "float" computes in f64, "same" keeps int/float
@@ -540,13 +542,31 @@ def _float_arange(tracer, start, stop, step):
     return select(tracer, first, start, values, F64)
 
 
-@implements("array", "asarray")
-def _array(tracer, obj, dtype=None):
+@implements("array")
+def _array(tracer, obj, dtype=None, *, copy=True):
+    """np.array: a new array (np.array(x) of an array copies it, unless copy=False or None)."""
+    result = _asarray(tracer, obj, dtype)
+    if copy and _is_array(obj) and result is obj:
+        return wrap(tracer, tracer.builder.emit("copy", (obj.value,)))
+    return result
+
+
+@implements("asarray")
+def _asarray(tracer, obj, dtype=None):
     if _is_array(obj):
         value = obj.value
         if dtype is not None:
             value = convert(tracer, value, arrays.dtype_of(tracer, dtype))
         return wrap(tracer, value) if value is not obj.value else obj
+    if isinstance(obj, ExternalList) and not isinstance(obj, gathered.ListView):
+        view = gathered.view_of(tracer, obj, always=True)
+        obj = view if view is not None else type(obj.obj)(obj.items())     # (short, or not all one type)
+    if isinstance(obj, gathered.ListView):         # an input list of numbers, read into an array
+        value = tracer.builder.emit("copy", (obj.array.value,))
+        if dtype is not None:
+            value = convert(tracer, value, arrays.dtype_of(tracer, dtype))
+        shape = (len(obj),) if obj.row_length is None else (len(obj), obj.row_length)
+        return arrays.reshape(tracer, wrap(tracer, value), shape)      # (its length is guarded)
     if type(obj) not in (list, tuple):
         if is_traced(obj) or is_number(obj):
             raise tracer.error("np.array of a single number (a 0-d array) is not supported yet")
