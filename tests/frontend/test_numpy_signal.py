@@ -73,3 +73,24 @@ def test_np_array_of_an_input_list(xs):
         return a * 2, np.asarray(xs, dtype=np.float32)[1], xs[0]
     got, expected = trace(f, fullgraph=True)(xs), f(xs)
     assert np.array_equal(got[0], expected[0]) and got[0].dtype == expected[0].dtype and got[1:] == expected[1:]
+
+
+def moving_average(x, m):
+    k = np.ones(m) / m
+    return np.convolve(x, k, mode="valid")
+
+
+def windowed_sinc(x, cutoff, ntaps):
+    n = np.arange(ntaps) - (ntaps - 1) / 2
+    taps = 2 * cutoff * np.sinc(2 * cutoff * n) * np.hamming(ntaps)
+    taps /= taps.sum()
+    return np.convolve(x, taps, mode="same")
+
+
+@pytest.mark.parametrize("fn, args", [(moving_average, (5,)), (moving_average, (3,)), (windowed_sinc, (0.1, 21)),
+                                      (windowed_sinc, (0.2, 11))])
+def test_a_kernel_whose_length_is_an_int_argument(fn, args):
+    """Its length is pinned (one compile per length), the signal's is known at run time."""
+    x = np.sin(np.linspace(0.0, 20.0, 60))
+    compiled = trace(fn, fullgraph=True)
+    assert np.allclose(compiled(x, *args), fn(x, *args), rtol=1e-13, atol=1e-15)

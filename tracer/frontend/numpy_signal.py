@@ -9,12 +9,14 @@ between NumPy builds. Registered into `tracer.frontend.numpy_more`'s tables.
 """
 from __future__ import annotations
 
+from tracer.errors import DataDependentControlFlow, NeedsConcreteValue
 from tracer.frontend import arrays, indexing, numpy_shapes
 from tracer.frontend.arrays import convert, emit_elementwise, wrap
 from tracer.frontend.builder import is_traced
 from tracer.frontend.numpy_more import as_array, fallback_unless, numpy_function
 from tracer.frontend.numpy_shapes import along
-from tracer.ir import BOOL
+from tracer.ir import BOOL, ArrayType
+from tracer.ir.array_ops import ELEMENTWISE
 
 PAD_MODES = ("constant", "edge", "wrap", "reflect", "symmetric")
 
@@ -107,6 +109,26 @@ def correlate(tracer, a, v, mode="valid"):
     return _sliding(tracer, x, k, mode, "np.correlate", flip=False)
 
 
+def _pinned_size(tracer, x):
+    """The length of 1-D `x` at trace time when it comes from int arguments (pinned: the
+    function compiles again for another value); None when it depends on an array argument.
+    The length is looked for where the array was made (`np.ones(m)`, `np.arange(m)`, then
+    elementwise ops), not in its contents."""
+    v = x.value
+    while v.op in ELEMENTWISE or v.op in ("copy", "select"):
+        same = [a for a in v.args if isinstance(a.type, ArrayType) and a.type.rank == 1]
+        if not same:
+            break
+        v = same[0]
+    size = {"full": lambda: v.args[1], "iota": lambda: v.args[0]}.get(v.op, lambda: None)()
+    if size is None:
+        return None
+    try:
+        return tracer.builder.concretize(size, "the length")
+    except (NeedsConcreteValue, DataDependentControlFlow):
+        return None
+
+
 def _sliding(tracer, x, k, mode: str, what: str, flip: bool):
     """out[i] = sum over j of xp[i + j] * w[j], xp the longer array padded with m - 1 zeros on
     each side and w the shorter, of m elements (reversed for a convolution): one scaled slice of
@@ -119,6 +141,9 @@ def _sliding(tracer, x, k, mode: str, what: str, flip: bool):
     if mode not in ("full", "same", "valid"):
         raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
     n, m = x.type.shape[0], k.type.shape[0]
+    if n is None and m is None:               # a size made from an int argument is pinned
+        m = _pinned_size(tracer, k)
+        n = _pinned_size(tracer, x) if m is None else None
     if 0 in (n, m):
         raise ValueError(f"{'v' if m == 0 else 'a'} cannot be empty")
     swapped = m is None or (n is not None and m > n)     # NumPy slides the shorter along the longer
