@@ -94,3 +94,18 @@ def test_a_kernel_whose_length_is_an_int_argument(fn, args):
     x = np.sin(np.linspace(0.0, 20.0, 60))
     compiled = trace(fn, fullgraph=True)
     assert np.allclose(compiled(x, *args), fn(x, *args), rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("rtol, atol", [(1e-5, 1e-8), (1e-2, 0.0), (0.0, 0.0), (1e-5, 1), (float("inf"), 0.0)])
+def test_closeness_with_tolerances_that_are_arguments(rtol, atol):
+    """(np.isclose and np.allclose, here with the other NumPy functions this file adds to the
+    tracer's list); a tolerance that is not finite runs the Python function (NumPy warns)."""
+    import warnings
+
+    def f(a, b, rtol, atol):
+        return np.allclose(a, b, rtol=rtol, atol=atol), int(np.isclose(a, b, rtol, atol).sum())
+    a = np.array([1.0, 2.0, 3.0])
+    b = a + np.array([1e-6, 1e-3, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert trace(f, fullgraph=True)(a, b, rtol, atol) == f(a, b, rtol, atol)

@@ -117,8 +117,14 @@ for _names, _to_degrees in ((("radians", "deg2rad"), False), (("degrees", "rad2d
 
 # ------------------------------------------------------------------------------- closeness
 def _tolerance(tracer, t, what: str) -> float:
+    """A tolerance: a Python number, or a traced scalar (an argument); one that is not finite
+    (NumPy's arithmetic with it may warn) fails the call, and the Python function runs."""
+    if is_traced(t) and t.type in (F64, I64, BOOL):
+        b = tracer.builder
+        fallback_unless(tracer, b.emit("isfinite", (b.value(convert(tracer, t, F64)),)))
+        return t
     if type(t) not in (int, float, bool):
-        raise tracer.error(f"np.{what} with a tolerance that is not a Python number is not supported yet")
+        raise tracer.error(f"np.{what} with a tolerance that is not a number is not supported yet")
     if not math.isfinite(t):
         raise tracer.error(f"np.{what} with a tolerance that is not finite is not supported")
     return t
