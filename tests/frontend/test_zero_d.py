@@ -181,3 +181,14 @@ def test_powers_numpy_computes_otherwise_warn_as_numpy(power, value):
             want = f(np.array(value))
         assert [str(w.message) for w in got] == [str(w.message) for w in expected]
         assert np.array_equal(result, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("value", [-0.0, 0.0, 3.5, np.nan, -np.inf])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_sum_over_no_axis_adds_to_plus_zero_as_numpy(value, dtype):
+    """np.sum of a 0-d array (or over axis=()) is each element added to +0.0: -0.0 sums to 0.0."""
+    def f(x):
+        return x.sum(), x.mean(), x.prod(), np.sum(x), x.sum(keepdims=True), np.sum(x, axis=())
+    x = np.array(value, dtype=dtype)
+    for got, want in zip(trace(f)(x), f(x)):
+        assert np.array_equal(got, want, equal_nan=True) and np.signbit(got) == np.signbit(want)

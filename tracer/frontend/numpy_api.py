@@ -307,13 +307,17 @@ def reduce(tracer, kind_: str, x, axis=None, keepdims=False, dtype=None):
     if scalar is not None:
         to = arrays.dtype_of(tracer, dtype) if dtype is not None else I64 if kind(scalar) == BOOL and \
             kind_ in ("sum", "prod") else kind(scalar)
-        return convert(tracer, scalar, to)      # traced: an np.float64, not a Python float
+        result = convert(tracer, scalar, to)      # traced: an np.float64, not a Python float
+        return numpy_more.plus_zero(tracer, result) if kind_ == "sum" and is_traced(result) else \
+            result + 0.0 if kind_ == "sum" and type(result) is float else result
     v = _array_arg(tracer, x, what)
     if dtype is not None:
         v = convert(tracer, v, arrays.dtype_of(tracer, dtype))
     axes = _axes(tracer, v.type.rank, axis)
-    if not axes and not keepdims:
-        return wrap(tracer, v)
+    if not axes:
+        v = numpy_more.plus_zero(tracer, v) if kind_ == "sum" else v
+        if not keepdims:
+            return wrap(tracer, v)
     r = tracer.builder.emit("reduce", (v,), kind=kind_, axes=axes, keepdims=bool(keepdims))   # (float32 in float32)
     return wrap(tracer, r)
 

@@ -94,8 +94,16 @@ def sum_of(tracer, v, axes, keepdims=False):
     b = tracer.builder
     axes = tuple(sorted(axes))
     if not axes:
-        return convert(tracer, v, I64) if v.type.dtype == BOOL else v
+        return convert(tracer, v, I64) if v.type.dtype == BOOL else plus_zero(tracer, v)
     return b.emit("reduce", (v,), kind="sum", axes=axes, keepdims=bool(keepdims))
+
+
+def plus_zero(tracer, v):
+    """A sum over no axis: NumPy adds each element to its identity, +0.0 (-0.0 becomes 0.0)."""
+    dtype = v.type.dtype if isinstance(v.type, ArrayType) else v.type
+    if dtype not in (F64, F32):
+        return v
+    return arrays.emit_elementwise(tracer, "add", [v, 0.0], dtype)
 
 
 def select(tracer, cond, x, y, dtype):
