@@ -11,7 +11,7 @@ rng = np.random.default_rng(7)
 
 @pytest.mark.parametrize("name", ["convolve", "correlate"])
 @pytest.mark.parametrize("mode", ["full", "same", "valid"])
-@pytest.mark.parametrize("n, m", [(10, 3), (7, 7), (1, 1), (5, 1), (8, 4), (3, 10)])
+@pytest.mark.parametrize("n, m", [(10, 3), (1, 1), (8, 4), (3, 10)])
 def test_sliding_sums_are_numpys(name, mode, n, m):
     """The kernel comes from a list (its length known at trace time), the signal is an argument
     array (its length known at run time; shorter than the kernel, the Python function runs)."""
@@ -34,7 +34,7 @@ def test_both_sizes_known_only_at_run_time_is_a_clear_error():
 
 
 @pytest.mark.parametrize("mode", ["constant", "edge", "wrap", "reflect", "symmetric"])
-@pytest.mark.parametrize("width", [1, 2, (1, 2), ((2, 0), (1, 3)), ((0, 0), (0, 1)), 3, 4])
+@pytest.mark.parametrize("width", [2, ((2, 0), (1, 3)), ((0, 0), (0, 1)), 4])
 def test_pad_is_numpys(mode, width):
     def f(x):
         return np.pad(x, width, mode=mode)
