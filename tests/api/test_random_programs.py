@@ -12,7 +12,7 @@ matching any NaN) or raise the same exception type with the same message.
 The programs use only constructs the tracer supports: a `TracerError` (what `trace` raises for an
 unsupported construct) is a failure, as is a function that ends up with no specialization.
 
-Run thousands of programs locally (300 by default, for CI):
+Run thousands of programs locally (150 by default, for CI; `tests.fuzz` runs more kinds):
 
     TRACER_RANDOM_PROGRAMS=5000 python -m pytest -q tests/api/test_random_programs.py
 
@@ -31,7 +31,7 @@ from program_gen import load_function, program_cases
 
 from tracer import TracerError, native, trace
 
-PROGRAMS = int(os.environ.get("TRACER_RANDOM_PROGRAMS", "300"))
+PROGRAMS = int(os.environ.get("TRACER_RANDOM_PROGRAMS", "150"))
 SETTINGS = settings(
     max_examples=PROGRAMS,
     deadline=None,
