@@ -74,3 +74,32 @@ def test_a_list_an_array_cannot_hold_keeps_the_error():
     with pytest.raises(UnsupportedError, match="a list is changed inside a data-dependent branch"):
         trace(mixed, fullgraph=True)([1.0, 5.0, 2.0])
     assert trace(mixed)([1.0, 5.0, 2.0]) == [5.0, 1]       # (without fullgraph: as Python)
+
+
+def aliased_through_a_call(x):
+    def pick(a, b):
+        return a
+    a = [0.0, 1.0]
+    y = pick(a, a)
+    if x > 0:
+        y[0] = x
+    return a, y
+
+
+def rows_changed_through_a_name(x):
+    rows = [[0.0] * 3 for _ in range(2)]
+    if x > 0:
+        rows[1][2] = x
+    r = rows[1]
+    if x > 1:
+        r[0] = 5.0
+    return rows
+
+
+@pytest.mark.parametrize("fn", [aliased_through_a_call, rows_changed_through_a_name])
+@pytest.mark.parametrize("x", [2.0, 0.5, -1.0])
+def test_every_name_of_a_held_list_sees_its_changes(fn, x):
+    """A list is held in an array only where it is made (nothing else refers to it yet), so
+    every name and every list holding it reads the same array."""
+    compiled = trace(fn, fullgraph=True)
+    assert compiled(x) == fn(x)

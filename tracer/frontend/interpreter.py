@@ -489,7 +489,11 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         data-dependent branch or loop changed was made, in an earlier trace, is held in an array
         (gathered.ListView) from here on, so that branch or loop can change it (trace_frame)."""
         lst = self.stack[-1]
-        if site in self.tracer.held_sites:
+        if id(lst) in self.tracer.list_sites:
+            return                         # made earlier (a call may return a list it was given)
+        # only a list nothing else refers to yet (the stack, `lst`, getrefcount's argument) is
+        # new here and can be held in an array instead: no other name sees the Python list
+        if site in self.tracer.held_sites and sys.getrefcount(lst) <= 3:
             view = gathered.view_of(self.tracer, lst, always=True)
             if view is not None:
                 self.stack[-1] = view
