@@ -632,3 +632,27 @@ def test_closure_variables_live_across_a_break(fn, args):
     assert compiled(*args) == fn(*args)
     assert compiled(*args) == fn(*args)
     assert "BreakRun" in kinds(compiled)
+
+
+def break_inside_a_call(x):
+    return sum(map(abs, [x, -x]))
+
+
+def break_inside_a_tuple_and_a_call(x):
+    return x + 1, sum(map(abs, [x, -x])), len(list(map(abs, [x])))
+
+
+def break_inside_a_method_call(x):
+    xs = [x]
+    xs.extend(map(abs, [x, -x]))
+    return xs
+
+
+@pytest.mark.parametrize("fn", [break_inside_a_call, break_inside_a_tuple_and_a_call, break_inside_a_method_call])
+def test_a_break_at_a_call_inside_another_calls_arguments(fn):
+    """The continuation pushes back the pending call's callable and NULL in CPython's order
+    (NULL first on 3.11 and 3.12, after the callable on 3.13: the wrong order crashed 3.13)."""
+    compiled = trace(fn)
+    for x in (2.0, -3.0):
+        assert outcome(compiled, x) == outcome(fn, x)
+        assert outcome(compiled, x) == outcome(fn, x)

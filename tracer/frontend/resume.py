@@ -156,6 +156,8 @@ def break_point(tracer, code, brk: GraphBreak, param_sources: dict) -> tuple[Bre
             return ("instance", id(x), x.cls, fields)
         if isinstance(x, BoundMethod) and isinstance(x.function, types.FunctionType):
             return ("method", x.function, template(x.self_obj))    # obj.method, made again
+        if isinstance(x, types.BuiltinMethodType) and type(x.__self__) in (list, tuple):
+            return ("builtin method", x.__name__, template(x.__self__))    # xs.extend of the list made again
         if type(x) in (tuple, list):
             return (type(x).__name__, id(x), tuple(template(i) for i in x))
         if isinstance(x, CONSTANT_TYPES) or _numpy_constant(x):
@@ -231,6 +233,8 @@ def _build(t, outputs: tuple, args: tuple, made: dict):
         return t[1]
     if kind == "method":
         return types.MethodType(t[1], _build(t[2], outputs, args, made))
+    if kind == "builtin method":
+        return getattr(_build(t[2], outputs, args, made), t[1])
     if kind == "instance":
         if t[1] not in made:
             made[t[1]] = obj = object.__new__(t[2])

@@ -145,8 +145,9 @@ class CallOps:
         is_method, name = instr.arg if isinstance(instr.arg, tuple) else (False, instr.arg)
         value = self.load_attribute(self.pop(), name)
         if is_method:
-            self.push(NULL)
-        self.push(value)
+            self.push_callable(value)
+        else:
+            self.push(value)
 
     def op_LOAD_METHOD(self, instr):   # 3.11
         self.push(NULL, self.load_attribute(self.pop(), instr.arg))
@@ -159,8 +160,9 @@ class CallOps:
             raise self.tracer.error("LOAD_SUPER_ATTR with a rebound super is not supported")
         value = self.load_attribute(instances.make_super(self.tracer, start, obj), name)
         if is_method:
-            self.push(NULL)
-        self.push(value)
+            self.push_callable(value)
+        else:
+            self.push(value)
 
     def op_STORE_ATTR(self, instr):
         obj = self.pop()

@@ -1,6 +1,8 @@
 """Opcode handlers: the value stack, local variables, cells, globals, constants, returns."""
 from __future__ import annotations
 
+import sys
+
 from tracer.frontend.generators import SUM_LOCAL
 from tracer.frontend.objects import NULL, Cell
 from tracer.frontend.states import MaybeUnbound
@@ -136,8 +138,18 @@ class StackOps:
         push_null, name = instr.arg if isinstance(instr.arg, tuple) else (False, instr.arg)
         value = self.tracer.read_global(self.globals, self.builtins, name)
         if push_null:
-            self.push(NULL)   # NULL-then-callable works for CALL on every version (see op_CALL)
-        self.push(value)
+            self.push_callable(value)
+        else:
+            self.push(value)
+
+    def push_callable(self, value):
+        """A callable and the NULL below (3.11, 3.12) or above (3.13) it, in CPython's order:
+        CALL reads either (pop_call), and a graph break's continuation pushes this stack back
+        for CPython's own CALL (tracer.frontend.resume)."""
+        if sys.version_info >= (3, 13):
+            self.push(value, NULL)
+        else:
+            self.push(NULL, value)
 
     # -- calls' keyword names (3.11/3.12; 3.13 passes them on the stack to CALL_KW)
     def op_KW_NAMES(self, instr):
