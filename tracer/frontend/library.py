@@ -252,8 +252,7 @@ def _pow(tracer, base, exp, mod=None):
 
 
 def _extremum(op: str, real):
-    by_key = {"max": (pybuiltins.max_by_key, pybuiltins.max_of_range),
-              "min": (pybuiltins.min_by_key, pybuiltins.min_of_range)}[op]
+    by_key = {"max": (pybuiltins.greater, pybuiltins.MAX_EMPTY), "min": (pybuiltins.less, pybuiltins.MIN_EMPTY)}[op]
 
     def impl(tracer, *args, **kwargs):
         if kwargs:
@@ -290,9 +289,9 @@ def _extremum_by_key(tracer, real, by_key, args: tuple, kwargs: dict):
         key = _identity
     given = ["default" in kwargs, kwargs.get("default")]
     if len(args) == 1 and isinstance(args[0], SymbolicRange):
-        return tracer.call(by_key[1], [*args[0].args, key, *given], {})
+        return tracer.call(pybuiltins.best_of_range, [*args[0].args, key, *given, *by_key], {})
     items = list(args) if len(args) > 1 else tracer_items(tracer, args[0])
-    return tracer.call(by_key[0], [items, key, *given], {})
+    return tracer.call(pybuiltins.best_by_key, [items, key, *given, *by_key], {})
 
 
 def _identity(x):

@@ -21,67 +21,42 @@ def _message(fn) -> str:
 MAX_EMPTY, MIN_EMPTY = _message(max), _message(min)
 
 
-def max_by_key(items, key, has_default, default):
-    """max(items, key=key[, default=default]) of a sequence."""
+def greater(a, b):
+    return a > b
+
+
+def less(a, b):
+    return a < b
+
+
+def best_by_key(items, key, has_default, default, better, empty):
+    """max (better=greater) or min (better=less) of a sequence by key: the first best item."""
     if len(items) == 0:
         if not has_default:
-            raise ValueError(MAX_EMPTY)
+            raise ValueError(empty)
         return default
     best = items[0]
     best_key = key(best)
     for i in range(1, len(items)):
         item = items[i]
         k = key(item)
-        if k > best_key:
+        if better(k, best_key):
             best = item
             best_key = k
     return best
 
 
-def min_by_key(items, key, has_default, default):
-    """min(items, key=key[, default=default]) of a sequence."""
-    if len(items) == 0:
-        if not has_default:
-            raise ValueError(MIN_EMPTY)
-        return default
-    best = items[0]
-    best_key = key(best)
-    for i in range(1, len(items)):
-        item = items[i]
-        k = key(item)
-        if k < best_key:
-            best = item
-            best_key = k
-    return best
-
-
-def max_of_range(start, stop, step, key, has_default, default):
-    """max(range(start, stop, step), key=key) with traced bounds: a compiled loop."""
+def best_of_range(start, stop, step, key, has_default, default, better, empty):
+    """The same over range(start, stop, step) with traced bounds: a compiled loop."""
     if (step > 0 and start >= stop) or (step < 0 and start <= stop):
         if not has_default:
-            raise ValueError(MAX_EMPTY)
+            raise ValueError(empty)
         return default
     best = start
     best_key = key(start)
     for item in range(start + step, stop, step):
         k = key(item)
-        if k > best_key:
-            best = item
-            best_key = k
-    return best
-
-
-def min_of_range(start, stop, step, key, has_default, default):
-    """min(range(start, stop, step), key=key) with traced bounds: a compiled loop."""
-    if (step > 0 and start >= stop) or (step < 0 and start <= stop):
-        if not has_default:
-            raise ValueError(MIN_EMPTY)
-        return default
-    best = start
-    best_key = key(start)
-    for item in range(start + step, stop, step):
-        k = key(item)
-        if k < best_key:
+        if better(k, best_key):
             best = item
             best_key = k
     return best
