@@ -56,8 +56,8 @@ INF = float("inf")
 
 
 def llvm_type(t: ir.Type) -> ll.Type:
-    if isinstance(t, ir.TapeType):
-        return PTR                     # the tape's header (codegen.tape)
+    if isinstance(t, (ir.TapeType, ir.ListType)):
+        return PTR                     # the tape's or list's header (codegen.tape)
     try:
         return LLVM_TYPES[t]
     except KeyError:

@@ -16,7 +16,21 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from codegen import arrays, callouts, fpflags, masks, matmul, numpy_math, reductions, scalars, scans, sorts, take, tape
+from codegen import (
+    arrays,
+    callouts,
+    fpflags,
+    lists,
+    masks,
+    matmul,
+    numpy_math,
+    reductions,
+    scalars,
+    scans,
+    sorts,
+    take,
+    tape,
+)
 from codegen.kernel import (
     C_MEMORY,
     DOUBLE,
@@ -40,7 +54,7 @@ from tracer.ir.array_ops import ELEMENTWISE
 from tracer.ir.ops import OPS, sets_fp_flags
 
 # the modules whose rules `lowering_for` finds (each registers its own, with @lowers)
-RULE_MODULES = (scalars, numpy_math, arrays, reductions, matmul, tape, callouts, scans, sorts, masks, take)
+RULE_MODULES = (scalars, numpy_math, arrays, reductions, matmul, tape, lists, callouts, scans, sorts, masks, take)
 
 
 # ----------------------------------------------------------------------- values with no code

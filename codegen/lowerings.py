@@ -11,7 +11,7 @@ registers its rules next to their definitions, with `@lowers`:
 
 `lowering_for(v)` finds the rule for a value: the one for the exact type of its first operand,
 else its op's any-type rule. The rules live in codegen.scalars (numbers), codegen.lower
-(tuples, control flow), codegen.arrays (array ops), codegen.matmul, codegen.tape, codegen.scans
+(tuples, control flow), codegen.arrays (array ops), codegen.matmul, codegen.tape, codegen.lists, codegen.scans
 and codegen.callouts (calls into CPython); importing
 `codegen.lower` (or `codegen`) registers them all. tests/ir/test_op_registry.py checks that every
 op of `tracer.ir.ops.OPS` has one.

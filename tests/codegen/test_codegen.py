@@ -88,6 +88,7 @@ def test_every_op_has_a_lowering():
 
 
 TAPE_OPS = ("tape_new", "tape_push", "tape_get", "tape_len", "tape_free")   # test_tape_round_trip
+LIST_OPS = tuple(name for name in ops.OPS if name.startswith("list_"))     # tests/frontend/test_dynlists.py
 ARRAY_OPS = ("dim", "load", "index", "broadcast_in_dim", "transpose", "reduce", "argreduce", "matmul", "full",
              "iota", "pack", "copy", "reshape", "store", "writeback", "slice", "in_place_check", "scan",
              "sort", "argsort", "permute", "searchsorted", "mask_select", "mask_update", "index_select",
@@ -96,7 +97,7 @@ ARRAY_OPS = ("dim", "load", "index", "broadcast_in_dim", "transpose", "reduce", 
 # mask_select, mask_update: tests/frontend/test_numpy_masks.py; index_*: tests/frontend/test_numpy_take.py; tests/codegen/test_array_kernels.py, test_array_ops.py, test_array_slicing.py, test_inplace.py; "map" in tests/transforms/test_fusion.py
 # python_call: tests/api/test_graph_breaks.py
 SCALAR_OPS = [name for name in ops.OPS if name not in
-              ("param", "const", "tuple", "getitem", "fma", "pow", "python_call") + CONTROL_FLOW + TAPE_OPS + ARRAY_OPS]
+              ("param", "const", "tuple", "getitem", "fma", "pow", "python_call") + CONTROL_FLOW + TAPE_OPS + LIST_OPS + ARRAY_OPS]
 
 
 @pytest.mark.parametrize("op", SCALAR_OPS)

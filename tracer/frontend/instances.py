@@ -34,8 +34,9 @@ import types
 from dataclasses import dataclass, field
 
 from tracer.frontend.builder import is_traced
+from tracer.frontend.dynlists import DynList
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject
-from tracer.ir import BOOL, F64, I64
+from tracer.ir import BOOL, F64, I64, TupleType
 
 HEAPTYPE = 1 << 9                     # Py_TPFLAGS_HEAPTYPE: a class defined by a class statement
 MISSING = object()
@@ -355,6 +356,8 @@ def result_shape(value, memo: dict | None = None):
         return ("list", key, [result_shape(x, memo) for x in value])
     if isinstance(value, ExternalList) and value.built:
         return ("tolist",)
+    if isinstance(value, DynList):
+        return ("records", "empty" if value.item is None else "tuples" if isinstance(value.item, TupleType) else "numbers")
     if type(value) is tuple:
         parts = [result_shape(x, memo) for x in value]
         return ("tuple", parts) if any(p is not None for p in parts) else None
@@ -370,6 +373,9 @@ def materialize(shape, result, made: dict | None = None):
         return tuple(materialize(s, r, made) for s, r in zip(shape[1], result))
     if shape[0] == "tolist":
         return result.tolist()
+    if shape[0] == "records":          # a DynList: one array per field of its items
+        columns = [a.tolist() for a in result]
+        return {"empty": [], "tuples": [tuple(r) for r in zip(*columns)], "numbers": columns[0] if columns else []}[shape[1]]
     if shape[0] == "list":
         if shape[1] not in made:
             made[shape[1]] = [materialize(s, r, made) for s, r in zip(shape[2], result)]

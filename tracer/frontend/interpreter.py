@@ -28,7 +28,7 @@ from tracer.errors import (
     UnsupportedError,
     is_internal,
 )
-from tracer.frontend import arrays, callouts, gathered, instances, library, numpy_api, resume
+from tracer.frontend import arrays, callouts, dynlists, gathered, instances, library, numpy_api, resume
 from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments
 from tracer.frontend.branches import RETURN, Branching, RestartLoop
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
@@ -139,6 +139,7 @@ class Tracer:
         # a list made at a site in `held_sites` is held in an array from the start (trace_frame)
         self.list_sites: dict = {}
         self.held_sites: frozenset = frozenset()
+        self.grown_sites: dict = {}     # ...and one whose length changes, as a DynList (site -> item type)
         self.written_gathers: dict[tuple, object] = {}   # GatherSource.key -> the GatherSource: written into
 
     @property
@@ -296,6 +297,8 @@ class Tracer:
                                args, kwargs, fn.defaults, fn.kwdefaults, dict(zip(fn.code.co_freevars, fn.closure)))
         if isinstance(fn, ArrayMethod):
             return numpy_api.call_array_method(self, fn, list(args), kwargs)
+        if isinstance(fn, dynlists.DynListMethod):
+            return dynlists.call_method(self, fn, list(args), kwargs)
         implementation = library.lookup(fn)    # builtins, math, and tracer's own grad()
         if implementation is None and "numpy" in sys.modules:
             implementation = numpy_api.lookup(fn)
@@ -378,6 +381,9 @@ class Tracer:
             return b.emit("tuple", tuple(self.result_value(x, False) for x in obj))
         if isinstance(obj, ExternalList) and obj.built:
             return obj.array.value
+        if isinstance(obj, dynlists.DynList):                 # made again by instances.materialize
+            arrays_ = dynlists.to_arrays(self, obj) if obj.item is not None else []
+            return b.emit("tuple", tuple(a.value for a in arrays_))
         if isinstance(obj, ExternalList) and isinstance(obj.obj, tuple):
             return b.emit("tuple", tuple(self.result_value(x, False) for x in obj.items()))
         if isinstance(obj, instances.TracedInstance):      # made again by instances.materialize
@@ -494,7 +500,9 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         # only a list nothing else refers to yet (the stack, `lst`, getrefcount's argument) is
         # new here and can be held in an array instead: no other name sees the Python list
         if site in self.tracer.held_sites and sys.getrefcount(lst) <= 3:
-            view = gathered.view_of(self.tracer, lst, always=True)
+            grown = self.tracer.grown_sites
+            view = dynlists.made_from(self.tracer, lst, grown[site]) if site in grown else None
+            view = view or gathered.view_of(self.tracer, lst, always=True)
             if view is not None:
                 self.stack[-1] = view
                 return
@@ -542,7 +550,7 @@ def unsupported_instruction(name: str) -> str:
 
 # the instructions that may leave a new, complete list on the stack (Tracer.list_sites)
 LIST_MAKERS = frozenset({"BUILD_LIST", "LIST_EXTEND", "BINARY_OP", "CALL", "CALL_FUNCTION_EX", "BINARY_SLICE"})
-HELD_LIST_ROUNDS = 3
+HELD_LIST_ROUNDS = 5
 
 
 def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name: str,
@@ -551,18 +559,22 @@ def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name:
     or loop changes a list made in the trace (ListChanged), it traces again with the lists made
     where those were made held in arrays (Tracer.held_sites): a store into an array is an op
     like any other, on one path or in a loop."""
-    held, first = frozenset(), None
+    held, grown, first = frozenset(), {}, None
     for _ in range(HELD_LIST_ROUNDS):
         try:
-            return _trace_gathering(code, args, globals, builtins, closure, name, unroll_loops, call_out, held)
+            return _trace_gathering(code, args, globals, builtins, closure, name, unroll_loops, call_out,
+                                    (held, grown))
         except TracerError as exc:
             if isinstance(exc, BigIntInput) or (first is None and not isinstance(exc, ListChanged)):
                 raise
             first = first or exc
+            new_grown = {s: t for s, t in getattr(exc, "grown", {}).items() if s not in grown}
             sites = getattr(exc, "sites", frozenset()) - held
-            if not sites:
+            if not sites and not new_grown:
+                if not isinstance(exc, ListChanged):    # what stops the list held or grown
+                    raise
                 raise first from (exc if exc is not first else None)
-            held = held | sites
+            held, grown = held | sites | set(new_grown), {**grown, **new_grown}
     raise first
 
 
@@ -579,7 +591,7 @@ def _trace_gathering(code, args: tuple, globals: dict, builtins: dict, closure, 
     that trace is kept if it has no graph break where the first one had one)."""
     tracer = Tracer(name)
     tracer.call_out = call_out
-    tracer.held_sites = held
+    tracer.held_sites, tracer.grown_sites = held
     first = None
     try:
         first = _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops)
@@ -590,7 +602,7 @@ def _trace_gathering(code, args: tuple, globals: dict, builtins: dict, closure, 
             raise
     tracer = Tracer(name)
     tracer.call_out = call_out
-    tracer.held_sites = held
+    tracer.held_sites, tracer.grown_sites = held
     tracer.gather_lists = False
     try:
         again = _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops)

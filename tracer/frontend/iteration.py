@@ -28,7 +28,8 @@ class ListChanged(UnsupportedError):
 class RangeIter:
     """Iteration over range(start, stop, step) with traced bounds (or a long constant range):
     `index` is the next value to produce. Over a NumPy array (`for v in x`), `array` is the
-    TracedArray and the loop produces array[index] instead."""
+    TracedArray and the loop produces array[index] instead; over a list of run-time length
+    (tracer.frontend.dynlists), `stop` is None and the list gives its length at each step."""
     start: object
     stop: object
     step: object
@@ -43,6 +44,8 @@ class RangeIter:
         step, index = self.step, self.index
         if fold and is_traced(index) and index.op == "const":
             index = index.attrs["value"]         # (a peeled first iteration of a known range)
+        if self.stop is None:                    # a list of run-time length: its length now
+            return b.compare("lt", index, self.array.live_length(b))
         if not is_traced(step):
             return b.compare("lt" if step > 0 else "gt", index, self.stop)
         up = b.compare("gt", step, 0)

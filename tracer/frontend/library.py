@@ -11,7 +11,7 @@ import builtins
 import math
 import sys
 
-from tracer.frontend import arrays, callouts, gathered, numpy_bools, pybuiltins
+from tracer.frontend import arrays, callouts, dynlists, gathered, numpy_bools, pybuiltins
 from tracer.frontend.builder import is_traced
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.iteration import RangeIter
@@ -255,7 +255,7 @@ def _extremum(op: str, real):
     by_key = {"max": (pybuiltins.greater, pybuiltins.MAX_EMPTY), "min": (pybuiltins.less, pybuiltins.MIN_EMPTY)}[op]
 
     def impl(tracer, *args, **kwargs):
-        if kwargs:
+        if kwargs or (len(args) == 1 and isinstance(args[0], dynlists.DynList)):
             return _extremum_by_key(tracer, real, by_key, args, kwargs)
         items = args if len(args) != 1 else tracer_items(tracer, args[0])
         if not items:
@@ -290,7 +290,8 @@ def _extremum_by_key(tracer, real, by_key, args: tuple, kwargs: dict):
     given = ["default" in kwargs, kwargs.get("default")]
     if len(args) == 1 and isinstance(args[0], SymbolicRange):
         return tracer.call(pybuiltins.best_of_range, [*args[0].args, key, *given, *by_key], {})
-    items = list(args) if len(args) > 1 else tracer_items(tracer, args[0])
+    items = list(args) if len(args) > 1 else args[0] if isinstance(args[0], dynlists.DynList) \
+        else tracer_items(tracer, args[0])
     return tracer.call(pybuiltins.best_by_key, [items, key, *given, *by_key], {})
 
 
@@ -300,13 +301,17 @@ def _identity(x):
 
 @implements(builtins.sorted)
 def _sorted(tracer, iterable, *, key=None, reverse=False):
+    if isinstance(iterable, dynlists.DynList):
+        if is_symbolic(reverse):
+            raise tracer.error("sorted() with a traced reverse= is not supported")
+        return tracer.call(pybuiltins.sorted_list, [iterable, key, bool(reverse)], {})
     items = tracer_items(tracer, iterable)
     if not is_symbolic(items) and key is None and not is_symbolic(reverse):
         return sorted(items, reverse=reverse)
     if is_symbolic(reverse):
         raise tracer.error("sorted() with a traced reverse= is not supported")
-    if len(items) > SORTED_LIMIT:
-        raise tracer.error(f"sorted() of more than {SORTED_LIMIT} traced items is not supported yet")
+    if len(items) > SORTED_LIMIT:        # an insertion sort whose loops compile
+        return tracer.call(pybuiltins.sorted_list, [items, key, bool(reverse)], {})
     return tracer.call(pybuiltins.sorted_items, [items, key, bool(reverse)], {})
 
 
@@ -344,6 +349,14 @@ def _sum(tracer, iterable, start=0):
             return state.finish(tracer)
         if state is not None:
             return state                   # every path raised (AlwaysRaises)
+    if isinstance(iterable, dynlists.DynList):
+        _number(tracer, start, "sum()")
+        state = SumState.starting(tracer, start)
+        if iterable.item == F64 and state.phase == "int":
+            # CPython adds the first float to the int sum and goes on as floats: the same as
+            # starting from float(start) (the phase cannot change inside the loop)
+            state = SumState("float", tracer.builder.convert(start, F64) if is_traced(start) else float(start))
+        return tracer.call(pybuiltins.sum_list, [iterable, state], {}).finish(tracer)
     items = tracer_items(tracer, iterable)
     if _all_constant([start, *items]):
         return sum(items, start)
@@ -408,6 +421,8 @@ class SumState:
 def _len(tracer, x):
     if isinstance(x, (ExternalList, gathered.ListView)):
         return len(x)
+    if isinstance(x, dynlists.DynList):
+        return dynlists.length(tracer, x)
     if isinstance(x, TracedArray):
         return arrays.length(tracer, x)
     if isinstance(x, (ExternalObject, BoundMethod)):
@@ -462,6 +477,8 @@ def _iter(tracer, iterable, *sentinel, compiled=True):
         return iter(materialize(tracer, iterable))      # (inside zip() of short and long lists)
     if isinstance(iterable, RangeIter):
         return iterable
+    if isinstance(iterable, dynlists.DynList):
+        return dynlists.iterate(tracer, iterable)
     if compiled and (it := gathered.iterator_of(tracer, iterable)) is not None:
         return it                      # a long list: a compiled loop
     if isinstance(iterable, (ExternalList, ExternalObject, BoundMethod, SymbolicFunction)):
@@ -503,11 +520,31 @@ def _callable(tracer, obj):
 
 @implements(builtins.reversed)
 def _reversed(tracer, seq):
+    if isinstance(seq, dynlists.DynList):
+        return tracer.call(pybuiltins.reversed_list, [seq], {})
     return iter(list(reversed(tracer_items(tracer, seq))))
+
+
+@implements(pybuiltins.new_list)
+def _new_list(tracer):
+    return dynlists.new(tracer)
+
+
+@implements(pybuiltins.sum_step)
+def _sum_step(tracer, state, item):
+    return state.add(tracer, item)
+
+
+@implements(pybuiltins.typed_as)
+def _typed_as(tracer, lst, item):
+    if isinstance(lst, dynlists.DynList):
+        dynlists.fix_type(tracer, lst, item)
 
 
 @implements(builtins.list)
 def _list(tracer, iterable=()):
+    if isinstance(iterable, dynlists.DynList):
+        return tracer.call(pybuiltins.copied_list, [iterable], {})
     return tracer_items(tracer, iterable)
 
 

@@ -9,6 +9,8 @@ stable (also with `reverse=True`), each key is computed once per item, in order.
 """
 from __future__ import annotations
 
+from tracer.frontend.builder import NeedsPython
+
 
 def _message(fn) -> str:
     try:
@@ -91,3 +93,163 @@ def any_of(iterable):
         if item:
             return True
     return False
+
+
+# ------------------------------------------------------------------ lists of run-time length
+# (tracer.frontend.dynlists): `new_list()` makes one; a loop over `range(len(xs))` or over the
+# list compiles to a loop whose length the list gives at run time.
+def new_list():
+    """An empty list that compiled code holds as a list of run-time length."""
+    return []
+
+
+def typed_as(lst, item):
+    """Nothing in Python; in the trace, `lst` (a new list) is to hold items like `item`, before
+    any is appended (a loop may read it first)."""
+
+
+def copied_list(items):
+    """list(items), lst.copy(), lst[:]."""
+    out = new_list()
+    for i in range(len(items)):
+        out.append(items[i])
+    return out
+
+
+def extend_list(lst, items):
+    """lst.extend(items) (items read to the end first when they are the list itself)."""
+    n = len(items)
+    for i in range(n):
+        lst.append(items[i])
+
+
+def extend_from_iterable(lst, items):
+    for item in items:
+        lst.append(item)
+
+
+def clear_list(lst):
+    while len(lst) > 0:
+        lst.pop()
+
+
+def reverse_list(lst):
+    i, j = 0, len(lst) - 1
+    while i < j:
+        a, b = lst[i], lst[j]
+        lst[i], lst[j] = b, a
+        i += 1
+        j -= 1
+
+
+def reversed_list(items):
+    """reversed(items), as a new list."""
+    out = new_list()
+    for i in range(len(items) - 1, -1, -1):
+        out.append(items[i])
+    return out
+
+
+def sliced_list(items, start, stop, step):
+    """items[start:stop:step] with CPython's rules for the bounds (slice.indices)."""
+    n = len(items)
+    if step is None:
+        step = 1
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    low, high = (0, n) if step > 0 else (-1, n - 1)
+    if start is None:
+        start = low if step > 0 else high
+    elif start < 0:
+        start = max(start + n, low)
+    else:
+        start = min(start, high)
+    if stop is None:
+        stop = high if step > 0 else low
+    elif stop < 0:
+        stop = max(stop + n, low)
+    else:
+        stop = min(stop, high)
+    out = new_list()
+    for i in range(start, stop, step):
+        out.append(items[i])
+    return out
+
+
+def position_of(items, value):
+    """The first index whose item equals `value`, or -1 (a NaN, which CPython finds by identity,
+    is left to Python)."""
+    if value != value:
+        raise NeedsPython("looking for a NaN in a list: Python compares by identity first")
+    found = -1
+    for i in range(len(items)):
+        if items[i] == value:
+            found = i
+            break
+    return found
+
+
+def list_contains(items, value):
+    return position_of(items, value) >= 0
+
+
+def list_index(items, value):
+    i = position_of(items, value)
+    if i < 0:
+        raise NeedsPython("list.index() of a value not in the list: Python raises its ValueError")
+    return i
+
+
+def list_remove(items, value):
+    i = position_of(items, value)
+    if i < 0:
+        raise NeedsPython("list.remove() of a value not in the list: Python raises its ValueError")
+    del items[i]
+
+
+def list_count(items, value):
+    if value != value:
+        raise NeedsPython("counting NaNs in a list: Python compares by identity first")
+    n = 0
+    for i in range(len(items)):
+        if items[i] == value:
+            n += 1
+    return n
+
+
+def sum_step(state, item):
+    """Nothing in Python; in the trace, CPython's sum() one item further (library.SumState)."""
+
+
+def sum_list(items, state):
+    """The running sum `state` (a SumState) of the items, in a compiled loop."""
+    for i in range(len(items)):
+        state = sum_step(state, items[i])
+    return state
+
+
+def sorted_list(items, key, reverse):
+    """sorted(items, key=key, reverse=reverse) of any number of items: a stable insertion sort
+    into a list of run-time length. A NaN key (whose order depends on CPython's algorithm) is
+    left to Python."""
+    keys = new_list()
+    out = new_list()
+    for item in items:
+        k = item if key is None else key(item)
+        typed_as(keys, k)
+        typed_as(out, item)
+        if k != k:
+            raise NeedsPython("sorting NaNs: their order depends on CPython's algorithm")
+        i = len(out)
+        while i > 0 and (keys[i - 1] < k if reverse else k < keys[i - 1]):
+            i -= 1
+        keys.insert(i, k)
+        out.insert(i, item)
+    return out
+
+
+def sort_list(lst, key=None, reverse=False):
+    """lst.sort(): sorted into a new list, copied back."""
+    out = sorted_list(lst, key, reverse)
+    for i in range(len(out)):
+        lst[i] = out[i]

@@ -1,13 +1,14 @@
 """The IR: the contract between the front end and the back end (`codegen` reads nothing else).
 
-    types.py          f64, f32, i64, bool, tuples, arrays, tapes; EntryArg (how an entry takes an argument)
+    types.py          f64, f32, i64, bool, tuples, arrays, tapes, lists; EntryArg (how an entry takes an argument)
     graph.py          Value, Block, Function: typed SSA with structured regions, and its printed table
     registry.py       OpDef and `define`: what an op is (type rule, evaluator, failures, derivative)
     scalar_ops.py     the ops on numbers              ┐
     structure_ops.py  tuples, control flow, tapes,    ├ declared into registry.OPS
                       calls into CPython              │
     array_ops.py      the ops on NumPy arrays         │
-    scan_ops.py       running sums and products       ┘
+    scan_ops.py       running sums and products       │
+    list_ops.py       lists of run-time length        ┘
     ops.py            OPS complete; `evaluate` and `run`, the IR's meaning as a Python program
     verify.py         the verifier run after every pass in tests
 
@@ -39,6 +40,7 @@ from tracer.ir.types import (
                              NUMPY_DTYPE_NAMES,
                              ArrayType,
                              EntryArg,
+                             ListType,
                              ScalarType,
                              TapeType,
                              TupleType,
@@ -50,7 +52,7 @@ from tracer.ir.verify import REGION_CHECKS, VerificationError, verify
 
 __all__ = [
     "BOOL", "F32", "F64", "I64", "I64_MAX", "I64_MIN", "NUMPY_DTYPE_NAMES", "OPS", "REGION_CHECKS", "REGION_NAMES",
-    "ArrayType", "Block", "EntryArg", "Function", "ScalarType", "TapeType", "TupleType", "Type", "Value",
+    "ArrayType", "Block", "EntryArg", "Function", "ListType", "ScalarType", "TapeType", "TupleType", "Type", "Value",
     "VerificationError", "clone", "copy_block", "defined_in", "evaluate", "format_function", "free_values",
     "leaf_types", "make_param", "run", "type_of_constant", "used_in", "value_names", "verify", "zero",
 ]

@@ -9,6 +9,7 @@ families below), and the op set's meaning as a program: `evaluate` one value, `r
     sort_ops       stable sorts along an axis (np.sort, np.argsort; median and percentiles)
     mask_ops       boolean masks: x[mask] and x[mask] = v (np.nonzero, np.extract, np.compress)
     index_ops      int64 index arrays: x[idx], x[idx] = v, np.add.at (np.take)
+    list_ops       lists whose length changes at run time (append, pop, insert, del)
 
 Every other stage keeps one table keyed by op name (grep for the op's name): `codegen.lowerings`
 lowers it, passes use `evaluate` to fold it, and `tracer.transforms.autodiff` differentiates it
@@ -16,7 +17,17 @@ with the derivative rules declared next to it.
 """
 from __future__ import annotations
 
-from tracer.ir import array_ops, index_ops, mask_ops, numpy_math_ops, scalar_ops, scan_ops, sort_ops, structure_ops
+from tracer.ir import (
+    array_ops,
+    index_ops,
+    list_ops,
+    mask_ops,
+    numpy_math_ops,
+    scalar_ops,
+    scan_ops,
+    sort_ops,
+    structure_ops,
+)
 from tracer.ir.array_ops import ELEMENTWISE, evaluate_elementwise, run_map, with_array_failures
 from tracer.ir.graph import Function, Value
 from tracer.ir.registry import OPS, OpDef
@@ -24,7 +35,8 @@ from tracer.ir.scalar_ops import MATH_CAN_OVERFLOW, MATH_UNARY
 from tracer.ir.types import F32, F64, ArrayType
 
 __all__ = ["MATH_CAN_OVERFLOW", "MATH_UNARY", "OPS", "OpDef", "Raised", "evaluate", "run"]
-FAMILIES = (scalar_ops, numpy_math_ops, structure_ops, array_ops, scan_ops, sort_ops, mask_ops, index_ops)   # the modules that declare ops, in order
+FAMILIES = (scalar_ops, numpy_math_ops, structure_ops, array_ops, scan_ops, sort_ops, mask_ops, index_ops,
+            list_ops)   # the modules that declare ops, in order
 with_array_failures(OPS)
 
 

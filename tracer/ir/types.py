@@ -1,5 +1,5 @@
 """The IR's types: scalars (`f64`, `f32`, `i64`, `bool`), tuples, arrays (a dtype and a shape whose
-sizes are known or `None`), the tapes autodiff saves loop iterations in, and `EntryArg`, how the
+sizes are known or `None`), the tapes autodiff saves loop iterations in, lists of run-time length, and `EntryArg`, how the
 native entry point takes one Python argument.
 """
 from __future__ import annotations
@@ -37,6 +37,23 @@ class TapeType(Type):
 
     def __str__(self) -> str:
         return "tape(" + ", ".join(map(str, self.elements)) + ")"
+
+
+@dataclass(frozen=True)
+class ListType(Type):
+    """A Python list whose length changes at run time (`append`, `pop`), made in the function:
+    a handle to one growing buffer of items, each a scalar or a tuple of scalars (`item`). Its
+    ops (`list_new`, `list_append`, ... in tracer.ir.list_ops) change the list in place, so one
+    handle stays the same list through branches and loops. Printed `list[f64]`."""
+    item: Type
+
+    @property
+    def fields(self) -> tuple:
+        """The scalar types of one item (one for a list of numbers)."""
+        return self.item.elements if isinstance(self.item, TupleType) else (self.item,)
+
+    def __str__(self) -> str:
+        return f"list[{self.item}]"
 
 
 @dataclass(frozen=True)
@@ -78,10 +95,10 @@ def type_of_constant(value: object) -> ScalarType:
 
 
 def leaf_types(t: Type) -> list[Type]:
-    """The leaves (scalars, tapes, arrays) of a (possibly nested) tuple type, left to right."""
+    """The leaves (scalars, tapes, lists, arrays) of a (possibly nested) tuple type, left to right."""
     if isinstance(t, TupleType):
         return [leaf for e in t.elements for leaf in leaf_types(e)]
-    assert isinstance(t, (ScalarType, TapeType, ArrayType)), t
+    assert isinstance(t, (ScalarType, TapeType, ArrayType, ListType)), t
     return [t]
 
 

@@ -172,6 +172,10 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "map": "made by fusion and vectorize, after autodiff",
     **dict.fromkeys(("tape_new", "tape_push", "tape_get", "tape_len", "tape_free"),
                     "autodiff's own tapes: second-order gradients through a compiled loop are not supported"),
+    **dict.fromkeys(("list_new", "list_append", "list_get", "list_set", "list_len", "list_pop", "list_insert",
+                     "list_delete", "list_array"),
+                    "a list of run-time length (memory the backward pass cannot read as values): refused where a "
+                    "gradient would flow through it"),
     **dict.fromkeys(("bit_and", "bit_or", "bit_xor", "invert", "lshift", "rshift", "bit_length", "powmod", "gcd",
                      "isqrt", "factorial", "comb", "perm", "frexp_exponent"), "an int (or bool) result: piecewise constant"),
     "fsum": "takes any number of operands (no per-operand rule table); use sum() to differentiate",

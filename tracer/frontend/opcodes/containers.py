@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 
-from tracer.frontend import gathered, indexing, instance_ops
+from tracer.frontend import dynlists, gathered, indexing, instance_ops, pybuiltins
 from tracer.frontend.builder import PYTHON_BINARY, Failed, Unknown, is_number, is_traced
 from tracer.frontend.iteration import RangeIter
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
@@ -78,6 +78,9 @@ def materialize(tracer, x) -> list:
     """The items of a trace-time iterable (an external list's items are loaded per call)."""
     if isinstance(x, ExternalList):
         return x.items()               # (a ListView's too: loads from its array)
+    if isinstance(x, dynlists.DynList):
+        raise tracer.error("this use of a list whose length is known only at run time (it changes in a "
+                           "data-dependent branch or loop) is not supported")
     if isinstance(x, RangeIter) and x.array is not None and not isinstance(x.array, TracedArray):
         return list(x.array.unrolled(tracer, tracer.builder.concretize(x.index, "an iterator's position")))
     if is_traced(x):
@@ -287,6 +290,10 @@ class ContainerOps:
             raise TypeError(f"'{type_name(container)}' object is not subscriptable")
         if isinstance(container, gathered.ListView):
             return self._view_item(container, index)
+        if isinstance(container, dynlists.DynList):
+            if isinstance(index, slice):
+                return self.tracer.call(pybuiltins.sliced_list, [container, index.start, index.stop, index.step], {})
+            return dynlists.get(self.tracer, container, index)
         if is_traced(index) and _pinned_already(self.builder, index):
             index = self.builder.concretize(index, "this index")     # (no new guard)
         if isinstance(container, ExternalList) and is_traced(index) and index.type == I64 \
@@ -361,6 +368,9 @@ class ContainerOps:
         if isinstance(container, TracedArray):
             indexing.store_item(self.tracer, container, index, value)
             return
+        if isinstance(container, dynlists.DynList) and not isinstance(index, slice):
+            dynlists.set_item(self.tracer, container, index, value)
+            return
         if isinstance(container, ExternalList) and type(container.obj) is tuple:
             raise TypeError("'tuple' object does not support item assignment")
         if isinstance(container, ExternalList):          # an input list, or a list held in an array
@@ -377,6 +387,8 @@ class ContainerOps:
         time): CPython's own deletion, errors included."""
         index = self.pop()
         container = self.pop()
+        if isinstance(container, dynlists.DynList) and not isinstance(index, slice):
+            return dynlists.delete_item(self.tracer, container, index)
         if type(container) is not list:
             if isinstance(container, TracedArray):
                 raise ValueError("cannot delete array elements")

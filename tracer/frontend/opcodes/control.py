@@ -12,7 +12,7 @@ import sys
 from bytecode import Instr
 
 from tracer.errors import BigIntInput, NeedsConcreteValue, UnsupportedError
-from tracer.frontend import arrays, gathered
+from tracer.frontend import arrays, dynlists, gathered
 from tracer.frontend.builder import is_traced
 from tracer.frontend.callouts import DeferredException
 from tracer.frontend.generators import SUM_LOCAL
@@ -94,6 +94,8 @@ class ControlFlowOps:
             self.push(arrays.iterate(self.tracer, iterable))
         elif isinstance(iterable, RangeIter):
             self.push(iterable)                           # zip() of long lists is its own iterator
+        elif isinstance(iterable, dynlists.DynList):
+            self.push(dynlists.iterate(self.tracer, iterable))
         elif (it := gathered.iterator_of(self.tracer, iterable)) is not None:
             self.push(it)                                 # a long list held in an array
         elif isinstance(iterable, (ExternalList, ExternalObject, BoundMethod, SymbolicFunction)):
@@ -173,7 +175,7 @@ class ControlFlowOps:
             # arguments, which are pinned). A loop over a long Python list also unrolls when
             # it cannot be a loop op for another reason (as it did before lists were gathered).
             retryable = isinstance(exc, (NeedsConcreteValue, ListChanged)) or over_list
-            if isinstance(exc, BigIntInput) or not retryable:
+            if isinstance(exc, BigIntInput) or not retryable or it.stop is None:   # (None: a DynList's loop)
                 raise
             self.restore(state)
             cut_block(block, mark)               # (a peeled first iteration, if any)

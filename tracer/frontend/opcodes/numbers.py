@@ -5,7 +5,7 @@ import operator
 
 from bytecode import BinaryOp
 
-from tracer.frontend import arrays, instance_ops, numpy_bools
+from tracer.frontend import arrays, dynlists, instance_ops, numpy_bools, pybuiltins
 from tracer.frontend.builder import BINARY_OPS, is_traced
 from tracer.frontend.numpy_scalars import checked_scalar_arithmetic
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray, array_unsupported
@@ -176,6 +176,8 @@ class NumberOps:
             return self.builder.truth(x)
         if isinstance(x, ExternalList):
             return len(x) > 0
+        if isinstance(x, dynlists.DynList):
+            return dynlists.truth(self.tracer, x)
         if isinstance(x, TracedArray) and x.rank == 0:
             return self.builder.truth(arrays.number_of(self.tracer, x, "bool()"))
         if isinstance(x, TracedArray):
@@ -242,6 +244,8 @@ class NumberOps:
         CPython's comparison (identity first); the result may be a traced bool."""
         if isinstance(container, instance_ops.TracedInstance):    # __contains__, else iteration
             return instance_ops.contains(self.tracer, container, item, items_equal)
+        if isinstance(container, dynlists.DynList):
+            return self.tracer.call(pybuiltins.list_contains, [container, item], {})
         is_iterator = hasattr(container, "__next__")
         if not is_iterator and not is_symbolic(container) and not is_symbolic(item):
             return item in container

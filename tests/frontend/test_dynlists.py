@@ -1,0 +1,196 @@
+"""Lists whose length changes in a data-dependent branch or loop (tracer.frontend.dynlists): made
+as lists of run-time length, compiled whole (fullgraph=True), checked against CPython: results,
+the exceptions and their messages, and the lists returned (new Python lists, items of CPython's
+types)."""
+import math
+
+import pytest
+
+from tests.support.oracle import outcome, same_value
+from tracer import trace
+
+
+def evens_doubled(n):
+    out = []
+    i = 0
+    while i < n:
+        if i % 3 != 0:
+            out.append(i * 2)
+        i += 1
+    return out, len(out)
+
+
+def bracket_stack(xs):
+    stack = []
+    total = 0.0
+    for x in xs:
+        if x > 0:
+            stack.append(x)
+        elif stack:
+            total += stack.pop()
+    return total, stack
+
+
+def growing_primes(count):
+    primes = [2]
+    candidate = 3
+    while len(primes) < count:
+        for p in primes:                 # the list grows while it is iterated
+            if p * p > candidate:
+                primes.append(candidate)
+                break
+            if candidate % p == 0:
+                break
+        candidate += 2
+    return primes[-1], sum(primes), primes[::10], primes[-3:], primes[5:1:-2]
+
+
+def reservoir(n, k):
+    res = []
+    for i in range(n):
+        z = math.sin(i * 0.7)
+        if i < k:
+            res.append(z)
+        else:
+            j = (i * 7919) % (i + 1)
+            if j < k:
+                res[j] = z
+    return sorted(res), max(res), min(res), res[-1], 0.5 in res, res[0] in res, sum(res)
+
+
+def records(xs):
+    st = []
+    for x in xs:
+        if x % 2 == 0:
+            st.append((x, x * 0.5))
+        elif st:
+            a, b = st.pop()
+            st.insert(0, (a + 1, b))
+    return st, list(reversed(st)), len(st)
+
+
+def monotonic_window_max(xs, window):
+    """The moving maximum with a deque kept in a list: read before the first append."""
+    dq = []
+    maxima = []
+    for i in range(len(xs)):
+        while dq and xs[dq[-1]] <= xs[i]:
+            dq.pop()
+        dq.append(i)
+        if dq[0] <= i - window:
+            del dq[0]
+        if i >= window - 1:
+            maxima.append(xs[dq[0]])
+    return maxima
+
+
+def methods(n):
+    xs = []
+    for i in range(n):
+        if i % 2:
+            xs.append(i)
+        else:
+            xs.insert(0, -i)
+    ys = xs.copy()
+    ys.reverse()
+    xs.sort()
+    xs.extend(ys)
+    found = xs.index(ys[0]) if ys else -1
+    xs.remove(xs[-1])
+    return xs, ys, found, xs.count(1), sorted(xs, reverse=True), sorted(ys, key=abs)
+
+
+def out_of_range(n, k):
+    s = []
+    for i in range(n):
+        if i % 2:
+            s.append(i)
+    return s[k]
+
+
+def pop_empty(n):
+    s = []
+    for i in range(n):
+        if i > 2:
+            s.append(i)
+    return s.pop()
+
+
+def set_out_of_range(n):
+    s = []
+    for i in range(n):
+        if i % 3 == 0:
+            s.append(float(i))
+    s[n] = 1.0
+    return s
+
+
+def index_missing(n):
+    s = []
+    for i in range(n):
+        if i % 2:
+            s.append(i)
+    return s.index(2)
+
+
+def float_index(n):
+    s = []
+    for i in range(n):
+        if i % 2:
+            s.append(i)
+    return s[1.0]
+
+
+def empty_returned(n):
+    s = []
+    while n > 100:
+        s.append(n)
+        n -= 1
+    return s
+
+
+CASES = [
+    (evens_doubled, (10,)), (evens_doubled, (0,)), (evens_doubled, (1000,)),
+    (bracket_stack, ([1.0, 2.0, -1.0, 3.0, -2.0, -5.0, -3.0, 4.0] * 3,)),
+    (bracket_stack, ([-1.0, 2.5],)),
+    (growing_primes, (60,)), (growing_primes, (3,)),
+    (reservoir, (200, 5)), (reservoir, (3, 5)),
+    (records, (list(range(30)),)), (records, ([1, 3],)),
+    (monotonic_window_max, ([1.0, 4.0, 2.0, 8.0, 5.0, 7.0, 3.0, 9.0, 6.0, 2.0, 4.0, 8.0], 4)),
+    (monotonic_window_max, ([3.0, 2.0, 1.0] * 30, 5)),
+    (methods, (9,)), (methods, (2,)),
+    (out_of_range, (10, 4)), (out_of_range, (10, -5)), (out_of_range, (10, 5)), (out_of_range, (10, -6)),
+    (pop_empty, (10,)), (pop_empty, (3,)),
+    (set_out_of_range, (7,)),
+    (index_missing, (9,)), (index_missing, (9,)),
+    (float_index, (4,)),
+    (empty_returned, (5,)), (empty_returned, (103,)),
+]
+
+
+@pytest.mark.parametrize("fn, args", CASES, ids=lambda x: getattr(x, "__name__", ""))
+def test_like_cpython(fn, args):
+    expected = outcome(fn, args)
+    got = outcome(trace(fullgraph=True)(fn), args)
+    assert got[0] == expected[0], (got, expected)
+    if expected[0] == "raise":
+        assert got[1:] == expected[1:]
+    else:
+        assert same_value(got[1], expected[1]), (got, expected)
+
+
+def test_compiled_as_a_list_of_run_time_length():
+    from tracer.api import trace as api_trace
+    t = api_trace(fullgraph=True)(evens_doubled)
+    t(10)
+    text = "\n".join(str(s.trace.function) if hasattr(s, "trace") else "" for s in t.specializations)
+    assert "list_append" in text or "list[" in text
+
+
+def test_returned_list_is_new_each_call():
+    t = trace(fullgraph=True)(evens_doubled)
+    a, _ = t(10)
+    b, _ = t(10)
+    assert a == b and a is not b
+    a.append(99)
+    assert t(10)[0] == evens_doubled(10)[0]

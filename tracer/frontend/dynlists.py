@@ -1,0 +1,257 @@
+"""Lists whose length changes at run time: `DynList`, a list made in the trace and held by the
+compiled code in a growing buffer (the IR's `list[...]` type, tracer.ir.list_ops).
+
+A list built in the trace is a Python list of traced items while its length is known at trace
+time. Where a data-dependent branch or loop changes its length (`stack.append(x)` in a `while`,
+`if i < k: reservoir.append(z)`), the trace fails with ListChanged and is traced again with the
+lists made at that site made as DynLists (tracer.frontend.interpreter.trace_frame): `list_new`
+where the list is made, then one op per append, pop, item read or write, in order. The handle is
+one IR value for the whole function, so branches and loops change the list in place and carry
+nothing for it.
+
+Items are numbers of one type (float, int or bool) or tuples of numbers of one layout; the type
+is fixed by the first item (an empty list learns it at its first append). Indices are checked as
+CPython checks them (IndexError with its messages). What needs the whole list (sum, sorted,
+slices, min, max, `in`) runs small Python helpers (tracer.frontend.pybuiltins) whose loops over
+the list compile to loops. A DynList that the function returns becomes a Python list.
+"""
+from __future__ import annotations
+
+from tracer.frontend.builder import is_number, is_traced
+from tracer.frontend.iteration import RangeIter
+from tracer.frontend.objects import TracedArray
+from tracer.ir import BOOL, F64, I64, ArrayType, ListType, TupleType
+
+METHODS = ("append", "pop", "insert", "extend", "clear", "copy", "reverse", "index", "count", "remove", "sort")
+
+
+class DynList:
+    """A list of run-time length: `handle` is its `list_new` value, `item` its item type
+    (None until the first item is known)."""
+
+    def __init__(self, tracer, handle, item=None):
+        self.tracer, self.handle, self.item = tracer, handle, item
+
+    def __repr__(self):
+        return "<list of run-time length>"
+
+    # a RangeIter over a DynList reads its length at every step (items appended in the loop
+    # are seen, as CPython's list iterator sees them)
+    def live_length(self, b):
+        return length(self.tracer, self)
+
+    def element(self, tracer, index):
+        return _load(tracer, self, index)
+
+    def unrolled(self, tracer, start):
+        raise tracer.error("a loop over a list whose length is known only at run time cannot unroll here")
+
+
+class DynListMethod:
+    """`lst.append` and the other methods of a DynList, to call."""
+
+    def __init__(self, lst: DynList, name: str):
+        self.lst, self.name = lst, name
+
+
+# ------------------------------------------------------------------------------------- making
+def item_type(b, value):
+    """The IR item type of one item: a scalar type, a TupleType of them, or None."""
+    if type(value) is tuple:
+        fields = tuple(item_type(b, x) for x in value)
+        if fields and all(isinstance(f, type(F64)) for f in fields):
+            return TupleType(fields)
+        return None
+    if (is_traced(value) and not isinstance(value.type, ArrayType) and value.type in (F64, I64, BOOL)) \
+            or (is_number(value) and type(value) in (float, int, bool)):
+        return b.kind(value)
+    return None
+
+
+def new(tracer) -> DynList:
+    """An empty list. Its item type is set by the first append (`_fix_type`): until then its
+    `list_new` says i64."""
+    return DynList(tracer, tracer.builder.emit("list_new", (), item=I64))
+
+
+def made_from(tracer, items: list, item=None):
+    """A DynList holding `items` (a Python list built in the trace), or None when they are not
+    numbers (or tuples of numbers) of one type. `item`: the item type, when an earlier trace
+    saw one (a list made empty)."""
+    b = tracer.builder
+    types = {item_type(b, x) for x in items} | ({item} if item is not None else set())
+    if None in types or len(types) > 1:
+        return None
+    lst = new(tracer)
+    if item is not None:
+        set_type(lst, item)
+    for x in items:
+        append(tracer, lst, x)
+    return lst
+
+
+def fix_type(tracer, lst: DynList, value) -> None:
+    """Learn the item type from `value` (the first item), or check `value` has it."""
+    b = tracer.builder
+    t = item_type(b, value)
+    if t is None:
+        raise tracer.error(f"a list of run-time length holds numbers or tuples of numbers, not "
+                           f"{_describe(value)}")
+    if lst.item is None:
+        set_type(lst, t)
+    elif t != lst.item:
+        raise tracer.error(f"a list of run-time length whose items change type ({lst.item}, then {t}) is not "
+                           f"supported; convert them (e.g. with float())")
+
+
+def set_type(lst: DynList, t) -> None:
+    lst.item = t
+    lst.handle.type = ListType(t)
+    lst.handle.attrs["item"] = t
+
+
+def _describe(value) -> str:
+    if is_traced(value):
+        return f"a {value.type} value"
+    return f"a {type(value).__name__}"
+
+
+def _fields(tracer, lst: DynList, value) -> tuple:
+    fix_type(tracer, lst, value)
+    b = tracer.builder
+    if isinstance(lst.item, TupleType):
+        return tuple(b.convert(b.value(x), t) for x, t in zip(value, lst.item.elements))
+    return (b.convert(b.value(value), lst.item),)
+
+
+# ------------------------------------------------------------------------------------- reading
+def length(tracer, lst: DynList):
+    return tracer.builder.emit("list_len", (lst.handle,))
+
+
+def _known(tracer, lst: DynList) -> None:
+    if lst.item is None:
+        raise tracer.error("reading an item of a list before anything is appended to it is not supported")
+
+
+def _checked_index(tracer, lst: DynList, index, message: str, extra: int = 0):
+    """`index` (an int, or a traced int or bool) as an i64 in [0, len + extra), negative ones
+    counted from the end; IndexError(message) when it is out of range."""
+    b = tracer.builder
+    if is_traced(index) and index.type in (I64, BOOL) or type(index) in (int, bool):
+        index = b.convert(b.value(index), I64) if is_traced(index) else int(index)
+    else:
+        what = index.type if is_traced(index) else type(index).__name__
+        raise TypeError(f"list indices must be integers or slices, not {'float' if what == F64 else what}")
+    n = length(tracer, lst)
+    if not is_traced(index):
+        i = b.const(index) if index >= 0 else b.binary("add", n, index)
+    else:
+        i = b.emit("select", (b.compare("lt", index, 0), b.binary("add", index, n), index))
+    limit = b.binary("add", n, extra) if extra else n
+    out = b.emit("select", (b.compare("lt", i, 0), b.const(True), b.compare("ge", i, limit)))
+    b.raise_if(out, IndexError(message))
+    return i
+
+
+def _unpack(tracer, lst: DynList, v):
+    b = tracer.builder
+    if isinstance(lst.item, TupleType):
+        return tuple(b.emit("getitem", (v,), index=j) for j in range(len(lst.item.elements)))
+    return v
+
+
+def _load(tracer, lst: DynList, i):
+    """The item at i (an i64 known to be in range)."""
+    _known(tracer, lst)
+    return _unpack(tracer, lst, tracer.builder.emit("list_get", (lst.handle, tracer.builder.value(i))))
+
+
+def get(tracer, lst: DynList, index):
+    """lst[index]."""
+    _known(tracer, lst)
+    return _load(tracer, lst, _checked_index(tracer, lst, index, "list index out of range"))
+
+
+def truth(tracer, lst: DynList):
+    return tracer.builder.compare("gt", length(tracer, lst), 0)
+
+
+def to_arrays(tracer, lst: DynList) -> list:
+    """One new 1-d array per field of the items (one for a list of numbers)."""
+    _known(tracer, lst)
+    b = tracer.builder
+    fields = lst.item.elements if isinstance(lst.item, TupleType) else (lst.item,)
+    return [TracedArray(tracer, b.emit("list_array", (lst.handle,), field=j)) for j in range(len(fields))]
+
+
+def iterate(tracer, lst: DynList) -> RangeIter:
+    """`for x in lst`: a loop that reads the list's length at every step."""
+    return RangeIter(0, None, 1, tracer.builder.const(0), lst)
+
+
+# ------------------------------------------------------------------------------------- writing
+def append(tracer, lst: DynList, value) -> None:
+    tracer.builder.emit("list_append", (lst.handle, *_fields(tracer, lst, value)))
+
+
+def set_item(tracer, lst: DynList, index, value) -> None:
+    i = _checked_index(tracer, lst, index, "list assignment index out of range")
+    tracer.builder.emit("list_set", (lst.handle, i, *_fields(tracer, lst, value)))
+
+
+def delete_item(tracer, lst: DynList, index) -> None:
+    i = _checked_index(tracer, lst, index, "list assignment index out of range")
+    tracer.builder.emit("list_delete", (lst.handle, i))
+
+
+def pop(tracer, lst: DynList, index=-1):
+    _known(tracer, lst)
+    b = tracer.builder
+    if not is_traced(index) and index == -1:
+        b.raise_if(b.compare("eq", length(tracer, lst), 0), IndexError("pop from empty list"))
+        return _unpack(tracer, lst, b.emit("list_pop", (lst.handle,)))
+    b.raise_if(b.compare("eq", length(tracer, lst), 0), IndexError("pop from empty list"))
+    i = _checked_index(tracer, lst, index, "pop index out of range")
+    item = _load(tracer, lst, i)
+    b.emit("list_delete", (lst.handle, i))
+    return item
+
+
+def insert(tracer, lst: DynList, index, value) -> None:
+    """lst.insert(index, value): CPython clamps the index to [0, len] (no IndexError)."""
+    b = tracer.builder
+    if not (type(index) in (int, bool) or is_traced(index) and index.type in (I64, BOOL)):
+        raise TypeError(f"'{_describe(index)[2:]}' object cannot be interpreted as an integer")
+    index = b.convert(b.value(index), I64) if is_traced(index) else b.const(int(index))
+    n = length(tracer, lst)
+    i = b.emit("select", (b.compare("lt", index, 0), b.binary("add", index, n), index))
+    i = b.emit("max", (b.const(0), b.emit("min", (i, n))))
+    b.emit("list_insert", (lst.handle, i, *_fields(tracer, lst, value)))
+
+
+# ------------------------------------------------------------------------------------- methods
+def call_method(tracer, method: DynListMethod, args: list, kwargs: dict):
+    from tracer.frontend import pybuiltins
+    lst, name = method.lst, method.name
+    if kwargs and name != "sort":
+        raise TypeError(f"list.{name}() takes no keyword arguments")
+    if name == "append" and len(args) == 1:
+        return append(tracer, lst, args[0])
+    if name == "pop" and len(args) <= 1:
+        return pop(tracer, lst, *args)
+    if name == "insert" and len(args) == 2:
+        return insert(tracer, lst, *args)
+    if name == "extend" and len(args) == 1:
+        return tracer.call(pybuiltins.extend_list, [lst, args[0]], {})
+    if name == "clear" and not args:
+        return tracer.call(pybuiltins.clear_list, [lst], {})
+    if name == "copy" and not args:
+        return tracer.call(pybuiltins.copied_list, [lst], {})
+    if name == "reverse" and not args:
+        return tracer.call(pybuiltins.reverse_list, [lst], {})
+    if name in ("index", "count", "remove") and len(args) == 1:
+        return tracer.call(getattr(pybuiltins, f"list_{name}"), [lst, args[0]], {})
+    if name == "sort" and not args:
+        return tracer.call(pybuiltins.sort_list, [lst], kwargs)
+    raise tracer.error(f"list.{name}() with these arguments is not supported on a list of run-time length")
