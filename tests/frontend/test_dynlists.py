@@ -194,3 +194,85 @@ def test_returned_list_is_new_each_call():
     assert a == b and a is not b
     a.append(99)
     assert t(10)[0] == evens_doubled(10)[0]
+
+
+# ------------------------------------------------------------------------------------------ dicts
+def histogram(xs):
+    counts = {}
+    for x in xs:
+        counts[x] = counts.get(x, 0) + 1
+    return counts, len(counts), sorted(counts.items())
+
+
+def constant_keys(x):
+    d = {"a": x, "b": 2 * x}
+    d["c"] = d["a"] + d["b"]
+    return d, d["c"], "a" in d, len(d)
+
+
+def lattice_visits(n):
+    visits = {}
+    x = y = 0
+    for i in range(n):
+        x += (i * 7) % 3 - 1
+        y += (i * 5) % 3 - 1
+        visits[x, y] = visits.get((x, y), 0) + 1
+    cell = max(visits, key=lambda c: (visits[c], c))
+    return cell, visits[cell], len(visits), (0, 0) in visits, sorted(visits)[:3]
+
+
+def factorize(n):
+    factors = {}
+    d = 2
+    while d * d <= n:
+        q, r = divmod(n, d)
+        while r == 0:
+            factors[d] = factors.get(d, 0) + 1
+            n = q
+            q, r = divmod(n, d)
+        d += 1 if d == 2 else 2
+    if n > 1:
+        factors[n] = factors.get(n, 0) + 1
+    return factors, max(factors), sum(factors.values())
+
+
+def dict_methods(xs):
+    d = {}
+    for i, x in enumerate(xs):
+        if x > 0:
+            d[i] = x
+    first = d.pop(0, -1.0)
+    d.setdefault(100, 0.5)
+    total = 0.0
+    for k in d:
+        total += d[k] * k
+    del d[100]
+    return d, first, total, list(d.keys()), list(d.values())
+
+
+def missing_key(xs, k):
+    d = {}
+    for x in xs:
+        if x > 1:
+            d[x] = x * 2
+    return d[k]
+
+
+def comprehension_with_traced_keys(xs):
+    return {x % 5: x for x in xs}
+
+
+DICT_CASES = [
+    (histogram, ([1, 2, 3, 2, 1, 5, 2] * 4,)), (histogram, ([],)), (histogram, ([0.5, -0.0, 0.0, 0.5],)),
+    (constant_keys, (1.5,)),
+    (lattice_visits, (100,)), (lattice_visits, (0,)),
+    (factorize, (360,)), (factorize, (600851475143,)), (factorize, (97,)),
+    (dict_methods, ([1.0, -2.0, 3.0, 4.0, -1.0],)), (dict_methods, ([-1.0, 2.0],)),
+    (missing_key, ([1, 2, 3], 3)), (missing_key, ([1, 2, 3], 1)),
+    (comprehension_with_traced_keys, (list(range(12)),)),
+]
+
+
+@pytest.mark.parametrize("fn, args", DICT_CASES, ids=lambda x: getattr(x, "__name__", ""))
+def test_dicts_like_cpython(fn, args):
+    test_like_cpython(fn, args)

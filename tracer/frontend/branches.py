@@ -34,7 +34,7 @@ from bytecode import Instr
 
 from tracer import ir
 from tracer.errors import BigIntInput, InternalError, SourceLoc, TracerError, UnsupportedError, is_internal
-from tracer.frontend import dynlists, instances
+from tracer.frontend import dicts, dynlists, instances
 from tracer.frontend.builder import NeedsPython, is_traced
 from tracer.frontend.generators import SUM_LOCAL
 from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged
@@ -61,6 +61,7 @@ from tracer.frontend.states import (
     rebind_arrays,
     rebuild,
     rebuilt_heap,
+    restore,
     zero_value,
     zeros,
 )
@@ -300,11 +301,12 @@ class Branching:
             sites = {id(x): made[id(x)][1] for x in changed if id(x) in made and made[id(x)][0] is x}
             # the lists whose length changed are made as lists of run-time length next time
             # (with the type of their items: a read may come before the first append)
-            grown = {site: dynlists.item_type(self.builder, (obj or contents)[0]) if obj or contents else None
+            # (a dict that changes is made a dict of run-time size, whatever changed)
+            grown = {site: dicts.type_hint(self.builder, list(obj.items()) or contents) if type(obj) is dict
+                     else dynlists.item_type(self.builder, (obj or contents)[0]) if obj or contents else None
                      for obj, contents in snapshot
-                     if (site := sites.get(id(obj))) is not None and len(obj) != len(contents)}
-            for obj, contents in snapshot:      # as it was: the caller may run this code again
-                obj[:] = contents
+                     if (site := sites.get(id(obj))) is not None and (type(obj) is dict or len(obj) != len(contents))}
+            restore(snapshot)                    # as it was: the caller may run this code again
             exc = ListChanged("a list is changed inside a data-dependent branch or "
                               "loop; compiled code cannot change it on one path only", self.builder.loc)
             exc.sites, exc.grown = frozenset(sites.values()), grown

@@ -56,10 +56,10 @@ class DynListMethod:
 
 # ------------------------------------------------------------------------------------- making
 def item_type(b, value):
-    """The IR item type of one item: a scalar type, a TupleType of them, or None."""
+    """The type of one item: a scalar type, a TupleType of them (nested tuples too), or None."""
     if type(value) is tuple:
         fields = tuple(item_type(b, x) for x in value)
-        if fields and all(isinstance(f, type(F64)) for f in fields):
+        if fields and None not in fields:
             return TupleType(fields)
         return None
     if (is_traced(value) and not isinstance(value.type, ArrayType) and value.type in (F64, I64, BOOL)) \
@@ -105,9 +105,31 @@ def fix_type(tracer, lst: DynList, value) -> None:
 
 
 def set_type(lst: DynList, t) -> None:
+    """The IR holds an item as its flat fields (`list[(i64, i64, f64)]` for ((x, y), v))."""
     lst.item = t
-    lst.handle.type = ListType(t)
-    lst.handle.attrs["item"] = t
+    fields = flat_fields(t)
+    ir_item = TupleType(fields) if isinstance(t, TupleType) else t
+    lst.handle.type = ListType(ir_item)
+    lst.handle.attrs["item"] = ir_item
+
+
+def flat_fields(t) -> tuple:
+    if isinstance(t, TupleType):
+        return tuple(f for e in t.elements for f in flat_fields(e))
+    return (t,)
+
+
+def _flatten(t, value) -> list:
+    if isinstance(t, TupleType):
+        return [f for e, x in zip(t.elements, value) for f in _flatten(e, x)]
+    return [(value, t)]
+
+
+def _nest(t, leaves: list):
+    """The item of type `t` from its flat leaves (consumed from the front)."""
+    if isinstance(t, TupleType):
+        return tuple(_nest(e, leaves) for e in t.elements)
+    return leaves.pop(0)
 
 
 def _describe(value) -> str:
@@ -119,9 +141,7 @@ def _describe(value) -> str:
 def _fields(tracer, lst: DynList, value) -> tuple:
     fix_type(tracer, lst, value)
     b = tracer.builder
-    if isinstance(lst.item, TupleType):
-        return tuple(b.convert(b.value(x), t) for x, t in zip(value, lst.item.elements))
-    return (b.convert(b.value(value), lst.item),)
+    return tuple(b.convert(b.value(x), t) for x, t in _flatten(lst.item, value))
 
 
 # ------------------------------------------------------------------------------------- reading
@@ -157,7 +177,8 @@ def _checked_index(tracer, lst: DynList, index, message: str, extra: int = 0):
 def _unpack(tracer, lst: DynList, v):
     b = tracer.builder
     if isinstance(lst.item, TupleType):
-        return tuple(b.emit("getitem", (v,), index=j) for j in range(len(lst.item.elements)))
+        leaves = [b.emit("getitem", (v,), index=j) for j in range(len(flat_fields(lst.item)))]
+        return _nest(lst.item, leaves)
     return v
 
 
@@ -181,8 +202,8 @@ def to_arrays(tracer, lst: DynList) -> list:
     """One new 1-d array per field of the items (one for a list of numbers)."""
     _known(tracer, lst)
     b = tracer.builder
-    fields = lst.item.elements if isinstance(lst.item, TupleType) else (lst.item,)
-    return [TracedArray(tracer, b.emit("list_array", (lst.handle,), field=j)) for j in range(len(fields))]
+    return [TracedArray(tracer, b.emit("list_array", (lst.handle,), field=j))
+            for j in range(len(flat_fields(lst.item)))]
 
 
 def iterate(tracer, lst: DynList) -> RangeIter:
@@ -255,3 +276,10 @@ def call_method(tracer, method: DynListMethod, args: list, kwargs: dict):
     if name == "sort" and not args:
         return tracer.call(pybuiltins.sort_list, [lst], kwargs)
     raise tracer.error(f"list.{name}() with these arguments is not supported on a list of run-time length")
+
+
+def python_items(item, columns: list) -> list:
+    """The items of a returned DynList of item type `item`, from one list per flat field."""
+    if not isinstance(item, TupleType):
+        return columns[0]
+    return [_nest(item, list(row)) for row in zip(*columns)]

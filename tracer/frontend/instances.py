@@ -34,9 +34,10 @@ import types
 from dataclasses import dataclass, field
 
 from tracer.frontend.builder import is_traced
-from tracer.frontend.dynlists import DynList
+from tracer.frontend.dicts import DynDict
+from tracer.frontend.dynlists import DynList, python_items
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject
-from tracer.ir import BOOL, F64, I64, TupleType
+from tracer.ir import BOOL, F64, I64
 
 HEAPTYPE = 1 << 9                     # Py_TPFLAGS_HEAPTYPE: a class defined by a class statement
 MISSING = object()
@@ -357,7 +358,11 @@ def result_shape(value, memo: dict | None = None):
     if isinstance(value, ExternalList) and value.built:
         return ("tolist",)
     if isinstance(value, DynList):
-        return ("records", "empty" if value.item is None else "tuples" if isinstance(value.item, TupleType) else "numbers")
+        return ("records", value.item)
+    if isinstance(value, DynDict):
+        return ("dict", result_shape(value.keys, memo), result_shape(value.values, memo))
+    if type(value) is dict:
+        return ("trace-time dict", tuple(value), [result_shape(v, memo) for v in value.values()])
     if type(value) is tuple:
         parts = [result_shape(x, memo) for x in value]
         return ("tuple", parts) if any(p is not None for p in parts) else None
@@ -373,9 +378,12 @@ def materialize(shape, result, made: dict | None = None):
         return tuple(materialize(s, r, made) for s, r in zip(shape[1], result))
     if shape[0] == "tolist":
         return result.tolist()
+    if shape[0] == "dict":             # a DynDict: its keys and its values
+        return dict(zip(materialize(shape[1], result[0], made), materialize(shape[2], result[1], made)))
+    if shape[0] == "trace-time dict":
+        return {k: materialize(s, r, made) for k, s, r in zip(shape[1], shape[2], result)}
     if shape[0] == "records":          # a DynList: one array per field of its items
-        columns = [a.tolist() for a in result]
-        return {"empty": [], "tuples": [tuple(r) for r in zip(*columns)], "numbers": columns[0] if columns else []}[shape[1]]
+        return [] if shape[1] is None else python_items(shape[1], [a.tolist() for a in result])
     if shape[0] == "list":
         if shape[1] not in made:
             made[shape[1]] = [materialize(s, r, made) for s, r in zip(shape[2], result)]

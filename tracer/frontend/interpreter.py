@@ -28,7 +28,7 @@ from tracer.errors import (
     UnsupportedError,
     is_internal,
 )
-from tracer.frontend import arrays, callouts, dynlists, gathered, instances, library, numpy_api, resume
+from tracer.frontend import arrays, callouts, dicts, dynlists, gathered, instances, library, numpy_api, resume
 from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments
 from tracer.frontend.branches import RETURN, Branching, RestartLoop
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
@@ -299,6 +299,8 @@ class Tracer:
             return numpy_api.call_array_method(self, fn, list(args), kwargs)
         if isinstance(fn, dynlists.DynListMethod):
             return dynlists.call_method(self, fn, list(args), kwargs)
+        if isinstance(fn, dicts.DictMethod):
+            return dicts.call_method(self, fn, list(args), kwargs)
         implementation = library.lookup(fn)    # builtins, math, and tracer's own grad()
         if implementation is None and "numpy" in sys.modules:
             implementation = numpy_api.lookup(fn)
@@ -320,6 +322,8 @@ class Tracer:
             return self.call(fn.getattr("__call__"), args, kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) is list:
             return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
+        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) is dict:
+            return dicts.trace_time_method(self, fn.__self__, fn.__name__, list(args), kwargs)
         if isinstance(fn, type) and issubclass(fn, BaseException) and all(is_number(a) or isinstance(a, str) for a in args):
             return fn(*args)
         deferred = callouts.exception_of(fn, args, kwargs) if self.call_out else None
@@ -381,6 +385,10 @@ class Tracer:
             return b.emit("tuple", tuple(self.result_value(x, False) for x in obj))
         if isinstance(obj, ExternalList) and obj.built:
             return obj.array.value
+        if isinstance(obj, dicts.DynDict):
+            return b.emit("tuple", (self.result_value(obj.keys, False), self.result_value(obj.values, False)))
+        if type(obj) is dict:
+            return b.emit("tuple", tuple(self.result_value(v, False) for v in obj.values()))
         if isinstance(obj, dynlists.DynList):                 # made again by instances.materialize
             arrays_ = dynlists.to_arrays(self, obj) if obj.item is not None else []
             return b.emit("tuple", tuple(a.value for a in arrays_))
@@ -486,7 +494,7 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         if instr.name in resume.BREAKABLE and self.may_break_here():
             return self.call_or_break(handler, instr)
         result = handler(instr)
-        if instr.name in LIST_MAKERS and self.stack and type(self.stack[-1]) is list:
+        if instr.name in LIST_MAKERS and self.stack and type(self.stack[-1]) in (list, dict):
             self.list_made((self.code, self.pc - 1))
         return result
 
@@ -500,9 +508,7 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         # only a list nothing else refers to yet (the stack, `lst`, getrefcount's argument) is
         # new here and can be held in an array instead: no other name sees the Python list
         if site in self.tracer.held_sites and sys.getrefcount(lst) <= 3:
-            grown = self.tracer.grown_sites
-            view = dynlists.made_from(self.tracer, lst, grown[site]) if site in grown else None
-            view = view or gathered.view_of(self.tracer, lst, always=True)
+            view = dicts.held_form(self.tracer, lst, site)
             if view is not None:
                 self.stack[-1] = view
                 return
@@ -549,7 +555,8 @@ def unsupported_instruction(name: str) -> str:
 
 
 # the instructions that may leave a new, complete list on the stack (Tracer.list_sites)
-LIST_MAKERS = frozenset({"BUILD_LIST", "LIST_EXTEND", "BINARY_OP", "CALL", "CALL_FUNCTION_EX", "BINARY_SLICE"})
+LIST_MAKERS = frozenset({"BUILD_LIST", "LIST_EXTEND", "BINARY_OP", "CALL", "CALL_FUNCTION_EX", "BINARY_SLICE",
+                         "BUILD_MAP", "BUILD_CONST_KEY_MAP", "CALL_KW"})
 HELD_LIST_ROUNDS = 5
 
 

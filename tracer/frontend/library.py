@@ -11,7 +11,7 @@ import builtins
 import math
 import sys
 
-from tracer.frontend import arrays, callouts, dynlists, gathered, numpy_bools, pybuiltins
+from tracer.frontend import arrays, callouts, dicts, dynlists, gathered, numpy_bools, pybuiltins
 from tracer.frontend.builder import is_traced
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.iteration import RangeIter
@@ -255,6 +255,8 @@ def _extremum(op: str, real):
     by_key = {"max": (pybuiltins.greater, pybuiltins.MAX_EMPTY), "min": (pybuiltins.less, pybuiltins.MIN_EMPTY)}[op]
 
     def impl(tracer, *args, **kwargs):
+        if len(args) == 1 and isinstance(args[0], dicts.DynDict):
+            args = (args[0].keys,)
         if kwargs or (len(args) == 1 and isinstance(args[0], dynlists.DynList)):
             return _extremum_by_key(tracer, real, by_key, args, kwargs)
         items = args if len(args) != 1 else tracer_items(tracer, args[0])
@@ -301,6 +303,7 @@ def _identity(x):
 
 @implements(builtins.sorted)
 def _sorted(tracer, iterable, *, key=None, reverse=False):
+    iterable = iterable.keys if isinstance(iterable, dicts.DynDict) else iterable
     if isinstance(iterable, dynlists.DynList):
         if is_symbolic(reverse):
             raise tracer.error("sorted() with a traced reverse= is not supported")
@@ -340,6 +343,7 @@ def tracer_items(tracer, x) -> list:
 
 @implements(builtins.sum)
 def _sum(tracer, iterable, start=0):
+    iterable = iterable.keys if isinstance(iterable, dicts.DynDict) else iterable
     if isinstance(iterable, SymbolicGenerator) and iterable.fresh():
         # sum(f(v) for v in xs): the generator runs once with the sum as its own variable, so
         # a loop in it compiles to a loop op that carries the sum
@@ -423,6 +427,8 @@ def _len(tracer, x):
         return len(x)
     if isinstance(x, dynlists.DynList):
         return dynlists.length(tracer, x)
+    if isinstance(x, dicts.DynDict):
+        return dicts.length(tracer, x)
     if isinstance(x, TracedArray):
         return arrays.length(tracer, x)
     if isinstance(x, (ExternalObject, BoundMethod)):
@@ -469,6 +475,7 @@ def _enumerate(tracer, iterable, start=0):
 
 @implements(builtins.iter)
 def _iter(tracer, iterable, *sentinel, compiled=True):
+    iterable = iterable.keys if isinstance(iterable, dicts.DynDict) else iterable
     if sentinel:
         raise tracer.error("iter(callable, sentinel) is not supported")
     if is_traced(iterable):
@@ -520,6 +527,7 @@ def _callable(tracer, obj):
 
 @implements(builtins.reversed)
 def _reversed(tracer, seq):
+    seq = seq.keys if isinstance(seq, dicts.DynDict) else seq
     if isinstance(seq, dynlists.DynList):
         return tracer.call(pybuiltins.reversed_list, [seq], {})
     return iter(list(reversed(tracer_items(tracer, seq))))
@@ -537,12 +545,15 @@ def _sum_step(tracer, state, item):
 
 @implements(pybuiltins.typed_as)
 def _typed_as(tracer, lst, item):
-    if isinstance(lst, dynlists.DynList):
-        dynlists.fix_type(tracer, lst, item)
+    if isinstance(lst, dynlists.DynList) and lst.item is None:
+        t = dynlists.item_type(tracer.builder, item)
+        if t is not None:
+            dynlists.set_type(lst, t)
 
 
 @implements(builtins.list)
 def _list(tracer, iterable=()):
+    iterable = iterable.keys if isinstance(iterable, dicts.DynDict) else iterable
     if isinstance(iterable, dynlists.DynList):
         return tracer.call(pybuiltins.copied_list, [iterable], {})
     return tracer_items(tracer, iterable)

@@ -253,3 +253,68 @@ def sort_list(lst, key=None, reverse=False):
     out = sorted_list(lst, key, reverse)
     for i in range(len(out)):
         lst[i] = out[i]
+
+
+# ------------------------------------------------------------------ dicts of run-time size
+# (tracer.frontend.dicts): a list of keys and a list of values, in insertion order
+def dict_get(keys, values, key, default):
+    typed_as(values, default)
+    i = position_of(keys, key)
+    return values[i] if i >= 0 else default
+
+
+def dict_getitem(keys, values, key):
+    i = position_of(keys, key)
+    if i < 0:
+        raise NeedsPython("a missing key: Python raises its KeyError")
+    return values[i]
+
+
+def dict_set(keys, values, key, value):
+    typed_as(keys, key)
+    typed_as(values, value)
+    i = position_of(keys, key)
+    if i >= 0:
+        values[i] = value
+    else:
+        keys.append(key)
+        values.append(value)
+
+
+def dict_setdefault(keys, values, key, default):
+    typed_as(keys, key)
+    typed_as(values, default)
+    i = position_of(keys, key)
+    if i < 0:
+        keys.append(key)
+        values.append(default)
+        return default
+    return values[i]
+
+
+def dict_delitem(keys, values, key):
+    i = position_of(keys, key)
+    if i < 0:
+        raise NeedsPython("a missing key: Python raises its KeyError")
+    del keys[i]
+    del values[i]
+
+
+def dict_pop(keys, values, key, has_default, default):
+    i = position_of(keys, key)
+    if i < 0:
+        if not has_default:
+            raise NeedsPython("a missing key: Python raises its KeyError")
+        return default
+    value = values[i]
+    del keys[i]
+    del values[i]
+    return value
+
+
+def zipped_lists(keys, values):
+    """d.items(), as a new list of (key, value) pairs."""
+    out = new_list()
+    for i in range(len(keys)):
+        out.append((keys[i], values[i]))
+    return out

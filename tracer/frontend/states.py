@@ -433,7 +433,7 @@ def rebuild(layout, leaves: list):
 
 # ------------------------------------------------------------------------------ mutable objects
 def mutable_snapshot(objects) -> list:
-    """(object, contents) for the lists and iterators reachable from `objects`: a side that
+    """(object, contents) for the lists, dicts and iterators reachable from `objects`: a side that
     changes one would change it for the other side too, which compiled code cannot mirror."""
     out, seen, stack = [], set(), list(objects)
     while stack:
@@ -444,6 +444,9 @@ def mutable_snapshot(objects) -> list:
         if type(x) is list:
             out.append((x, list(x)))
             stack.extend(x)
+        elif type(x) is dict:
+            out.append((x, list(x.items())))
+            stack.extend(x.values())
         elif type(x) is tuple:
             stack.extend(x)
         elif isinstance(x, TracedInstance):      # (its own attributes are merged: states.heap_layout)
@@ -452,10 +455,21 @@ def mutable_snapshot(objects) -> list:
 
 
 def changed_since(snapshot) -> list:
-    """The lists of `snapshot` (mutable_snapshot) whose items changed since."""
+    """The lists (and dicts) of `snapshot` (mutable_snapshot) whose items changed since."""
     changed = []
     for obj, contents in snapshot:
-        now = list(obj)
+        now = list(obj.items()) if type(obj) is dict else list(obj)
         if len(now) != len(contents) or any(a is not c and a != c for a, c in zip(now, contents)):
             changed.append(obj)
     return changed
+
+
+def restore(snapshot) -> None:
+    """Put the contents of the lists and dicts of `snapshot` back (the caller may run this code
+    again)."""
+    for obj, contents in snapshot:
+        if type(obj) is dict:
+            obj.clear()
+            obj.update(contents)
+        else:
+            obj[:] = contents

@@ -6,7 +6,7 @@ import math
 import operator
 import types
 
-from tracer.frontend import arrays, dynlists, instance_ops, instances, math_more
+from tracer.frontend import arrays, dicts, dynlists, instance_ops, instances, math_more
 from tracer.frontend.builder import is_traced
 from tracer.frontend.objects import NULL, ExternalList, ExternalObject, SymbolicFunction, TracedArray
 from tracer.ir import BOOL, F64, I64
@@ -110,6 +110,10 @@ class CallOps:
             return obj.getattr(name)
         if isinstance(obj, TracedArray):
             return arrays.attribute(self.tracer, obj, name)
+        if isinstance(obj, dicts.DynDict):
+            if name not in dicts.DICT_METHODS:
+                raise AttributeError(f"'dict' object has no attribute '{name}'")
+            return dicts.DictMethod(obj, name)
         if isinstance(obj, dynlists.DynList):
             if name not in dynlists.METHODS:
                 raise AttributeError(f"'list' object has no attribute '{name}'")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 
-from tracer.frontend import dynlists, gathered, indexing, instance_ops, pybuiltins
+from tracer.frontend import dicts, dynlists, gathered, indexing, instance_ops, pybuiltins
 from tracer.frontend.builder import PYTHON_BINARY, Failed, Unknown, is_number, is_traced
 from tracer.frontend.iteration import RangeIter
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
@@ -78,6 +78,8 @@ def materialize(tracer, x) -> list:
     """The items of a trace-time iterable (an external list's items are loaded per call)."""
     if isinstance(x, ExternalList):
         return x.items()               # (a ListView's too: loads from its array)
+    if isinstance(x, dicts.DynDict):
+        x = x.keys
     if isinstance(x, dynlists.DynList):
         raise tracer.error("this use of a list whose length is known only at run time (it changes in a "
                            "data-dependent branch or loop) is not supported")
@@ -290,6 +292,10 @@ class ContainerOps:
             raise TypeError(f"'{type_name(container)}' object is not subscriptable")
         if isinstance(container, gathered.ListView):
             return self._view_item(container, index)
+        if isinstance(container, dicts.DynDict):
+            return dicts.get_item(self.tracer, container, index)
+        if type(container) is dict and dicts.symbolic(index):
+            raise dicts.needs_run_time(self.tracer, container, index)
         if isinstance(container, dynlists.DynList):
             if isinstance(index, slice):
                 return self.tracer.call(pybuiltins.sliced_list, [container, index.start, index.stop, index.step], {})
@@ -371,6 +377,14 @@ class ContainerOps:
         if isinstance(container, dynlists.DynList) and not isinstance(index, slice):
             dynlists.set_item(self.tracer, container, index, value)
             return
+        if isinstance(container, dicts.DynDict):
+            dicts.set_item(self.tracer, container, index, value)
+            return
+        if type(container) is dict:
+            if dicts.symbolic(index):
+                raise dicts.needs_run_time(self.tracer, container, index, value)
+            container[index] = value
+            return
         if isinstance(container, ExternalList) and type(container.obj) is tuple:
             raise TypeError("'tuple' object does not support item assignment")
         if isinstance(container, ExternalList):          # an input list, or a list held in an array
@@ -389,6 +403,13 @@ class ContainerOps:
         container = self.pop()
         if isinstance(container, dynlists.DynList) and not isinstance(index, slice):
             return dynlists.delete_item(self.tracer, container, index)
+        if isinstance(container, dicts.DynDict):
+            return dicts.delete_item(self.tracer, container, index)
+        if type(container) is dict:
+            if dicts.symbolic(index):
+                raise dicts.needs_run_time(self.tracer, container, index)
+            del container[index]
+            return None
         if type(container) is not list:
             if isinstance(container, TracedArray):
                 raise ValueError("cannot delete array elements")
@@ -404,6 +425,27 @@ class ContainerOps:
 
     def op_BUILD_LIST(self, instr):
         self.push(list(self.popn(instr.arg)))
+
+    # -- dicts (tracer.frontend.dicts)
+    def op_BUILD_MAP(self, instr):
+        items = self.popn(2 * instr.arg)
+        self.push(dicts.build(self.tracer, (self.code, self.pc - 1), list(zip(items[::2], items[1::2]))))
+
+    def op_BUILD_CONST_KEY_MAP(self, instr):
+        keys = self.pop()
+        self.push(dicts.build(self.tracer, (self.code, self.pc - 1), list(zip(keys, self.popn(instr.arg)))))
+
+    def op_MAP_ADD(self, instr):
+        value = self.pop()
+        key = self.pop()
+        self.store_subscript(self.stack[-instr.arg], key, value)
+
+    def op_DICT_UPDATE(self, instr):
+        mapping = self.pop()
+        target = self.stack[-instr.arg]
+        if type(mapping) is not dict or isinstance(target, dicts.DynDict):
+            raise self.tracer.error("{**mapping} of a dict of run-time size is not supported")
+        dicts.trace_time_method(self.tracer, target, "update", [mapping], {})
 
     def op_LIST_APPEND(self, instr):
         value = self.pop()

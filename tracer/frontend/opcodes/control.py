@@ -12,7 +12,7 @@ import sys
 from bytecode import Instr
 
 from tracer.errors import BigIntInput, NeedsConcreteValue, UnsupportedError
-from tracer.frontend import arrays, dynlists, gathered
+from tracer.frontend import arrays, dicts, dynlists, gathered
 from tracer.frontend.builder import is_traced
 from tracer.frontend.callouts import DeferredException
 from tracer.frontend.generators import SUM_LOCAL
@@ -96,6 +96,8 @@ class ControlFlowOps:
             self.push(iterable)                           # zip() of long lists is its own iterator
         elif isinstance(iterable, dynlists.DynList):
             self.push(dynlists.iterate(self.tracer, iterable))
+        elif isinstance(iterable, dicts.DynDict):
+            self.push(dicts.iterate(self.tracer, iterable))
         elif (it := gathered.iterator_of(self.tracer, iterable)) is not None:
             self.push(it)                                 # a long list held in an array
         elif isinstance(iterable, (ExternalList, ExternalObject, BoundMethod, SymbolicFunction)):

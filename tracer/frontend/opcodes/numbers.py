@@ -5,7 +5,7 @@ import operator
 
 from bytecode import BinaryOp
 
-from tracer.frontend import arrays, dynlists, instance_ops, numpy_bools, pybuiltins
+from tracer.frontend import arrays, dicts, dynlists, instance_ops, numpy_bools, pybuiltins
 from tracer.frontend.builder import BINARY_OPS, is_traced
 from tracer.frontend.numpy_scalars import checked_scalar_arithmetic
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray, array_unsupported
@@ -178,6 +178,8 @@ class NumberOps:
             return len(x) > 0
         if isinstance(x, dynlists.DynList):
             return dynlists.truth(self.tracer, x)
+        if isinstance(x, dicts.DynDict):
+            return dynlists.truth(self.tracer, x.keys)
         if isinstance(x, TracedArray) and x.rank == 0:
             return self.builder.truth(arrays.number_of(self.tracer, x, "bool()"))
         if isinstance(x, TracedArray):
@@ -246,6 +248,8 @@ class NumberOps:
             return instance_ops.contains(self.tracer, container, item, items_equal)
         if isinstance(container, dynlists.DynList):
             return self.tracer.call(pybuiltins.list_contains, [container, item], {})
+        if isinstance(container, dicts.DynDict):
+            return dicts.contains(self.tracer, container, item)
         is_iterator = hasattr(container, "__next__")
         if not is_iterator and not is_symbolic(container) and not is_symbolic(item):
             return item in container

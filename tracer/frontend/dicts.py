@@ -1,0 +1,183 @@
+"""Dicts made in the traced function: dict displays, comprehensions and dict().
+
+Two levels, as for lists. A dict whose keys are constants (strings, numbers, tuples of them) is a
+Python dict at trace time, its values symbolic (numbers, functions, lists...); reading and
+writing it with constant keys happens at trace time, as Python would. Where a key is known only
+at run time (`counts[x] = counts.get(x, 0) + 1`), or a data-dependent branch or loop changes the
+dict, the trace fails with ListChanged naming where the dict was made, and is traced again with
+the dict made there a `DynDict`: two lists of run-time length (tracer.frontend.dynlists), its
+keys and its values, in insertion order. A lookup is a compiled loop over the keys
+(`pybuiltins.position_of`): CPython's `==` on numbers and tuples of numbers, a NaN key left to
+Python (CPython finds it by identity). Deleting keeps the order; a missing key's KeyError is
+raised by Python (the call runs the function again, which raises it with its message).
+"""
+from __future__ import annotations
+
+from tracer.frontend import dynlists, gathered, pybuiltins
+from tracer.frontend.builder import is_traced
+from tracer.frontend.iteration import ListChanged
+
+DICT_METHODS = ("get", "setdefault", "items", "keys", "values", "pop", "update", "copy", "clear")
+_MISSING = object()
+
+
+class DynDict:
+    """A dict of run-time size: `keys` and `values`, two DynLists of one length."""
+
+    def __init__(self, keys: dynlists.DynList, values: dynlists.DynList):
+        self.keys, self.values = keys, values
+
+    def __repr__(self):
+        return "<dict of run-time size>"
+
+
+class DictMethod:
+    """A method of a DynDict, or of a trace-time dict called with a traced key."""
+
+    def __init__(self, d, name: str):
+        self.d, self.name = d, name
+
+
+def symbolic(x) -> bool:
+    """Whether `x` cannot be a key of a trace-time dict (a traced number, or holds one)."""
+    if type(x) is tuple:
+        return any(symbolic(v) for v in x)
+    return is_traced(x) or not isinstance(x, (str, int, float, bool, type(None), bytes))
+
+
+def needs_run_time(tracer, d: dict, key=_MISSING, value=_MISSING):
+    """The trace-time dict `d` meets a traced key: ListChanged naming where it was made (the
+    next trace makes it a DynDict there), with the key's and value's types when known."""
+    b = tracer.builder
+    made = tracer.list_sites.get(id(d))
+    exc = ListChanged("a dict is used with a key known only at run time", b.loc)
+    if made is None or made[0] is not d:
+        return tracer.error("a dict from outside the traced code, used with a key known only at run time, is not "
+                            "supported")
+    types = type_hint(b, list(d.items()))
+    if types is None and key is not _MISSING:
+        kt = dynlists.item_type(b, key)
+        vt = dynlists.item_type(b, value) if value is not _MISSING else None
+        types = ("dict", kt, vt) if kt is not None else None
+    exc.sites, exc.grown = frozenset({made[1]}), {made[1]: types}
+    return exc
+
+
+def type_hint(b, items: list):
+    """("dict", key type, value type) of a dict's items (the first one's), or None."""
+    if not items:
+        return None
+    k, v = items[0]
+    return ("dict", dynlists.item_type(b, k), dynlists.item_type(b, v))
+
+
+def made_from(tracer, d: dict, hint=None):
+    """A DynDict holding the items of `d` (made in the trace), or None when its keys or values
+    are not numbers (or tuples of numbers) of one type each."""
+    _, kt, vt = hint if hint is not None else (None, None, None)
+    keys = dynlists.made_from(tracer, list(d.keys()), kt)
+    values = dynlists.made_from(tracer, list(d.values()), vt)
+    if keys is None or values is None:
+        return None
+    return DynDict(keys, values)
+
+
+def made_of_pairs(tracer, pairs: list, hint=None):
+    """A DynDict of (key, value) pairs (a display with traced keys: later ones win)."""
+    _, kt, vt = hint if hint is not None else (None, None, None)
+    d = DynDict(dynlists.made_from(tracer, [], kt), dynlists.made_from(tracer, [], vt))
+    for k, v in pairs:
+        set_item(tracer, d, k, v)
+    return d
+
+
+# ----------------------------------------------------------------------------------- operations
+def _call(tracer, helper, *args):
+    return tracer.call(helper, list(args), {})
+
+
+def get_item(tracer, d: DynDict, key):
+    return _call(tracer, pybuiltins.dict_getitem, d.keys, d.values, key)
+
+
+def set_item(tracer, d: DynDict, key, value) -> None:
+    _call(tracer, pybuiltins.dict_set, d.keys, d.values, key, value)
+
+
+def delete_item(tracer, d: DynDict, key) -> None:
+    _call(tracer, pybuiltins.dict_delitem, d.keys, d.values, key)
+
+
+def contains(tracer, d: DynDict, key):
+    return _call(tracer, pybuiltins.list_contains, d.keys, key)
+
+
+def length(tracer, d: DynDict):
+    return dynlists.length(tracer, d.keys)
+
+
+def iterate(tracer, d: DynDict):
+    return dynlists.iterate(tracer, d.keys)
+
+
+def call_method(tracer, method: DictMethod, args: list, kwargs: dict):
+    d, name = method.d, method.name
+    if type(d) is dict:               # a trace-time dict with a traced key
+        raise needs_run_time(tracer, d, *args[:2])
+    if kwargs:
+        raise TypeError(f"dict.{name}() takes no keyword arguments")
+    if name == "get" and 1 <= len(args) <= 2:
+        return _call(tracer, pybuiltins.dict_get, d.keys, d.values, args[0], args[1] if len(args) > 1 else None)
+    if name == "setdefault" and 1 <= len(args) <= 2:
+        return _call(tracer, pybuiltins.dict_setdefault, d.keys, d.values, args[0], args[1] if len(args) > 1 else None)
+    if name == "pop" and 1 <= len(args) <= 2:
+        return _call(tracer, pybuiltins.dict_pop, d.keys, d.values, args[0], len(args) > 1, args[1] if len(args) > 1
+                     else None)
+    if name == "items" and not args:
+        return _call(tracer, pybuiltins.zipped_lists, d.keys, d.values)
+    if name == "keys" and not args:
+        return d.keys
+    if name == "values" and not args:
+        return d.values
+    if name == "copy" and not args:
+        return DynDict(_call(tracer, pybuiltins.copied_list, d.keys), _call(tracer, pybuiltins.copied_list, d.values))
+    if name == "clear" and not args:
+        _call(tracer, pybuiltins.clear_list, d.keys)
+        _call(tracer, pybuiltins.clear_list, d.values)
+        return None
+    raise tracer.error(f"dict.{name}() with these arguments is not supported on a dict of run-time size")
+
+
+def trace_time_method(tracer, d: dict, name: str, args: list, kwargs: dict):
+    """A method of a trace-time dict: run on it, unless a key is traced."""
+    if name in ("get", "setdefault", "pop", "__getitem__", "__contains__") and args and symbolic(args[0]):
+        raise needs_run_time(tracer, d, args[0], args[1] if len(args) > 1 else _MISSING)
+    if name == "update" and args and isinstance(args[0], DynDict):
+        raise needs_run_time(tracer, d)
+    return getattr(d, name)(*args, **kwargs)
+
+
+def held_form(tracer, obj, site):
+    """What a list or dict made at `site` in an earlier trace that failed is made as now (a
+    DynList or DynDict where its length changed, a list held in an array where only its items
+    did), or None to keep it a Python object."""
+    if site not in tracer.held_sites:
+        return None
+    grown = tracer.grown_sites
+    if type(obj) is dict:
+        return made_from(tracer, obj, grown.get(site)) if site in grown else None
+    made = dynlists.made_from(tracer, obj, grown[site]) if site in grown else None
+    return made or gathered.view_of(tracer, obj, always=True)
+
+
+def build(tracer, site, pairs: list):
+    """A dict display's dict: a Python dict, or a DynDict where a key is traced."""
+    if not any(symbolic(k) for k, _ in pairs):
+        return dict(pairs)
+    if site in tracer.grown_sites:
+        return made_of_pairs(tracer, pairs, tracer.grown_sites[site])
+    b = tracer.builder
+    exc = ListChanged("a dict display with a key known only at run time", b.loc)
+    kt, vt = dynlists.item_type(b, pairs[0][0]), dynlists.item_type(b, pairs[0][1])
+    exc.sites, exc.grown = frozenset({site}), {site: ("dict", kt, vt)}
+    raise exc
