@@ -272,7 +272,8 @@ class CodeCompiler:
     def _check_argument_types(self, args: tuple):
         names = self.code.co_varnames
         for name, a in zip(names, args):
-            if type(a) in (float, int, bool, list, tuple, types.FunctionType, types.BuiltinFunctionType) or a is None:
+            if type(a) in (float, int, bool, str, list, tuple, types.FunctionType, types.BuiltinFunctionType) \
+                    or a is None:
                 continue
             if isinstance(a, (int, float)):
                 raise TypeError(f"{self.name}() argument '{name}' is a {type(a).__name__} (a subclass of "
@@ -283,7 +284,7 @@ class CodeCompiler:
             if is_ndarray(a):
                 continue   # its dtype is checked by the trace
             raise TypeError(f"{self.name}() argument '{name}' is a {type(a).__name__}: traced functions "
-                            f"take float, int and bool arguments, NumPy arrays, and lists, tuples or "
+                            f"take float, int, bool and str arguments, NumPy arrays, and lists, tuples or "
                             f"objects holding them")
 
 

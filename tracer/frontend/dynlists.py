@@ -68,6 +68,12 @@ def item_type(b, value):
     return None
 
 
+def holds_items(b, items: list) -> bool:
+    """Whether a DynList can hold these items (numbers, or tuples of numbers, of one type)."""
+    types = {item_type(b, x) for x in items}
+    return None not in types and len(types) <= 1
+
+
 def new(tracer) -> DynList:
     """An empty list. Its item type is set by the first append (`_fix_type`): until then its
     `list_new` says i64."""

@@ -354,9 +354,11 @@ def result_shape(value, memo: dict | None = None):
         return ("instance", key, value.cls, fields)
     if type(value) is list:
         key = memo.setdefault(id(value), len(memo))
-        return ("list", key, [result_shape(x, memo) for x in value])
+        return ("list", key, [("constant", None) if x is None else result_shape(x, memo) for x in value])
     if isinstance(value, ExternalList) and value.built:
         return ("tolist",)
+    if type(value) in (str, bytes):
+        return ("constant", value)
     if isinstance(value, DynList):
         return ("records", value.item)
     if isinstance(value, DynDict):
@@ -364,7 +366,7 @@ def result_shape(value, memo: dict | None = None):
     if type(value) is dict:
         return ("trace-time dict", tuple(value), [result_shape(v, memo) for v in value.values()])
     if type(value) is tuple:
-        parts = [result_shape(x, memo) for x in value]
+        parts = [("constant", None) if x is None else result_shape(x, memo) for x in value]
         return ("tuple", parts) if any(p is not None for p in parts) else None
     return None
 
@@ -378,6 +380,8 @@ def materialize(shape, result, made: dict | None = None):
         return tuple(materialize(s, r, made) for s, r in zip(shape[1], result))
     if shape[0] == "tolist":
         return result.tolist()
+    if shape[0] == "constant":
+        return shape[1]
     if shape[0] == "dict":             # a DynDict: its keys and its values
         return dict(zip(materialize(shape[1], result[0], made), materialize(shape[2], result[1], made)))
     if shape[0] == "trace-time dict":

@@ -168,6 +168,9 @@ class Tracer:
                 param = self._array_param(obj, source)
                 self.arrays[key] = TracedArray(self, param, param=param)
             return self.arrays[key]
+        if type(obj) is str:               # a constant: equal strings on later calls reuse this trace
+            self.identity_guards.setdefault(key, ValueGuard(source, obj))
+            return obj
         if isinstance(obj, (int, float, complex, str)):
             raise self.error(f"{source} is a {type(obj).__name__}, which traced code does not support "
                              f"(numbers must be exactly float, int or bool)")
@@ -324,6 +327,9 @@ class Tracer:
             return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) is dict:
             return dicts.trace_time_method(self, fn.__self__, fn.__name__, list(args), kwargs)
+        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (str, bytes) \
+                and all(map(_constant_argument, [*args, *kwargs.values()])):
+            return fn(*args, **kwargs)       # a string method on constants: what Python gives
         if isinstance(fn, type) and issubclass(fn, BaseException) and all(is_number(a) or isinstance(a, str) for a in args):
             return fn(*args)
         deferred = callouts.exception_of(fn, args, kwargs) if self.call_out else None
@@ -379,6 +385,8 @@ class Tracer:
             return b.emit("tuple", ())
         if is_number(obj):
             return b.const(obj)          # an int past 64 bits: BigIntInput, the call runs Python
+        if type(obj) in (str, bytes) or obj is None:
+            return b.emit("tuple", ())   # a constant, put back by instances.materialize
         if isinstance(obj, tuple):
             return b.emit("tuple", tuple(self.result_value(x, False) for x in obj))
         if type(obj) is list:                           # made again by instances.materialize
@@ -406,6 +414,14 @@ def _numpy_constant(obj) -> bool:
     import numpy
     return (numpy_api.lookup(obj) is not None or isinstance(obj, numpy.dtype)
             or (isinstance(obj, type) and issubclass(obj, numpy.generic)))
+
+
+def _constant_argument(x) -> bool:
+    """A trace-time constant a string method may take: a string, a number, None, or a list or
+    tuple of them."""
+    if type(x) in (list, tuple):
+        return all(map(_constant_argument, x))
+    return x is None or type(x) in (str, bytes, int, float, bool)
 
 
 class AlwaysRaises:

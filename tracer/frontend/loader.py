@@ -90,7 +90,7 @@ def make_loader(trace: Trace):
         lines.append(f"if {g.attr!r} in {var(g.source)}.__dict__: return None")
     for g in [*trace.pins, *trace.identity_guards]:
         v = var(g.source)
-        if type(g.value) in (int, float, bool):
+        if type(g.value) in (int, float, bool, str):
             lines.append(f"if type({v}) is not {type(g.value).__name__} or {v} != {g.value!r}: return None")
         else:
             lines.append(f"if {v} is not {constant(g.value)}: return None")

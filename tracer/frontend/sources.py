@@ -112,12 +112,12 @@ class StructureGuard:
 @dataclass(eq=False)
 class ValueGuard:
     """The object at `source` is `value`: an equal int/bool of the same type (a pinned input),
-    or the very same object (a function, None, ...)."""
+    an equal str, or the very same object (a function, None, ...)."""
     source: Source
     value: object
 
     def __str__(self):
-        if type(self.value) in (int, bool, float):
+        if type(self.value) in (int, bool, float, str):
             return f"{self.source} == {self.value!r}"
         return f"{self.source} is <{type(self.value).__name__}>"
 

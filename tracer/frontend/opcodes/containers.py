@@ -453,6 +453,9 @@ class ContainerOps:
         if isinstance(target, gathered.ListView):      # a comprehension compiled to a loop
             self.stack[-instr.arg] = target.append(self.tracer, value)
             return
+        if isinstance(target, dynlists.DynList):
+            dynlists.append(self.tracer, target, value)
+            return
         target.append(value)
 
     def op_LIST_EXTEND(self, instr):
