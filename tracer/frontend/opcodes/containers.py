@@ -302,10 +302,12 @@ class ContainerOps:
             return dynlists.get(self.tracer, container, index)
         if is_traced(index) and _pinned_already(self.builder, index):
             index = self.builder.concretize(index, "this index")     # (no new guard)
+        run_time = is_traced(index) and not self.builder.must_be_concrete(index)
         if isinstance(container, ExternalList) and is_traced(index) and index.type == I64 \
-                and len(container) > gathered.unroll_limit(self.tracer) \
-                and (view := gathered.view_of(self.tracer, container)) is not None:
-            return self._view_item(view, index)            # a long list indexed by a loop counter
+                and (len(container) > gathered.unroll_limit(self.tracer) or run_time) \
+                and (view := gathered.view_of(self.tracer, container, always=run_time)) is not None:
+            # a long list indexed by a loop counter, or one indexed by a value known at run time only
+            return self._view_item(view, index)
         if type(container) is list and is_traced(index) and index.type == I64 and not self.tracer.unroll_loops \
                 and (view := gathered.view_of(self.tracer, container)) is not None:
             # numbers built in the trace, packed and loaded, not pinned (not under grad: a load's
