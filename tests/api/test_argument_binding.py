@@ -200,8 +200,7 @@ def total_of_values(d):
     return sum(d.values())
 
 
-@pytest.mark.parametrize("fn, arg, want", [(first_plus_one, "array", 2.0), (shout, "ab", "AB!"),
-                                           (total_of_values, {"a": 1.5, "b": 2}, 3.5)])
+@pytest.mark.parametrize("fn, arg, want", [(first_plus_one, "array", 2.0), (total_of_values, {"a": 1.5, "b": 2}, 3.5)])
 def test_an_argument_traced_code_does_not_take_runs_the_function_as_python(fn, arg, want):
     """What CPython does with the call is the answer (default mode); with fullgraph=True, a
     TypeError naming the argument."""
@@ -210,6 +209,16 @@ def test_an_argument_traced_code_does_not_take_runs_the_function_as_python(fn, a
     assert trace(fn)(arg) == fn(arg) == want
     with pytest.raises(TypeError, match=f"argument '{fn.__code__.co_varnames[0]}'"):
         trace(fn, fullgraph=True)(arg)
+
+
+def test_a_str_argument_is_a_constant_of_the_trace():
+    """A string compiles as a constant, guarded by its value: an equal string (even another
+    object) reuses the specialization, another string compiles another."""
+    compiled = trace(shout, fullgraph=True)
+    assert compiled("ab") == "AB!"
+    assert compiled("".join(["a", "b"])) == "AB!"
+    assert compiled("cd") == "CD!"
+    assert len(compiled.specializations) == 2
 
 
 LABEL = "ab"
