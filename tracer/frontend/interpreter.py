@@ -29,7 +29,7 @@ from tracer.errors import (
     is_internal,
 )
 from tracer.frontend import arrays, callouts, dicts, dynlists, gathered, instances, library, numpy_api, resume
-from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments
+from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments, names_itself, recursion_arguments
 from tracer.frontend.branches import RETURN, Branching, RestartLoop
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
 from tracer.frontend.flow import flow_graph
@@ -344,10 +344,13 @@ class Tracer:
         raise self.error(f"calling {describe(fn)} is not supported")
 
     def inline(self, code, globals, builtins, name, args, kwargs, defaults, kwdefaults, cells):
-        if code in self.call_stack:
-            raise self.error(f"recursive call to {name}() is not supported yet")
+        # recursion (a call of a function already being inlined, or of one that names itself):
+        # unrolled, on arguments known at trace time
+        if code in self.call_stack or names_itself(code):
+            args, kwargs = recursion_arguments(self, name, args, kwargs, cells)
         if len(self.call_stack) >= MAX_INLINE_DEPTH:
-            raise self.error("calls nested too deeply to inline")
+            raise self.error("calls nested too deeply to inline" if code not in self.call_stack else
+                             f"recursion deeper than {MAX_INLINE_DEPTH} calls ({name}()) is not supported yet")
         local_values = bind_arguments(code, name, args, kwargs, defaults, kwdefaults)
         if isinstance(builtins, types.ModuleType):
             builtins = builtins.__dict__
