@@ -1,4 +1,4 @@
-"""Dicts made in the traced function: dict displays, comprehensions and dict().
+"""Dicts and sets made in the traced function: displays, comprehensions, dict() and set().
 
 Two levels, as for lists. A dict whose keys are constants (strings, numbers, tuples of them) is a
 Python dict at trace time, its values symbolic (numbers, functions, lists...); reading and
@@ -10,6 +10,11 @@ keys and its values, in insertion order. A lookup is a compiled loop over the ke
 (`pybuiltins.position_of`): CPython's `==` on numbers and tuples of numbers, a NaN key left to
 Python (CPython finds it by identity). Deleting keeps the order; a missing key's KeyError is
 raised by Python (the call runs the function again, which raises it with its message).
+
+Sets likewise: a Python set of constants at trace time, else a `DynSet` (its items in one
+DynList). CPython iterates a set in the order of its hash table, which a DynSet does not keep:
+what does not depend on that order compiles (`in`, add, discard, remove, len, sorted, min, max,
+sum of ints, returning it), iterating one in another way is reported.
 """
 from __future__ import annotations
 
@@ -31,8 +36,21 @@ class DynDict:
         return "<dict of run-time size>"
 
 
+class DynSet:
+    """A set of run-time size: its items in `keys`, a DynList (in the order they were added)."""
+
+    def __init__(self, keys: dynlists.DynList):
+        self.keys = keys
+
+    def __repr__(self):
+        return "<set of run-time size>"
+
+
+SET_METHODS = ("add", "discard", "remove", "copy", "clear")
+
+
 class DictMethod:
-    """A method of a DynDict, or of a trace-time dict called with a traced key."""
+    """A method of a DynDict or DynSet."""
 
     def __init__(self, d, name: str):
         self.d, self.name = d, name
@@ -54,11 +72,11 @@ def needs_run_time(tracer, d: dict, key=_MISSING, value=_MISSING):
     if made is None or made[0] is not d:
         return tracer.error("a dict from outside the traced code, used with a key known only at run time, is not "
                             "supported")
-    types = type_hint(b, list(d.items()))
+    types = type_hint(b, list(d.items())) if type(d) is dict else set_hint(b, list(d))
     if types is None and key is not _MISSING:
         kt = dynlists.item_type(b, key)
         vt = dynlists.item_type(b, value) if value is not _MISSING else None
-        types = ("dict", kt, vt) if kt is not None else None
+        types = (type(d).__name__, kt, vt) if kt is not None else None
     exc.sites, exc.grown = frozenset({made[1]}), {made[1]: types}
     return exc
 
@@ -71,6 +89,11 @@ def type_hint(b, items: list):
     return ("dict", dynlists.item_type(b, k), dynlists.item_type(b, v))
 
 
+def set_hint(b, items: list):
+    """("set", item type) of a set's items (the first one's), or None."""
+    return ("set", dynlists.item_type(b, items[0]), None) if items else None
+
+
 def made_from(tracer, d: dict, hint=None):
     """A DynDict holding the items of `d` (made in the trace), or None when its keys or values
     are not numbers (or tuples of numbers) of one type each."""
@@ -80,6 +103,18 @@ def made_from(tracer, d: dict, hint=None):
     if keys is None or values is None:
         return None
     return DynDict(keys, values)
+
+
+def set_made_from(tracer, items, hint=None):
+    """A DynSet of `items` (made in the trace; duplicates dropped as they are added), or None."""
+    kt = hint[1] if hint is not None else None
+    keys = dynlists.made_from(tracer, [], kt)
+    if keys is None or not dynlists.holds_items(tracer.builder, list(items)):
+        return None
+    s = DynSet(keys)
+    for x in items:
+        _call(tracer, pybuiltins.set_add, s.keys, x)
+    return s
 
 
 def made_of_pairs(tracer, pairs: list, hint=None):
@@ -122,10 +157,10 @@ def iterate(tracer, d: DynDict):
 
 def call_method(tracer, method: DictMethod, args: list, kwargs: dict):
     d, name = method.d, method.name
-    if type(d) is dict:               # a trace-time dict with a traced key
-        raise needs_run_time(tracer, d, *args[:2])
     if kwargs:
-        raise TypeError(f"dict.{name}() takes no keyword arguments")
+        raise TypeError(f"{'set' if isinstance(d, DynSet) else 'dict'}.{name}() takes no keyword arguments")
+    if isinstance(d, DynSet):
+        return _set_method(tracer, d, name, args)
     if name == "get" and 1 <= len(args) <= 2:
         return _call(tracer, pybuiltins.dict_get, d.keys, d.values, args[0], args[1] if len(args) > 1 else None)
     if name == "setdefault" and 1 <= len(args) <= 2:
@@ -148,12 +183,25 @@ def call_method(tracer, method: DictMethod, args: list, kwargs: dict):
     raise tracer.error(f"dict.{name}() with these arguments is not supported on a dict of run-time size")
 
 
-def trace_time_method(tracer, d: dict, name: str, args: list, kwargs: dict):
-    """A method of a trace-time dict: run on it, unless a key is traced."""
-    if name in ("get", "setdefault", "pop", "__getitem__", "__contains__") and args and symbolic(args[0]):
+def _set_method(tracer, s: DynSet, name: str, args: list):
+    if name == "add" and len(args) == 1:
+        return _call(tracer, pybuiltins.set_add, s.keys, args[0])
+    if name in ("discard", "remove") and len(args) == 1:
+        return _call(tracer, pybuiltins.set_discard, s.keys, args[0], name == "remove")
+    if name == "copy" and not args:
+        return DynSet(_call(tracer, pybuiltins.copied_list, s.keys))
+    if name == "clear" and not args:
+        return _call(tracer, pybuiltins.clear_list, s.keys)
+    raise tracer.error(f"set.{name}() with these arguments is not supported on a set of run-time size")
+
+
+def trace_time_method(tracer, d, name: str, args: list, kwargs: dict):
+    """A method of a trace-time dict or set: run on it, unless a key is traced."""
+    keyed = ("get", "setdefault", "pop", "__getitem__", "__contains__", "add", "discard", "remove")
+    if name in keyed and args and symbolic(args[0]):
         raise needs_run_time(tracer, d, args[0], args[1] if len(args) > 1 else _MISSING)
-    if name == "update" and args and isinstance(args[0], DynDict):
-        raise needs_run_time(tracer, d)
+    if name in ("update", "union", "difference", "intersection") and any(symbolic(a) for a in args):
+        raise tracer.error(f"{type(d).__name__}.{name}() of a container of run-time size is not supported yet")
     return getattr(d, name)(*args, **kwargs)
 
 
@@ -166,6 +214,8 @@ def held_form(tracer, obj, site):
     grown = tracer.grown_sites
     if type(obj) is dict:
         return made_from(tracer, obj, grown.get(site)) if site in grown else None
+    if type(obj) is set:
+        return set_made_from(tracer, obj, grown.get(site)) if site in grown else None
     made = dynlists.made_from(tracer, obj, grown[site]) if site in grown else None
     return made or gathered.view_of(tracer, obj, always=True)
 
@@ -181,3 +231,23 @@ def build(tracer, site, pairs: list):
     kt, vt = dynlists.item_type(b, pairs[0][0]), dynlists.item_type(b, pairs[0][1])
     exc.sites, exc.grown = frozenset({site}), {site: ("dict", kt, vt)}
     raise exc
+
+
+def build_set(tracer, site, items: list):
+    """A set display's (or set()'s) set: a Python set, or a DynSet where an item is traced."""
+    if not any(symbolic(x) for x in items):
+        return set(items)
+    if site in tracer.grown_sites:
+        made = set_made_from(tracer, items, tracer.grown_sites[site])
+        if made is not None:
+            return made
+    b = tracer.builder
+    exc = ListChanged("a set display with an item known only at run time", b.loc)
+    exc.sites, exc.grown = frozenset({site}), {site: ("set", dynlists.item_type(b, items[0]), None)}
+    raise exc
+
+
+def not_iterable(tracer, x) -> None:
+    if isinstance(x, DynSet):
+        raise tracer.error("iterating over a set of run-time size is not supported (CPython's order is its hash "
+                           "table's); sorted(s) is")

@@ -34,7 +34,7 @@ import types
 from dataclasses import dataclass, field
 
 from tracer.frontend.builder import is_traced
-from tracer.frontend.dicts import DynDict
+from tracer.frontend.dicts import DynDict, DynSet
 from tracer.frontend.dynlists import DynList, python_items
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject
 from tracer.ir import BOOL, F64, I64
@@ -357,10 +357,14 @@ def result_shape(value, memo: dict | None = None):
         return ("list", key, [("constant", None) if x is None else result_shape(x, memo) for x in value])
     if isinstance(value, ExternalList) and value.built:
         return ("tolist",)
-    if type(value) in (str, bytes):
+    if type(value) in (str, bytes, frozenset):
         return ("constant", value)
+    if type(value) is set:             # (of constants: a DynSet holds traced items)
+        return ("set constant", tuple(value))
     if isinstance(value, DynList):
         return ("records", value.item)
+    if isinstance(value, DynSet):
+        return ("set", result_shape(value.keys, memo))
     if isinstance(value, DynDict):
         return ("dict", result_shape(value.keys, memo), result_shape(value.values, memo))
     if type(value) is dict:
@@ -382,6 +386,10 @@ def materialize(shape, result, made: dict | None = None):
         return result.tolist()
     if shape[0] == "constant":
         return shape[1]
+    if shape[0] == "set constant":
+        return set(shape[1])
+    if shape[0] == "set":
+        return set(materialize(shape[1], result, made))
     if shape[0] == "dict":             # a DynDict: its keys and its values
         return dict(zip(materialize(shape[1], result[0], made), materialize(shape[2], result[1], made)))
     if shape[0] == "trace-time dict":

@@ -325,7 +325,7 @@ class Tracer:
             return self.call(fn.getattr("__call__"), args, kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) is list:
             return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
-        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) is dict:
+        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (dict, set):
             return dicts.trace_time_method(self, fn.__self__, fn.__name__, list(args), kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (str, bytes) \
                 and all(map(_constant_argument, [*args, *kwargs.values()])):
@@ -388,8 +388,8 @@ class Tracer:
             return b.emit("tuple", ())
         if is_number(obj):
             return b.const(obj)          # an int past 64 bits: BigIntInput, the call runs Python
-        if type(obj) in (str, bytes) or obj is None:
-            return b.emit("tuple", ())   # a constant, put back by instances.materialize
+        if type(obj) in (str, bytes, set, frozenset) or obj is None:
+            return b.emit("tuple", ())   # a constant (a set of constants), put back by instances.materialize
         if isinstance(obj, tuple):
             return b.emit("tuple", tuple(self.result_value(x, False) for x in obj))
         if type(obj) is list:                           # made again by instances.materialize
@@ -398,6 +398,8 @@ class Tracer:
             return obj.array.value
         if isinstance(obj, dicts.DynDict):
             return b.emit("tuple", (self.result_value(obj.keys, False), self.result_value(obj.values, False)))
+        if isinstance(obj, dicts.DynSet):
+            return self.result_value(obj.keys, False)
         if type(obj) is dict:
             return b.emit("tuple", tuple(self.result_value(v, False) for v in obj.values()))
         if isinstance(obj, dynlists.DynList):                 # made again by instances.materialize
@@ -513,7 +515,7 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         if instr.name in resume.BREAKABLE and self.may_break_here():
             return self.call_or_break(handler, instr)
         result = handler(instr)
-        if instr.name in LIST_MAKERS and self.stack and type(self.stack[-1]) in (list, dict):
+        if instr.name in LIST_MAKERS and self.stack and type(self.stack[-1]) in (list, dict, set):
             self.list_made((self.code, self.pc - 1))
         return result
 
@@ -575,7 +577,7 @@ def unsupported_instruction(name: str) -> str:
 
 # the instructions that may leave a new, complete list on the stack (Tracer.list_sites)
 LIST_MAKERS = frozenset({"BUILD_LIST", "LIST_EXTEND", "BINARY_OP", "CALL", "CALL_FUNCTION_EX", "BINARY_SLICE",
-                         "BUILD_MAP", "BUILD_CONST_KEY_MAP", "CALL_KW"})
+                         "BUILD_MAP", "BUILD_CONST_KEY_MAP", "CALL_KW", "BUILD_SET"})
 HELD_LIST_ROUNDS = 5
 
 

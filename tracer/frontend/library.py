@@ -255,7 +255,7 @@ def _extremum(op: str, real):
     by_key = {"max": (pybuiltins.greater, pybuiltins.MAX_EMPTY), "min": (pybuiltins.less, pybuiltins.MIN_EMPTY)}[op]
 
     def impl(tracer, *args, **kwargs):
-        if len(args) == 1 and isinstance(args[0], dicts.DynDict):
+        if len(args) == 1 and isinstance(args[0], (dicts.DynDict, dicts.DynSet)):
             args = (args[0].keys,)
         if kwargs or (len(args) == 1 and isinstance(args[0], dynlists.DynList)):
             return _extremum_by_key(tracer, real, by_key, args, kwargs)
@@ -303,7 +303,7 @@ def _identity(x):
 
 @implements(builtins.sorted)
 def _sorted(tracer, iterable, *, key=None, reverse=False):
-    iterable = iterable.keys if isinstance(iterable, dicts.DynDict) else iterable
+    iterable = iterable.keys if isinstance(iterable, (dicts.DynDict, dicts.DynSet)) else iterable
     if isinstance(iterable, dynlists.DynList):
         if is_symbolic(reverse):
             raise tracer.error("sorted() with a traced reverse= is not supported")
@@ -343,7 +343,9 @@ def tracer_items(tracer, x) -> list:
 
 @implements(builtins.sum)
 def _sum(tracer, iterable, start=0):
-    iterable = iterable.keys if isinstance(iterable, dicts.DynDict) else iterable
+    if isinstance(iterable, dicts.DynSet) and iterable.keys.item != I64:
+        dicts.not_iterable(tracer, iterable)     # (a float sum depends on the order)
+    iterable = iterable.keys if isinstance(iterable, (dicts.DynDict, dicts.DynSet)) else iterable
     if isinstance(iterable, SymbolicGenerator) and iterable.fresh():
         # sum(f(v) for v in xs): the generator runs once with the sum as its own variable, so
         # a loop in it compiles to a loop op that carries the sum
@@ -427,7 +429,7 @@ def _len(tracer, x):
         return len(x)
     if isinstance(x, dynlists.DynList):
         return dynlists.length(tracer, x)
-    if isinstance(x, dicts.DynDict):
+    if isinstance(x, (dicts.DynDict, dicts.DynSet)):
         return dicts.length(tracer, x)
     if isinstance(x, TracedArray):
         return arrays.length(tracer, x)
@@ -475,6 +477,7 @@ def _enumerate(tracer, iterable, start=0):
 
 @implements(builtins.iter)
 def _iter(tracer, iterable, *sentinel, compiled=True):
+    dicts.not_iterable(tracer, iterable)
     iterable = iterable.keys if isinstance(iterable, dicts.DynDict) else iterable
     if sentinel:
         raise tracer.error("iter(callable, sentinel) is not supported")
@@ -533,6 +536,21 @@ def _reversed(tracer, seq):
     return iter(list(reversed(tracer_items(tracer, seq))))
 
 
+@implements(builtins.set)
+def _set(tracer, iterable=()):
+    """set(): a Python set of constants, else a set of run-time size (tracer.frontend.dicts)."""
+    if isinstance(iterable, (dynlists.DynList, dicts.DynDict, dicts.DynSet)):
+        keys = iterable if isinstance(iterable, dynlists.DynList) else iterable.keys
+        return dicts.DynSet(tracer.call(pybuiltins.set_of_items, [keys], {}))
+    items = tracer_items(tracer, iterable)
+    if not any(dicts.symbolic(x) for x in items):
+        return set(items)
+    made = dicts.set_made_from(tracer, items)
+    if made is None:
+        raise tracer.error("a set of these items is not supported (numbers, or tuples of numbers, of one type)")
+    return made
+
+
 @implements(pybuiltins.new_list)
 def _new_list(tracer):
     return dynlists.new(tracer)
@@ -553,6 +571,7 @@ def _typed_as(tracer, lst, item):
 
 @implements(builtins.list)
 def _list(tracer, iterable=()):
+    dicts.not_iterable(tracer, iterable)
     iterable = iterable.keys if isinstance(iterable, dicts.DynDict) else iterable
     if isinstance(iterable, dynlists.DynList):
         return tracer.call(pybuiltins.copied_list, [iterable], {})

@@ -318,3 +318,26 @@ def zipped_lists(keys, values):
     for i in range(len(keys)):
         out.append((keys[i], values[i]))
     return out
+
+
+# ------------------------------------------------------------------ sets of run-time size
+def set_add(items, x):
+    typed_as(items, x)
+    if position_of(items, x) < 0:
+        items.append(x)
+
+
+def set_discard(items, x, must_be_there):
+    i = position_of(items, x)
+    if i >= 0:
+        del items[i]
+    elif must_be_there:
+        raise NeedsPython("set.remove() of an item not in the set: Python raises its KeyError")
+
+
+def set_of_items(items):
+    """The distinct items, in the order they come (set(items) as a DynSet's list)."""
+    out = new_list()
+    for i in range(len(items)):
+        set_add(out, items[i])
+    return out

@@ -110,9 +110,10 @@ class CallOps:
             return obj.getattr(name)
         if isinstance(obj, TracedArray):
             return arrays.attribute(self.tracer, obj, name)
-        if isinstance(obj, dicts.DynDict):
-            if name not in dicts.DICT_METHODS:
-                raise AttributeError(f"'dict' object has no attribute '{name}'")
+        if isinstance(obj, (dicts.DynDict, dicts.DynSet)):
+            kind, methods = ("set", dicts.SET_METHODS) if isinstance(obj, dicts.DynSet) else ("dict", dicts.DICT_METHODS)
+            if name not in methods:
+                raise AttributeError(f"'{kind}' object has no attribute '{name}'")
             return dicts.DictMethod(obj, name)
         if isinstance(obj, dynlists.DynList):
             if name not in dynlists.METHODS:

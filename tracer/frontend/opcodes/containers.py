@@ -78,6 +78,7 @@ def materialize(tracer, x) -> list:
     """The items of a trace-time iterable (an external list's items are loaded per call)."""
     if isinstance(x, ExternalList):
         return x.items()               # (a ListView's too: loads from its array)
+    dicts.not_iterable(tracer, x)
     if isinstance(x, dicts.DynDict):
         x = x.keys
     if isinstance(x, dynlists.DynList):
@@ -436,6 +437,25 @@ class ContainerOps:
     def op_BUILD_CONST_KEY_MAP(self, instr):
         keys = self.pop()
         self.push(dicts.build(self.tracer, (self.code, self.pc - 1), list(zip(keys, self.popn(instr.arg)))))
+
+    def op_BUILD_SET(self, instr):
+        self.push(dicts.build_set(self.tracer, (self.code, self.pc - 1), self.popn(instr.arg)))
+
+    def op_SET_ADD(self, instr):
+        value = self.pop()
+        self._add_to_set(self.stack[-instr.arg], value)
+
+    def op_SET_UPDATE(self, instr):
+        items = self.materialize(self.pop())
+        target = self.stack[-instr.arg]
+        for x in items:
+            self._add_to_set(target, x)
+
+    def _add_to_set(self, target, value):
+        if isinstance(target, dicts.DynSet):
+            dicts.call_method(self.tracer, dicts.DictMethod(target, "add"), [value], {})
+        else:
+            dicts.trace_time_method(self.tracer, target, "add", [value], {})
 
     def op_MAP_ADD(self, instr):
         value = self.pop()

@@ -96,6 +96,8 @@ class ControlFlowOps:
             self.push(iterable)                           # zip() of long lists is its own iterator
         elif isinstance(iterable, dynlists.DynList):
             self.push(dynlists.iterate(self.tracer, iterable))
+        elif isinstance(iterable, dicts.DynSet):
+            dicts.not_iterable(self.tracer, iterable)
         elif isinstance(iterable, dicts.DynDict):
             self.push(dicts.iterate(self.tracer, iterable))
         elif (it := gathered.iterator_of(self.tracer, iterable)) is not None:

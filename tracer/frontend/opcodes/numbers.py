@@ -178,7 +178,7 @@ class NumberOps:
             return len(x) > 0
         if isinstance(x, dynlists.DynList):
             return dynlists.truth(self.tracer, x)
-        if isinstance(x, dicts.DynDict):
+        if isinstance(x, (dicts.DynDict, dicts.DynSet)):
             return dynlists.truth(self.tracer, x.keys)
         if isinstance(x, TracedArray) and x.rank == 0:
             return self.builder.truth(arrays.number_of(self.tracer, x, "bool()"))
@@ -248,7 +248,7 @@ class NumberOps:
             return instance_ops.contains(self.tracer, container, item, items_equal)
         if isinstance(container, dynlists.DynList):
             return self.tracer.call(pybuiltins.list_contains, [container, item], {})
-        if isinstance(container, dicts.DynDict):
+        if isinstance(container, (dicts.DynDict, dicts.DynSet)):
             return dicts.contains(self.tracer, container, item)
         is_iterator = hasattr(container, "__next__")
         if not is_iterator and not is_symbolic(container) and not is_symbolic(item):
