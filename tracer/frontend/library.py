@@ -14,6 +14,7 @@ import sys
 from tracer.frontend import arrays, callouts, dicts, dynlists, gathered, numpy_bools, pybuiltins
 from tracer.frontend.builder import is_traced
 from tracer.frontend.generators import SymbolicGenerator
+from tracer.frontend.iterables import FUNCTIONS as ITERABLES
 from tracer.frontend.iteration import RangeIter
 from tracer.frontend.math_more import FUNCTIONS as MORE_MATH
 from tracer.frontend.math_more import all_constant as _all_constant
@@ -334,6 +335,7 @@ SORTED_LIMIT = 48       # (an exchange sort: n * (n - 1) / 2 comparisons in the 
 _TABLE[builtins.max] = _extremum("max", max)
 _TABLE[builtins.min] = _extremum("min", min)
 _TABLE.update(MORE_MATH)      # gcd, lcm, factorial, comb, perm, isqrt, fsum, prod, dist, isclose, ulp, modf...
+_TABLE.update(ITERABLES)      # set(), map, filter, itertools, bisect
 
 
 def tracer_items(tracer, x) -> list:
@@ -536,37 +538,9 @@ def _reversed(tracer, seq):
     return iter(list(reversed(tracer_items(tracer, seq))))
 
 
-@implements(builtins.set)
-def _set(tracer, iterable=()):
-    """set(): a Python set of constants, else a set of run-time size (tracer.frontend.dicts)."""
-    if isinstance(iterable, (dynlists.DynList, dicts.DynDict, dicts.DynSet)):
-        keys = iterable if isinstance(iterable, dynlists.DynList) else iterable.keys
-        return dicts.DynSet(tracer.call(pybuiltins.set_of_items, [keys], {}))
-    items = tracer_items(tracer, iterable)
-    if not any(dicts.symbolic(x) for x in items):
-        return set(items)
-    made = dicts.set_made_from(tracer, items)
-    if made is None:
-        raise tracer.error("a set of these items is not supported (numbers, or tuples of numbers, of one type)")
-    return made
-
-
-@implements(pybuiltins.new_list)
-def _new_list(tracer):
-    return dynlists.new(tracer)
-
-
 @implements(pybuiltins.sum_step)
 def _sum_step(tracer, state, item):
     return state.add(tracer, item)
-
-
-@implements(pybuiltins.typed_as)
-def _typed_as(tracer, lst, item):
-    if isinstance(lst, dynlists.DynList) and lst.item is None:
-        t = dynlists.item_type(tracer.builder, item)
-        if t is not None:
-            dynlists.set_type(lst, t)
 
 
 @implements(builtins.list)

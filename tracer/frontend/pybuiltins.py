@@ -341,3 +341,53 @@ def set_of_items(items):
     for i in range(len(items)):
         set_add(out, items[i])
     return out
+
+
+# ------------------------------------------------------------------ map, filter, accumulate, bisect
+def mapped(fn, items):
+    """map(fn, items), as a list."""
+    return [fn(x) for x in items]
+
+
+def mapped_zip(fn, iterables):
+    return [fn(*xs) for xs in zip(*iterables)]
+
+
+def filtered(fn, items):
+    """filter(fn, items), as a list (fn None: the true items)."""
+    return [x for x in items if (x if fn is None else fn(x))]
+
+
+def accumulated(items, fn, initial):
+    """itertools.accumulate(items, fn, initial=initial), as a list."""
+    out = []
+    total = initial
+    for x in items:
+        if total is None:
+            total = x
+        else:
+            total = total + x if fn is None else fn(total, x)
+        out.append(total)
+    return out if initial is None else [initial] + out
+
+
+def bisected(a, x, lo, hi, key, right):
+    """bisect.bisect_left (right=False) and bisect_right: CPython's binary search."""
+    if lo < 0:
+        raise ValueError("lo must be non-negative")
+    if hi is None:
+        hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        k = a[mid] if key is None else key(a[mid])
+        if (x < k) if right else (k < x):
+            if right:
+                hi = mid
+            else:
+                lo = mid + 1
+        else:
+            if right:
+                lo = mid + 1
+            else:
+                hi = mid
+    return lo

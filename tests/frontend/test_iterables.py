@@ -1,0 +1,100 @@
+"""set(), map, filter, itertools and bisect in traced code, and sets of run-time size
+(tracer.frontend.iterables, tracer.frontend.dicts): compiled whole, checked against CPython."""
+import bisect
+import itertools
+
+import pytest
+
+from tests.support.oracle import outcome, same_value
+from tracer import trace
+from tracer.errors import UnsupportedError
+
+
+def combinatorics(items, target):
+    hits = [c for c in itertools.combinations(items, 3) if sum(c) == target]
+    grid = sum(1 for a, b in itertools.product(items, repeat=2) if (a * b) % 7 == 1)
+    running = list(itertools.accumulate(sorted(items)))
+    squares = list(map(lambda v: v * v, items))
+    evens = list(filter(lambda v: v % 2 == 0, items))
+    pairs = list(map(lambda a, b: a - b, items, items[1:]))
+    return len(hits), grid, running, squares, evens, pairs, list(itertools.islice(itertools.cycle("xyz"), 7))
+
+
+def searches(xs, x):
+    s = sorted(xs)
+    return bisect.bisect_left(s, x), bisect.bisect_right(s, x), bisect.bisect(s, x + 0.5)
+
+
+def derangements(n):
+    return [p for p in itertools.permutations(range(n)) if all(a != i for i, a in enumerate(p))]
+
+
+def cycle_lengths(perm):
+    seen = set()
+    lengths = []
+    for start in range(len(perm)):
+        if start in seen:
+            continue
+        k, n = start, 0
+        while k not in seen:
+            seen.add(k)
+            k = perm[k]
+            n += 1
+        lengths.append(n)
+    return sorted(lengths), len(seen), seen
+
+
+def set_comprehension(xs):
+    s = {x * 2 for x in xs}
+    s.discard(4)
+    return sorted(s), len(s), 6 in s, max(s), sum(s), bool(s)
+
+
+def constant_sets():
+    s = set()
+    s.add(1)
+    s.add(2)
+    return s, {1, 2, 3} - s
+
+
+def remove_missing(xs):
+    s = set(xs)
+    s.remove(99)
+    return len(s)
+
+
+CASES = [
+    (combinatorics, ([3, 34, 4, 12, 5, 2, 9, 7], 21)),
+    (searches, ([3.0, 1.0, 2.0, 2.0, 5.0], 2.0)), (searches, ([3.0, 1.0], 9.0)),
+    (derangements, (4,)),
+    (cycle_lengths, ([3, 0, 1, 2, 5, 4, 6, 9, 7, 8],)), (cycle_lengths, ([0],)),
+    (set_comprehension, ([1, 2, 3, 2, 5, 3],)),
+    (constant_sets, ()),
+    (remove_missing, ([1, 2, 3],)),
+]
+
+
+@pytest.mark.parametrize("fn, args", CASES, ids=lambda x: getattr(x, "__name__", ""))
+def test_like_cpython(fn, args):
+    expected = outcome(fn, args)
+    got = outcome(trace(fullgraph=True)(fn), args)
+    assert got[0] == expected[0], (got, expected)
+    if expected[0] == "raise":
+        assert got[1:] == expected[1:]
+    else:
+        assert same_value(got[1], expected[1]) if type(expected[1]) is not set else got[1] == expected[1]
+
+
+def iterate_a_set(xs):
+    s = {x for x in xs}
+    total = 0.0
+    for v in s:
+        total = total * 0.5 + v
+    return total
+
+
+def test_iterating_a_set_of_run_time_size_is_reported():
+    """CPython iterates a set in its hash table's order: not guessed."""
+    with pytest.raises(UnsupportedError, match="iterating over a set of run-time size"):
+        trace(fullgraph=True)(iterate_a_set)([1.0, 2.0, 3.0])
+    assert trace(iterate_a_set)([1.0, 2.0, 3.0]) == iterate_a_set([1.0, 2.0, 3.0])

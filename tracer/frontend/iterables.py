@@ -1,0 +1,116 @@
+"""Builtins and modules over iterables: set(), map, filter, itertools, bisect; and the hooks the
+helpers of tracer.frontend.pybuiltins use to make lists of run-time length.
+
+Like tracer.frontend.library (which merges FUNCTIONS into its table), each entry takes the tracer
+and the call's arguments. itertools' combinatoric iterators never look at the items, so they run
+at trace time on the items of sequences the trace knows the length of (an input list's items
+are loaded per call); what computes with the items (`accumulate`, `filter`, `map`, `bisect`)
+runs a Python helper that the tracer inlines, whose loops and branches compile.
+"""
+from __future__ import annotations
+
+import bisect
+import builtins
+import itertools
+
+from tracer.frontend import dicts, dynlists, pybuiltins
+from tracer.frontend.opcodes.containers import materialize
+
+FUNCTIONS: dict = {}
+
+
+def implements(*functions):
+    def register(impl):
+        for f in functions:
+            FUNCTIONS[f] = impl
+        return impl
+    return register
+
+
+def _items(tracer, iterable) -> list:
+    return materialize(tracer, iterable)
+
+
+def _call(tracer, helper, *args):
+    return tracer.call(helper, list(args), {})
+
+
+# ------------------------------------------------------------------------------------ set()
+@implements(builtins.set)
+def _set(tracer, iterable=()):
+    """set(): a Python set of constants, else a set of run-time size (tracer.frontend.dicts)."""
+    if isinstance(iterable, (dynlists.DynList, dicts.DynDict, dicts.DynSet)):
+        keys = iterable if isinstance(iterable, dynlists.DynList) else iterable.keys
+        return dicts.DynSet(_call(tracer, pybuiltins.set_of_items, keys))
+    items = _items(tracer, iterable)
+    if not any(dicts.symbolic(x) for x in items):
+        return set(items)
+    made = dicts.set_made_from(tracer, items)
+    if made is None:
+        raise tracer.error("a set of these items is not supported (numbers, or tuples of numbers, of one type)")
+    return made
+
+
+# ------------------------------------------------------------------------------------ map, filter
+@implements(builtins.map)
+def _map(tracer, fn, *iterables):
+    if not iterables:
+        raise TypeError("map() must have at least two arguments.")
+    if len(iterables) == 1:
+        return _call(tracer, pybuiltins.mapped, fn, iterables[0])
+    return _call(tracer, pybuiltins.mapped_zip, fn, list(iterables))
+
+
+@implements(builtins.filter)
+def _filter(tracer, fn, iterable):
+    return _call(tracer, pybuiltins.filtered, fn, iterable)
+
+
+# ------------------------------------------------------------------------------------ itertools
+def _combinatoric(real):
+    def impl(tracer, *args, **kwargs):
+        return real(*[_items(tracer, a) if not isinstance(a, int) else a for a in args], **kwargs)
+    return impl
+
+
+for _f in (itertools.permutations, itertools.combinations, itertools.combinations_with_replacement,
+           itertools.product, itertools.chain, itertools.cycle, itertools.zip_longest, itertools.pairwise):
+    FUNCTIONS[_f] = _combinatoric(_f)
+
+
+@implements(itertools.islice)
+def _islice(tracer, iterable, *bounds):
+    if any(not (b is None or isinstance(b, int)) for b in bounds):
+        raise tracer.error("itertools.islice() with bounds known only at run time is not supported")
+    source = iterable if hasattr(iterable, "__next__") else iter(_items(tracer, iterable))
+    return itertools.islice(source, *bounds)
+
+
+@implements(itertools.accumulate)
+def _accumulate(tracer, iterable, func=None, *, initial=None):
+    return iter(_call(tracer, pybuiltins.accumulated, _items(tracer, iterable), func, initial))
+
+
+# ------------------------------------------------------------------------------------ bisect
+def _bisection(right: bool):
+    def impl(tracer, a, x, lo=0, hi=None, *, key=None):
+        return _call(tracer, pybuiltins.bisected, a, x, lo, hi, key, right)
+    return impl
+
+
+FUNCTIONS[bisect.bisect_left] = _bisection(False)
+FUNCTIONS[bisect.bisect_right] = FUNCTIONS[bisect.bisect] = _bisection(True)
+
+
+# ------------------------------------------------------------------------------------ helpers' hooks
+@implements(pybuiltins.new_list)
+def _new_list(tracer):
+    return dynlists.new(tracer)
+
+
+@implements(pybuiltins.typed_as)
+def _typed_as(tracer, lst, item):
+    if isinstance(lst, dynlists.DynList) and lst.item is None:
+        t = dynlists.item_type(tracer.builder, item)
+        if t is not None:
+            dynlists.set_type(lst, t)
