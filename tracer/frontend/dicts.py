@@ -78,6 +78,7 @@ def needs_run_time(tracer, d: dict, key=_MISSING, value=_MISSING):
         vt = dynlists.item_type(b, value) if value is not _MISSING else None
         types = (type(d).__name__, kt, vt) if kt is not None else None
     exc.sites, exc.grown = frozenset({made[1]}), {made[1]: types}
+    exc.final = True          # (unrolling a loop would meet the same key: the next trace holds the dict)
     return exc
 
 
@@ -230,6 +231,7 @@ def build(tracer, site, pairs: list):
     exc = ListChanged("a dict display with a key known only at run time", b.loc)
     kt, vt = dynlists.item_type(b, pairs[0][0]), dynlists.item_type(b, pairs[0][1])
     exc.sites, exc.grown = frozenset({site}), {site: ("dict", kt, vt)}
+    exc.final = True
     raise exc
 
 
@@ -244,6 +246,7 @@ def build_set(tracer, site, items: list):
     b = tracer.builder
     exc = ListChanged("a set display with an item known only at run time", b.loc)
     exc.sites, exc.grown = frozenset({site}), {site: ("set", dynlists.item_type(b, items[0]), None)}
+    exc.final = True
     raise exc
 
 

@@ -626,7 +626,8 @@ def _trace_gathering(code, args: tuple, globals: dict, builtins: dict, closure, 
         if first.break_point is None or not tracer.gathered_lists:
             return first
     except UnsupportedError as exc:
-        if isinstance(exc, BigIntInput) or not tracer.gathered_lists:
+        if isinstance(exc, BigIntInput) or not tracer.gathered_lists or getattr(exc, "final", False) \
+                or getattr(exc, "grown", None):
             raise
     tracer = Tracer(name)
     tracer.call_out = call_out

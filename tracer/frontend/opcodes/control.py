@@ -29,6 +29,7 @@ from tracer.frontend.opcodes.containers import type_name
 from tracer.frontend.states import block_mark, cut_block
 
 PY313 = sys.version_info >= (3, 13)
+GROWN_UNROLL_LIMIT = 64    # a longer loop that appends to a list is compiled with a list of run-time length
 
 
 class ControlFlowOps:
@@ -179,13 +180,16 @@ class ControlFlowOps:
             # arguments, which are pinned). A loop over a long Python list also unrolls when
             # it cannot be a loop op for another reason (as it did before lists were gathered).
             retryable = isinstance(exc, (NeedsConcreteValue, ListChanged)) or over_list
-            if isinstance(exc, BigIntInput) or not retryable or it.stop is None:   # (None: a DynList's loop)
-                raise
+            if isinstance(exc, BigIntInput) or not retryable or it.stop is None or getattr(exc, "final", False):
+                raise               # (stop None: a DynList's loop; final: a dict or set the next trace holds)
             self.restore(state)
             cut_block(block, mark)               # (a peeled first iteration, if any)
             b = self.builder
             if gathered.over_arrays(it.array) or not all(b.must_be_concrete(x) for x in it.fields()[:4]):
                 raise
+            if getattr(exc, "grown", None) and len(range(*(b.concretize(x, "the range of a loop")
+                                                          for x in (it.index, it.stop, it.step)))) > GROWN_UNROLL_LIMIT:
+                raise          # a long loop that changes a list's length: the next trace holds the list
             return self._unroll_range(it, instr)
 
     def _unroll_range(self, it, instr):
