@@ -2,8 +2,9 @@
 A list of run-time length (codegen.lists) has the same header and buffer.
 
 A tape is a header on the kernel's stack, one per `tape_new` op (allocated in the entry block):
-three 8-byte words, `length`, `capacity` (in records) and `data`, a buffer of `capacity` records
-of one 8-byte word per field (an f64, an i64, or a bool widened to i64).
+8-byte words `length`, `capacity` (in records) and `data`, a buffer of `capacity` records of one
+8-byte word per field (an f64, an i64, or a bool widened to i64); then three words a list uses
+for its hash index (codegen.lists), empty in a tape.
 
 `tape_push` appends a record, doubling the buffer with realloc when it is full (MemoryError when
 that fails). Every header starts empty at kernel entry and `KernelBuilder.ret` frees every
@@ -20,6 +21,8 @@ from tracer import ir
 from tracer.errors import Status
 
 LENGTH, CAPACITY, DATA = 0, 1, 2
+INDEX, SLOTS, INDEXED = 3, 4, 5     # a list's hash index (codegen.lists `list_find`); unused by tapes
+HEADER_WORDS = 6
 FIRST_CAPACITY = 64         # records
 
 
@@ -31,7 +34,7 @@ def allocate_headers(k: KernelBuilder, fn: ir.Function) -> None:
     lowering), and their buffers freed at every return."""
     for v in fn.walk():
         if v.op in HEADER_OPS:
-            header = untyped_pointer(k, k.builder.alloca(I64, size=3, name="tape"))
+            header = untyped_pointer(k, k.builder.alloca(I64, size=HEADER_WORDS, name="tape"))
             reset_header(k, header)
             k.tapes[v] = header
     if k.tapes:
@@ -66,10 +69,14 @@ def reset_header(k: KernelBuilder, header) -> None:
     b.store(k.i64(0), header_word(k, header, LENGTH))
     b.store(k.i64(0), header_word(k, header, CAPACITY))
     b.store(ll.Constant(PTR, None), header_word(k, header, DATA))
+    b.store(ll.Constant(PTR, None), header_word(k, header, INDEX))
+    b.store(k.i64(0), header_word(k, header, SLOTS))
+    b.store(k.i64(0), header_word(k, header, INDEXED))
 
 
 def free_buffer(k: KernelBuilder, header) -> None:
     k.call_c("free", ll.VoidType(), [PTR], k.builder.load(header_word(k, header, DATA), typ=PTR))
+    k.call_c("free", ll.VoidType(), [PTR], k.builder.load(header_word(k, header, INDEX), typ=PTR))
 
 
 @lowers("tape_new")

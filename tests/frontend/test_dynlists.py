@@ -276,3 +276,23 @@ DICT_CASES = [
 @pytest.mark.parametrize("fn, args", DICT_CASES, ids=lambda x: getattr(x, "__name__", ""))
 def test_dicts_like_cpython(fn, args):
     test_like_cpython(fn, args)
+
+
+def churn(n, modulus):
+    """Thousands of keys: the hash index grows, goes stale on deletions and is rebuilt."""
+    d = {}
+    for i in range(n):
+        k = (i * 7919) % modulus
+        if k % 5 == 0 and k in d:
+            del d[k]
+        else:
+            d[k] = d.get(k, 0) + i
+    s = set()
+    for i in range(n):
+        s.add((i * 31) % modulus - 0.0)
+    return len(d), sum(d.values()), sorted(d)[:5], len(s), 0.0 in s, min(s)
+
+
+@pytest.mark.parametrize("n, modulus", [(20000, 3001), (500, 7), (3, 2)])
+def test_large_dicts_and_sets_like_cpython(n, modulus):
+    test_like_cpython(churn, (n, modulus))

@@ -200,6 +200,21 @@ def get(tracer, lst: DynList, index):
     return _load(tracer, lst, _checked_index(tracer, lst, index, "list index out of range"))
 
 
+def find(tracer, lst: DynList, value):
+    """The index of the first item equal to `value`, or -1 (a NaN `value` is Python's: the
+    caller checks it)."""
+    if lst.item is None or item_type(tracer.builder, value) is None:
+        return -1 if lst.item is None else _scan(tracer, lst, value)
+    if item_type(tracer.builder, value) != lst.item:
+        return _scan(tracer, lst, value)      # (an int key in a list of floats: compared as Python does)
+    return tracer.builder.emit("list_find", (lst.handle, *_fields(tracer, lst, value)))
+
+
+def _scan(tracer, lst, value):
+    from tracer.frontend import pybuiltins
+    return tracer.call(pybuiltins.scan_for, [lst, value], {})
+
+
 def truth(tracer, lst: DynList):
     return tracer.builder.compare("gt", length(tracer, lst), 0)
 

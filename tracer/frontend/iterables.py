@@ -108,6 +108,13 @@ def _new_list(tracer):
     return dynlists.new(tracer)
 
 
+@implements(pybuiltins.find_in)
+def _find_in(tracer, items, value):
+    if not isinstance(items, dynlists.DynList):
+        return _call(tracer, pybuiltins.scan_for, items, value)
+    return dynlists.find(tracer, items, value)
+
+
 @implements(pybuiltins.typed_as)
 def _typed_as(tracer, lst, item):
     if isinstance(lst, dynlists.DynList) and lst.item is None:

@@ -181,6 +181,15 @@ def position_of(items, value):
     is left to Python)."""
     if value != value:
         raise NeedsPython("looking for a NaN in a list: Python compares by identity first")
+    return find_in(items, value)
+
+
+def find_in(items, value):
+    """Nothing in Python; in the trace, the first index of `value` in a list of run-time length
+    (one `list_find` op: a hash index), else `scan_for`."""
+
+
+def scan_for(items, value):
     found = -1
     for i in range(len(items)):
         if items[i] == value:

@@ -101,5 +101,13 @@ define("list_insert", "insert an item before index i (0 <= i <= len)", _takes(1,
        [Status.NO_MEMORY], effect=True)
 define("list_delete", "remove the item at index i (0 <= i < len)", _takes(1, False, lambda t: NOTHING), _delete,
        effect=True)
+def _find(lst, *fields):
+    key = _item(fields)
+    return next((i for i, x in enumerate(lst) if x == key), -1)
+
+
+define("list_find", "the index of the first item equal to the key (the operands after the list; == of "
+       "numbers: -0.0 equals 0.0, a NaN nothing), or -1", _takes(0, True, lambda t: I64), _find,
+       [Status.NO_MEMORY], effect=True)
 define("list_array", "a new 1-d array of field attrs['field'] of every item (the items for a list of numbers)",
        _array_type, _array, [Status.NO_MEMORY], attrs=("field",), effect=True)
