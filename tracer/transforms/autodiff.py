@@ -173,7 +173,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     **dict.fromkeys(("tape_new", "tape_push", "tape_get", "tape_len", "tape_free"),
                     "autodiff's own tapes: second-order gradients through a compiled loop are not supported"),
     **dict.fromkeys(("list_new", "list_append", "list_get", "list_set", "list_len", "list_pop", "list_insert",
-                     "list_delete", "list_array"),
+                     "list_delete", "list_array", "list_find"),
                     "a list of run-time length (memory the backward pass cannot read as values): refused where a "
                     "gradient would flow through it"),
     **dict.fromkeys(("bit_and", "bit_or", "bit_xor", "invert", "lshift", "rshift", "bit_length", "powmod", "gcd",
