@@ -272,7 +272,7 @@ class CodeCompiler:
     def _check_argument_types(self, args: tuple):
         names = self.code.co_varnames
         for name, a in zip(names, args):
-            if type(a) in (float, int, bool, str, list, tuple, types.FunctionType, types.BuiltinFunctionType) \
+            if type(a) in (float, int, bool, str, list, tuple, dict, types.FunctionType, types.BuiltinFunctionType) \
                     or a is None:
                 continue
             if isinstance(a, (int, float)):

@@ -49,6 +49,20 @@ class DynSet:
 SET_METHODS = ("add", "discard", "remove", "copy", "clear")
 
 
+class InputDict(dict):
+    """A dict argument (or one read from an argument): its keys (constants) are guarded, its
+    values loaded per call. Compiled code reads it; changing it is reported."""
+
+
+InputDict.__name__ = InputDict.__qualname__ = "dict"     # (in CPython's messages: "'dict' and 'float'")
+
+
+def constant_key(k) -> bool:
+    if type(k) is tuple:
+        return all(map(constant_key, k))
+    return type(k) in (str, int, float, bool, bytes) or k is None
+
+
 class DictMethod:
     """A method of a DynDict or DynSet."""
 
@@ -69,7 +83,7 @@ def needs_run_time(tracer, d: dict, key=_MISSING, value=_MISSING):
     b = tracer.builder
     made = tracer.list_sites.get(id(d))
     exc = ListChanged("a dict is used with a key known only at run time", b.loc)
-    if made is None or made[0] is not d:
+    if made is None or made[0] is not d or type(d) is InputDict:
         return tracer.error("a dict from outside the traced code, used with a key known only at run time, is not "
                             "supported")
     types = type_hint(b, list(d.items())) if type(d) is dict else set_hint(b, list(d))
@@ -198,6 +212,10 @@ def _set_method(tracer, s: DynSet, name: str, args: list):
 
 def trace_time_method(tracer, d, name: str, args: list, kwargs: dict):
     """A method of a trace-time dict or set: run on it, unless a key is traced."""
+    if type(d) is InputDict and name not in ("get", "keys", "values", "items", "copy", "__getitem__",
+                                             "__contains__"):
+        raise tracer.error(f"dict.{name}() of a dict from outside the traced function is not supported (it "
+                           f"changes it)")
     keyed = ("get", "setdefault", "pop", "__getitem__", "__contains__", "add", "discard", "remove")
     if name in keyed and args and symbolic(args[0]):
         raise needs_run_time(tracer, d, args[0], args[1] if len(args) > 1 else _MISSING)

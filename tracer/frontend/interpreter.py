@@ -58,6 +58,7 @@ from tracer.frontend.sources import (
     AttrSource,
     BindingGuard,
     EachGuard,
+    ItemSource,
     MissingAttrGuard,
     RootSource,
     Source,
@@ -168,6 +169,9 @@ class Tracer:
                 param = self._array_param(obj, source)
                 self.arrays[key] = TracedArray(self, param, param=param)
             return self.arrays[key]
+        if type(obj) is dict and all(map(dicts.constant_key, obj)):   # keys guarded, values loaded per call
+            self.structure_guards.setdefault(key, StructureGuard(source, dict, len(obj), tuple(obj)))
+            return dicts.InputDict({k: self.wrap(v, ItemSource(source, k)) for k, v in obj.items()})
         if type(obj) is str:               # a constant: equal strings on later calls reuse this trace
             self.identity_guards.setdefault(key, ValueGuard(source, obj))
             return obj
@@ -325,7 +329,7 @@ class Tracer:
             return self.call(fn.getattr("__call__"), args, kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) is list:
             return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
-        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (dict, set):
+        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (dict, set, dicts.InputDict):
             return dicts.trace_time_method(self, fn.__self__, fn.__name__, list(args), kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (str, bytes) \
                 and all(map(_constant_argument, [*args, *kwargs.values()])):

@@ -57,7 +57,7 @@ def make_loader(trace: Trace):
         elif isinstance(source, AttrSource):
             expr = f"{var(source.base)}.{source.attr}"
         elif isinstance(source, ItemSource):
-            expr = f"{var(source.base)}[{source.index}]"
+            expr = f"{var(source.base)}[{source.index!r}]"
         else:
             raise TypeError(f"unknown source {source!r}")
         name = names[key] = f"s{len(names)}"
@@ -77,6 +77,8 @@ def make_loader(trace: Trace):
         check = f"type({v}) is not {constant(g.cls)}"
         if g.length is not None:
             check += f" or len({v}) != {g.length}"
+        if g.keys is not None:
+            check += f" or tuple({v}) != {constant(g.keys)}"
         lines.append(f"if {check}: return None")
     for g in trace.each_guards:
         v = var(g.source)

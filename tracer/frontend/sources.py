@@ -76,7 +76,7 @@ class ItemSource(Source):
         return (self.base.key, "item", self.index)
 
     def __str__(self):
-        return f"{self.base}[{self.index}]"
+        return f"{self.base}[{self.index!r}]"
 
 
 @dataclass(eq=False)
@@ -99,14 +99,17 @@ class GatherSource(Source):
 # ------------------------------------------------------------------------------------- guards
 @dataclass(eq=False)
 class StructureGuard:
-    """The object at `source` has exactly class `cls` (and, for sequences, length `length`)."""
+    """The object at `source` has exactly class `cls` (and, for sequences, length `length`; for
+    a dict, the keys `keys`, in order)."""
     source: Source
     cls: type
     length: int | None = None
+    keys: tuple | None = None
 
     def __str__(self):
         text = f"type({self.source}) is {self.cls.__name__}"
-        return text + (f" and len({self.source}) == {self.length}" if self.length is not None else "")
+        text += f" and len({self.source}) == {self.length}" if self.length is not None else ""
+        return text + (f" and tuple({self.source}) == {self.keys!r}" if self.keys is not None else "")
 
 
 @dataclass(eq=False)

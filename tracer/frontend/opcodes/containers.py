@@ -295,7 +295,7 @@ class ContainerOps:
             return self._view_item(container, index)
         if isinstance(container, dicts.DynDict):
             return dicts.get_item(self.tracer, container, index)
-        if type(container) is dict and dicts.symbolic(index):
+        if type(container) in (dict, dicts.InputDict) and dicts.symbolic(index):
             raise dicts.needs_run_time(self.tracer, container, index)
         if isinstance(container, dynlists.DynList):
             if isinstance(index, slice):
@@ -383,6 +383,8 @@ class ContainerOps:
         if isinstance(container, dicts.DynDict):
             dicts.set_item(self.tracer, container, index, value)
             return
+        if type(container) is dicts.InputDict:
+            raise self.tracer.error("assigning an item of a dict from outside the traced function is not supported")
         if type(container) is dict:
             if dicts.symbolic(index):
                 raise dicts.needs_run_time(self.tracer, container, index, value)
@@ -408,6 +410,8 @@ class ContainerOps:
             return dynlists.delete_item(self.tracer, container, index)
         if isinstance(container, dicts.DynDict):
             return dicts.delete_item(self.tracer, container, index)
+        if type(container) is dicts.InputDict:
+            raise self.tracer.error("deleting an item of a dict from outside the traced function is not supported")
         if type(container) is dict:
             if dicts.symbolic(index):
                 raise dicts.needs_run_time(self.tracer, container, index)
