@@ -331,9 +331,10 @@ class Tracer:
             return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (dict, set, dicts.InputDict):
             return dicts.trace_time_method(self, fn.__self__, fn.__name__, list(args), kwargs)
-        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (str, bytes) \
-                and all(map(_constant_argument, [*args, *kwargs.values()])):
-            return fn(*args, **kwargs)       # a string method on constants: what Python gives
+        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (str, bytes):
+            args = [list(a) if isinstance(a, SymbolicGenerator) else a for a in args]   # ("".join(... for c in s))
+            if all(map(_constant_argument, [*args, *kwargs.values()])):
+                return fn(*args, **kwargs)       # a string method on constants: what Python gives
         if isinstance(fn, type) and issubclass(fn, BaseException) and all(is_number(a) or isinstance(a, str) for a in args):
             return fn(*args)
         deferred = callouts.exception_of(fn, args, kwargs) if self.call_out else None

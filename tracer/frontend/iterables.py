@@ -1,5 +1,7 @@
-"""Builtins and modules over iterables: set(), map, filter, itertools, bisect; and the hooks the
-helpers of tracer.frontend.pybuiltins use to make lists of run-time length.
+"""Builtins and modules over iterables: set(), map, filter, itertools, bisect; string builtins of
+constants (ord, chr, bin...); float's and int's arithmetic slots called as functions
+(`float.__add__`); and the hooks the helpers of tracer.frontend.pybuiltins use to make lists of
+run-time length.
 
 Like tracer.frontend.library (which merges FUNCTIONS into its table), each entry takes the tracer
 and the call's arguments. itertools' combinatoric iterators never look at the items, so they run
@@ -14,7 +16,9 @@ import builtins
 import itertools
 
 from tracer.frontend import dicts, dynlists, pybuiltins
+from tracer.frontend.builder import is_traced
 from tracer.frontend.opcodes.containers import materialize
+from tracer.ir import BOOL, F64, I64
 
 FUNCTIONS: dict = {}
 
@@ -100,6 +104,41 @@ def _bisection(right: bool):
 
 FUNCTIONS[bisect.bisect_left] = _bisection(False)
 FUNCTIONS[bisect.bisect_right] = FUNCTIONS[bisect.bisect] = _bisection(True)
+
+
+# ------------------------------------------------------------------------------------ constants
+def _of_constants(real):
+    """A builtin computed at trace time on constants (what it makes, a string, compiled code
+    cannot make from a traced number)."""
+    def impl(tracer, *args, **kwargs):
+        b = tracer.builder           # (an int it depends on only, like a shift given as an int argument, is pinned)
+        args = [b.concretize(a, f"the argument of {real.__name__}()") if is_traced(a) and a.type != F64
+                and b.must_be_concrete(a) else a for a in args]
+        if any(dicts.symbolic(a) for a in [*args, *kwargs.values()]):
+            raise tracer.error(f"{real.__name__}() of a number known only at run time is not supported (it makes a "
+                               f"string)")
+        return real(*args, **kwargs)
+    return impl
+
+
+for _f in (builtins.ord, builtins.chr, builtins.bin, builtins.hex, builtins.oct, builtins.repr, builtins.ascii,
+           builtins.format):
+    FUNCTIONS[_f] = _of_constants(_f)
+
+
+# ------------------------------------------------------------------------------------ float.__add__
+def _slot(cls, helper):
+    def impl(tracer, a, b):
+        kinds = {type(x) if not is_traced(x) else {F64: float, I64: int, BOOL: bool}.get(x.type) for x in (a, b)}
+        if kinds != {cls}:
+            raise tracer.error(f"{cls.__name__}.__{helper.__name__[3:]}__() of these operands is not supported")
+        return _call(tracer, helper, a, b)
+    return impl
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod"):
+    for _cls in (float, int):
+        FUNCTIONS[getattr(_cls, f"__{_name}__")] = _slot(_cls, getattr(pybuiltins, f"op_{_name}"))
 
 
 # ------------------------------------------------------------------------------------ helpers' hooks

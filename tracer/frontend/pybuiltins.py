@@ -400,3 +400,28 @@ def bisected(a, x, lo, hi, key, right):
             else:
                 hi = mid
     return lo
+
+
+# ------------------------------------------------------------------ float.__add__ and friends
+def op_add(a, b):
+    return a + b
+
+
+def op_sub(a, b):
+    return a - b
+
+
+def op_mul(a, b):
+    return a * b
+
+
+def op_truediv(a, b):
+    return a / b
+
+
+def op_floordiv(a, b):
+    return a // b
+
+
+def op_mod(a, b):
+    return a % b
