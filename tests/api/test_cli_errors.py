@@ -16,9 +16,10 @@ KERNELS = textwrap.dedent("""\
     def scale(x: float, k: float) -> float:
         return x * k
 
-    def uses_dict(x):
-        d = {"a": x}
-        return d["a"]
+    def uses_global(x):
+        global G
+        G = x
+        return x
 
     def divides(x):
         return 1.0 / x
@@ -60,7 +61,7 @@ USAGE_ERRORS = [
     (["dump", FMA, "--args", "3.0", "oops", "1.0"], "'oops' is not a Python literal"),
     (["dump", FMA, "--args", "3.0", "1.0"], "missing a required argument: 'z'"),
     (["dump", FMA, "--args", "3.0", "1", "1.0", "--grad", "--argnums", "1"], "only float arguments"),
-    (["dump", "kernels.py:uses_dict", "--args", "1.0", "--fullgraph"], "kernels.py:5: a dict display"),
+    (["dump", "kernels.py:uses_global", "--args", "1.0", "--fullgraph"], "kernels.py:6: assigning a global"),
     (["export", FMA, *ARGS], "the following arguments are required: -o/--out"),
     (["export", FMA, *ARGS, "-o", "out", "--target", "vax"], "unknown target 'vax'"),
     (["export", FMA, *ARGS, "-o", "out", "--cpu", "no-such-cpu"], "unknown CPU 'no-such-cpu'"),
@@ -71,7 +72,7 @@ USAGE_ERRORS = [
     (["export", "kernels.py:scale", "--args", "{1: 2}", "2.0", "-o", "out"], "argument x of scale is a dict"),
     (["export", "kernels.py:scale", "--args", "np.ones(3, dtype=int)", "2.0", "-o", "out"], "is not a Python literal"),
     (["export", "kernels.py:scale", "--args", "1.0", "-o", "out"], "missing a required argument: 'k'"),
-    (["export", "kernels.py:uses_dict", "--args", "1.0", "-o", "out"], "kernels.py:5: a dict display"),
+    (["export", "kernels.py:uses_global", "--args", "1.0", "-o", "out"], "kernels.py:6: assigning a global"),
     (["export", "kernels.py:scale", "--args", "1", "2", "-o", "out", "--grad"], "no float argument to differentiate"),
 ]
 

@@ -101,17 +101,18 @@ def test_unsupported_construct_names_file_and_line(tmp_path):
     source = tmp_path / "bad.py"
     source.write_text(textwrap.dedent("""\
         def f(x):
-            d = {"a": x}
-            return d["a"]
+            global G
+            G = x
+            return x
     """))
     out = run_cli("dump", f"{source}:f", "--args", "1.0", "--fullgraph")
     assert out.returncode == 2
-    assert f"{source}:2" in out.stderr and "dict display" in out.stderr and 'd = {"a": x}' in out.stderr
+    assert f"{source}:3" in out.stderr and "assigning a global" in out.stderr and "G = x" in out.stderr
     assert "Traceback" not in out.stderr
     # as @trace does by default: the function runs as Python, and the dump says why
     out = run_cli("dump", f"{source}:f", "--args", "1.0")
     assert out.returncode == 0
-    assert "runs as Python" in out.stdout and f"{source}:2" in out.stdout and "dict display" in out.stdout
+    assert "runs as Python" in out.stdout and f"{source}:3" in out.stdout and "assigning a global" in out.stdout
 
 
 def test_traced_function_dump_method():

@@ -15,9 +15,10 @@ def div(x, y):
     return x / y
 
 
-def uses_dict(x):
-    d = {"x": x, "y": 2.0}
-    return d["x"]
+def uses_global(x):
+    global LAST
+    LAST = x
+    return x
 
 
 def factorial_times(x, n):
@@ -45,7 +46,7 @@ def test_hook_is_not_left_installed():
     compiled(2 ** 70, 3)                       # big ints run the Python function
     assert not native.installed()
     with pytest.raises(TracerError):
-        trace(uses_dict, fullgraph=True)(1.0)
+        trace(uses_global, fullgraph=True)(1.0)
     assert not native.installed()
     with pytest.raises(ZeroDivisionError):
         trace(div, fullgraph=True)(1.0, 0.0)                   # an error while compiling

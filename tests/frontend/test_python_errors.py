@@ -178,9 +178,13 @@ def test_error_messages_are_this_interpreters():
 
 
 # ============================================================================ unsupported code
-def uses_dict(x):
-    d = {"x": x, "y": 2.0}   # MARK-DICT
-    return d["x"]
+LAST = [0.0]
+
+
+def uses_global(x):
+    global LAST
+    LAST = x   # MARK-GLOBAL
+    return x
 
 
 def uses_fstring(x):
@@ -201,18 +205,19 @@ def uses_print(x):
     return x
 
 
-def _helper_with_set(v):
-    return len({v, 1.0}) * v   # MARK-SET-IN-HELPER
+def _helper_with_import(v):
+    import math  # MARK-IMPORT-IN-HELPER
+    return math.sqrt(v)
 
 
-def calls_helper_with_set(x):
-    return _helper_with_set(x) + 1.0
+def calls_helper_with_import(x):
+    return _helper_with_import(x) + 1.0
 
 
-@pytest.mark.parametrize("fn, marker", [(uses_dict, "MARK-DICT"), (uses_fstring, "MARK-FSTRING"),
+@pytest.mark.parametrize("fn, marker", [(uses_global, "MARK-GLOBAL"), (uses_fstring, "MARK-FSTRING"),
                                         (uses_print, "MARK-PRINT"),
-                                        (calls_helper_with_set, "MARK-SET-IN-HELPER")],
-                         ids=["dict", "fstring", "print", "set-in-inlined-helper"])
+                                        (calls_helper_with_import, "MARK-IMPORT-IN-HELPER")],
+                         ids=["global", "fstring", "print", "import-in-inlined-helper"])
 def test_unsupported_construct_is_a_tracer_error_naming_the_line(fn, marker):
     compiled = trace(fn, fullgraph=True)
     with pytest.raises(TracerError) as error:

@@ -194,6 +194,11 @@ def _load(tracer, lst: DynList, i):
     return _unpack(tracer, lst, tracer.builder.emit("list_get", (lst.handle, tracer.builder.value(i))))
 
 
+def item_at(tracer, lst: DynList, i: int):
+    """The item at `i`, which the trace knows is in range (no check)."""
+    return _load(tracer, lst, tracer.builder.const(i))
+
+
 def get(tracer, lst: DynList, index):
     """lst[index]."""
     _known(tracer, lst)

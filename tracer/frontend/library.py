@@ -314,8 +314,9 @@ def _sorted(tracer, iterable, *, key=None, reverse=False):
         return sorted(items, reverse=reverse)
     if is_symbolic(reverse):
         raise tracer.error("sorted() with a traced reverse= is not supported")
-    if len(items) > SORTED_LIMIT:        # an insertion sort whose loops compile
-        return tracer.call(pybuiltins.sorted_list, [items, key, bool(reverse)], {})
+    if len(items) > SORTED_LIMIT:        # an insertion sort whose loops compile; as many items out
+        out = tracer.call(pybuiltins.sorted_list, [items, key, bool(reverse)], {})
+        return [dynlists.item_at(tracer, out, i) for i in range(len(items))]
     return tracer.call(pybuiltins.sorted_items, [items, key, bool(reverse)], {})
 
 
