@@ -377,3 +377,20 @@ for _op, _name in BINARY_DUNDERS.items():
 for _name, _method in [("__neg__", _neg), ("__pos__", _pos), ("__invert__", _invert), ("__abs__", _abs),
                        ("__iter__", _iter), ("__bool__", _bool), ("__len__", _len)]:
     setattr(TracedInstance, _name, _method)
+
+
+# ------------------------------------------------------------------------------------ class statements
+def build_class(tracer, body, name, *bases, **kwargs):
+    """A `class` statement inside the traced function (builtins.__build_class__): the class is
+    made by CPython at trace time, its body run on constants, and is a constant of the trace.
+    A body that reads the function's variables (a closure) is not supported."""
+    if type(body).__name__ != "SymbolicFunction" or not isinstance(name, str) \
+            or not all(isinstance(b, type) for b in bases) or kwargs \
+            or any(c.contents is not NULL for c in body.closure):
+        raise tracer.error(f"a class statement ({name}) whose body reads the function's variables, or with "
+                           f"bases or keywords known only at run time, is not supported")
+    import builtins
+    for cell in body.closure:            # the class's own name, which its methods read once it is made
+        cell.real = types.CellType()
+    closure = tuple(cell.real for cell in body.closure)
+    return builtins.__build_class__(types.FunctionType(body.code, body.globals, name, None, closure), name, *bases)

@@ -36,10 +36,11 @@ from dataclasses import dataclass, field
 from tracer.frontend.builder import is_traced
 from tracer.frontend.dicts import DynDict, DynSet
 from tracer.frontend.dynlists import DynList, python_items
-from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject
+from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, MaybeNone
 from tracer.ir import BOOL, F64, I64
 
 HEAPTYPE = 1 << 9                     # Py_TPFLAGS_HEAPTYPE: a class defined by a class statement
+IMMUTABLETYPE = 1 << 8                # Py_TPFLAGS_IMMUTABLETYPE: a C type (heap types too: itertools' on 3.13)
 MISSING = object()
 OBJECT_SLOTS = {name: object.__dict__[name] for name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__",
                                                          "__ge__", "__init__", "__new__", "__setattr__",
@@ -149,8 +150,8 @@ def unsupported_class(cls: type) -> str | None:
 
 def is_user_class(fn) -> bool:
     """A class defined by class statements only (no builtin base, not an exception class)."""
-    return isinstance(fn, type) and all(k.__flags__ & HEAPTYPE for k in fn.__mro__[:-1]) \
-        and not issubclass(fn, BaseException)
+    return isinstance(fn, type) and all(k.__flags__ & HEAPTYPE and not k.__flags__ & IMMUTABLETYPE
+                                        for k in fn.__mro__[:-1]) and not issubclass(fn, BaseException)
 
 
 def class_attribute(tracer, cls: type, name: str):
@@ -363,6 +364,8 @@ def result_shape(value, memo: dict | None = None):
         return ("set constant", tuple(value))
     if isinstance(value, DynList):
         return ("records", value.item)
+    if isinstance(value, MaybeNone):
+        return ("optional", result_shape(value.value, memo))
     if isinstance(value, DynSet):
         return ("set", result_shape(value.keys, memo))
     if isinstance(value, DynDict):
@@ -386,6 +389,8 @@ def materialize(shape, result, made: dict | None = None):
         return result.tolist()
     if shape[0] == "constant":
         return shape[1]
+    if shape[0] == "optional":
+        return materialize(shape[1], result[1], made) if result[0] else None
     if shape[0] == "set constant":
         return set(shape[1])
     if shape[0] == "set":

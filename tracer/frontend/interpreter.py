@@ -42,6 +42,7 @@ from tracer.frontend.objects import (
     Cell,
     ExternalList,
     ExternalObject,
+    MaybeNone,
     SymbolicFunction,
     TracedArray,
     TransformedFunction,
@@ -405,6 +406,8 @@ class Tracer:
             return b.emit("tuple", (self.result_value(obj.keys, False), self.result_value(obj.values, False)))
         if isinstance(obj, dicts.DynSet):
             return self.result_value(obj.keys, False)
+        if isinstance(obj, MaybeNone):                     # None where `present` is false
+            return b.emit("tuple", (obj.present, self.result_value(obj.value, False)))
         if type(obj) is dict:
             return b.emit("tuple", tuple(self.result_value(v, False) for v in obj.values()))
         if isinstance(obj, dynlists.DynList):                 # made again by instances.materialize

@@ -11,7 +11,7 @@ import builtins
 import math
 import sys
 
-from tracer.frontend import arrays, callouts, dicts, dynlists, gathered, numpy_bools, pybuiltins
+from tracer.frontend import arrays, callouts, dicts, dynlists, gathered, instance_ops, numpy_bools, pybuiltins
 from tracer.frontend.builder import is_traced
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.iterables import FUNCTIONS as ITERABLES
@@ -337,6 +337,7 @@ _TABLE[builtins.max] = _extremum("max", max)
 _TABLE[builtins.min] = _extremum("min", min)
 _TABLE.update(MORE_MATH)      # gcd, lcm, factorial, comb, perm, isqrt, fsum, prod, dist, isclose, ulp, modf...
 _TABLE.update(ITERABLES)      # set(), map, filter, itertools, bisect
+_TABLE[builtins.__build_class__] = instance_ops.build_class
 
 
 def tracer_items(tracer, x) -> list:

@@ -7,6 +7,7 @@
 - `SymbolicFunction` / `BoundMethod`: functions made or looked up inside the trace, to inline.
 - `TransformedFunction`: `grad(f)` made inside the trace; calling it differentiates `f` in place.
 - `Cell`: a closure cell of a traced frame.
+- `MaybeNone`: a variable that is None on some paths and a number on others.
 - `SymbolicRange`: range() with a traced bound.
 - `TracedArray` / `ArrayMethod`: a NumPy array and its bound methods (what traced code does with
   them: tracer.frontend.arrays); `array_unsupported` is the error for what it cannot do yet.
@@ -29,9 +30,19 @@ class _Null:
 NULL = _Null()
 
 
+@dataclass(frozen=True, eq=False)
+class MaybeNone:
+    """None on some paths, a number on others (`best = None`, then `best = x`): `value` where
+    `present` (a traced bool) holds, else None. A test `is None` reads `present`; any other
+    use reads `value` after checking `present` (tracer.frontend.opcodes.stack)."""
+    present: object
+    value: object
+
+
 @dataclass(eq=False)
 class Cell:
     contents: object = NULL
+    real: object = None       # a CPython cell a class made at trace time closes over (kept in step)
 
 
 class ExternalList:

@@ -17,7 +17,7 @@ from tracer import ir
 from tracer.errors import UnsupportedError
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.instances import InstanceKind, TracedInstance
-from tracer.frontend.objects import NULL, TracedArray
+from tracer.frontend.objects import NULL, MaybeNone, TracedArray
 from tracer.ir import BOOL, F64, I64, Value
 
 
@@ -31,6 +31,7 @@ class MaybeUnbound:
     """A local bound on some paths only: `value` where `bound` (a traced bool) holds."""
     bound: Value
     value: object
+
 
 
 # ------------------------------------------------------------------------------ frame states
@@ -162,6 +163,11 @@ class Maybe:
     inner: object
 
 
+@dataclass(frozen=True)
+class MaybeNoneLayout:
+    inner: object
+
+
 def _const_key(x):
     return (type(x), struct.pack("<d", x)) if isinstance(x, float) else (type(x), x)
 
@@ -205,12 +211,21 @@ def layout_of(values: list, what: str, b, force=frozenset(), mutated=frozenset()
     if force is not ALL and any(_made_inside(v.value if isinstance(v, MaybeUnbound) else v, force) for v in values):
         raise MergeError(f"{what} is an array (or list) made inside a data-dependent branch or loop and used "
                          f"after it; compiled code carries only numbers and tuples of numbers out of one", b.loc)
-    if all(v is first for v in values) and not isinstance(first, (MaybeUnbound, tuple)) \
+    if all(v is first for v in values) and not isinstance(first, (MaybeUnbound, MaybeNone, tuple)) \
             and not getattr(type(first), "carried", False) and not (is_traced(first) and first in force):
         return Same(first)
     if is_copyable_iterator(first) and all(type(v) is type(first) and v.__reduce__() == first.__reduce__()
                                              for v in values):
         return Same(first)          # copies of one iterator (each side got its own), not advanced
+    if any(v is None or isinstance(v, MaybeNone) for v in values) and not all(v is None for v in values) \
+            and all(v is None or isinstance(v, MaybeNone) or _numeric(v) for v in values):
+        inner = [v.value if isinstance(v, MaybeNone) else v for v in values if v is not None]
+        kinds = {b.kind(v) for v in inner}
+        if len(kinds) > 1:
+            raise MergeError(f"{what} is None on one path and {' or '.join(TYPE_NAMES[k] for k in kinds)} on others; "
+                             f"compiled code needs one type", b.loc)
+        # (always carried: a constant on the paths seen so far may be computed on the next ones)
+        return MaybeNoneLayout(Slot(kinds.pop()))
     if any(v is NULL or isinstance(v, MaybeUnbound) for v in values):
         inner = [v.value if isinstance(v, MaybeUnbound) else v for v in values if v is not NULL]
         if heaps is not None:
@@ -364,7 +379,7 @@ def layout_types(layout) -> list:
         return [layout.type]
     if isinstance(layout, Many):
         return [t for p in layout.parts for t in layout_types(p)]
-    if isinstance(layout, Maybe):
+    if isinstance(layout, (Maybe, MaybeNoneLayout)):
         return [BOOL] + layout_types(layout.inner)
     return []
 
@@ -391,6 +406,12 @@ def flatten(layout, value, b, heap=None) -> list[Value]:
         else:
             fields = value.fields()
         return [x for p, f in zip(layout.parts, fields) for x in flatten(p, f, b, heap)]
+    if isinstance(layout, MaybeNoneLayout):
+        if value is None:
+            return [b.const(False)] + zeros(layout.inner, b)
+        if isinstance(value, MaybeNone):
+            return [value.present] + flatten(layout.inner, value.value, b, heap)
+        return [b.const(True)] + flatten(layout.inner, value, b, heap)
     if value is NULL:
         return [b.const(False)] + zeros(layout.inner, b)
     if isinstance(value, MaybeUnbound):
@@ -426,6 +447,10 @@ def rebuild(layout, leaves: list):
         return tuple(parts) if layout.kind is tuple else layout.kind(*parts)
     bound = leaves.pop(0)
     value = rebuild(layout.inner, leaves)
+    if isinstance(layout, MaybeNoneLayout):
+        if bound.op == "const":
+            return value if bound.attrs["value"] else None
+        return MaybeNone(bound, value)
     if bound.op == "const":
         return value if bound.attrs["value"] else NULL
     return MaybeUnbound(bound, value)

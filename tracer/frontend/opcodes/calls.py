@@ -1,6 +1,7 @@
 """Opcode handlers: calls, attribute and method loads, function objects."""
 from __future__ import annotations
 
+import builtins
 import cmath
 import math
 import operator
@@ -88,6 +89,9 @@ class CallOps:
         if flags & 0x01:
             fn.defaults = tuple(self.pop())
         self.push(fn)
+
+    def op_LOAD_BUILD_CLASS(self, instr):        # a class statement: made at trace time (instance_ops)
+        self.push(builtins.__build_class__)
 
     def op_SET_FUNCTION_ATTRIBUTE(self, instr):
         fn = self.pop()

@@ -21,6 +21,7 @@ from tracer.frontend.objects import (
     BoundMethod,
     ExternalList,
     ExternalObject,
+    MaybeNone,
     SymbolicFunction,
     SymbolicRange,
     TracedArray,
@@ -61,13 +62,16 @@ class ControlFlowOps:
         return self.branch(truth, *sides, targets=(target, self.pc))
 
     def _pop_jump_none(self, instr, when: bool):
+        value = self.stack[-1]
+        if isinstance(value, MaybeNone):          # None on some paths: a traced test
+            return self._jump_on(self.builder.logical_not(value.present), when, instr.arg)
         if (self.pop() is None) == when:
             self.jump(instr.arg)
 
     def op_POP_JUMP_IF_TRUE(self, instr): return self._jump_on(self.stack[-1], True, instr.arg)
     def op_POP_JUMP_IF_FALSE(self, instr): return self._jump_on(self.stack[-1], False, instr.arg)
-    def op_POP_JUMP_IF_NONE(self, instr): self._pop_jump_none(instr, True)
-    def op_POP_JUMP_IF_NOT_NONE(self, instr): self._pop_jump_none(instr, False)
+    def op_POP_JUMP_IF_NONE(self, instr): return self._pop_jump_none(instr, True)
+    def op_POP_JUMP_IF_NOT_NONE(self, instr): return self._pop_jump_none(instr, False)
     op_POP_JUMP_FORWARD_IF_TRUE = op_POP_JUMP_BACKWARD_IF_TRUE = op_POP_JUMP_IF_TRUE
     op_POP_JUMP_FORWARD_IF_FALSE = op_POP_JUMP_BACKWARD_IF_FALSE = op_POP_JUMP_IF_FALSE
     op_POP_JUMP_FORWARD_IF_NONE = op_POP_JUMP_BACKWARD_IF_NONE = op_POP_JUMP_IF_NONE
@@ -211,6 +215,8 @@ class ControlFlowOps:
         """If the loop at `here` is a list comprehension's, with a trip count known at trace time,
         its (empty) list becomes a ListView the loop fills (LIST_APPEND stores item i at i)."""
         b = self.builder
+        if it.stop is None:            # a loop over a list of run-time length: no trip count
+            return
         if not self.tracer.gather_lists or not all(not is_traced(x) for x in it.fields()[:3]) \
                 or is_traced(it.index) and it.index.op != "const":
             return

@@ -8,7 +8,7 @@ from bytecode import BinaryOp
 from tracer.frontend import arrays, dicts, dynlists, instance_ops, numpy_bools, pybuiltins
 from tracer.frontend.builder import BINARY_OPS, is_traced
 from tracer.frontend.numpy_scalars import checked_scalar_arithmetic
-from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray, array_unsupported
+from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, MaybeNone, TracedArray, array_unsupported
 from tracer.frontend.opcodes.containers import (
     both_true,
     either_true,
@@ -217,6 +217,9 @@ class NumberOps:
         whether two inputs are the same object is not guarded, so that is not supported."""
         if instance_ops.involved(a, b):        # objects made in the trace (tracer.frontend.instance_ops)
             return instance_ops.identical(self.tracer, a, b)
+        for x, y in ((a, b), (b, a)):
+            if isinstance(x, MaybeNone) and y is None:     # None on some paths
+                return self.builder.logical_not(x.present)
         for x, y in ((a, b), (b, a)):
             if is_traced(x):
                 if y is None:

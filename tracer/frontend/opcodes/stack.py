@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import sys
 
+from tracer.frontend.builder import NeedsPython
 from tracer.frontend.generators import SUM_LOCAL
-from tracer.frontend.objects import NULL, Cell
+from tracer.frontend.objects import NULL, Cell, MaybeNone
 from tracer.frontend.states import MaybeUnbound
 
 
@@ -15,6 +16,10 @@ def unbound_message(name: str) -> str:
 def _name(arg) -> str:
     """Cell and free variables arrive as CellVar/FreeVar objects on 3.11, as names later."""
     return getattr(arg, "name", arg)
+
+
+NONE_TESTS = {"POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE", "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
+              "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"}
 
 
 class StackOps:
@@ -61,7 +66,20 @@ class StackOps:
             b = self.builder
             b.raise_if(b.logical_not(value.bound), UnboundLocalError(unbound_message(name)))
             value = self.locals[name] = value.value
+        if isinstance(value, MaybeNone) and not self.tests_none_next():
+            # None on some paths, used as a number here: where it is None, Python runs the
+            # function (and raises its TypeError, or does what it does with None)
+            b = self.builder
+            b.raise_if(b.logical_not(value.present), NeedsPython("a variable that is None here, used as a number"))
+            return value.value
         return value
+
+    def tests_none_next(self) -> bool:
+        """Whether the instructions after this load test it against None (`x is None`, `if x is
+        not None`), store it elsewhere or return it, which take the variable as it is."""
+        following = [i.name for i in self.instrs[self.pc:self.pc + 3] if hasattr(i, "opcode")][:2]
+        return bool(following) and (following[0] in NONE_TESTS or following[0] in ("STORE_FAST", "RETURN_VALUE")
+                                    or following == ["LOAD_CONST", "IS_OP"])
 
     def op_LOAD_FAST(self, instr):
         self.push(self.load_local(instr.arg))
@@ -131,7 +149,10 @@ class StackOps:
         self.push(value)
 
     def op_STORE_DEREF(self, instr):
-        self.cells[_name(instr.arg)].contents = self.pop()
+        cell = self.cells[_name(instr.arg)]
+        cell.contents = self.pop()
+        if cell.real is not None:            # (the class statement's own name, for its methods)
+            cell.real.cell_contents = cell.contents
 
     # -- globals
     def op_LOAD_GLOBAL(self, instr):
