@@ -34,6 +34,7 @@ from tracer.frontend.branches import RETURN, Branching, RestartLoop
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
 from tracer.frontend.flow import flow_graph
 from tracer.frontend.generators import SymbolicGenerator
+from tracer.frontend.iterables import NOT_CONSTANT, string_method
 from tracer.frontend.iteration import ListChanged
 from tracer.frontend.objects import (
     NULL,
@@ -332,10 +333,9 @@ class Tracer:
             return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (dict, set, dicts.InputDict):
             return dicts.trace_time_method(self, fn.__self__, fn.__name__, list(args), kwargs)
-        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (str, bytes):
-            args = [list(a) if isinstance(a, SymbolicGenerator) else a for a in args]   # ("".join(... for c in s))
-            if all(map(_constant_argument, [*args, *kwargs.values()])):
-                return fn(*args, **kwargs)       # a string method on constants: what Python gives
+        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (str, bytes) \
+                and (made := string_method(fn, args, kwargs)) is not NOT_CONSTANT:
+            return made                      # a string method on constants: what Python gives
         if isinstance(fn, type) and issubclass(fn, BaseException) and all(is_number(a) or isinstance(a, str) for a in args):
             return fn(*args)
         deferred = callouts.exception_of(fn, args, kwargs) if self.call_out else None
@@ -427,14 +427,6 @@ def _numpy_constant(obj) -> bool:
     import numpy
     return (numpy_api.lookup(obj) is not None or isinstance(obj, numpy.dtype)
             or (isinstance(obj, type) and issubclass(obj, numpy.generic)))
-
-
-def _constant_argument(x) -> bool:
-    """A trace-time constant a string method may take: a string, a number, None, or a list or
-    tuple of them."""
-    if type(x) in (list, tuple):
-        return all(map(_constant_argument, x))
-    return x is None or type(x) in (str, bytes, int, float, bool)
 
 
 class AlwaysRaises:

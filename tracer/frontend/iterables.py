@@ -17,6 +17,7 @@ import itertools
 
 from tracer.frontend import dicts, dynlists, pybuiltins
 from tracer.frontend.builder import is_traced
+from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.opcodes.containers import materialize
 from tracer.ir import BOOL, F64, I64
 
@@ -124,6 +125,24 @@ def _of_constants(real):
 for _f in (builtins.ord, builtins.chr, builtins.bin, builtins.hex, builtins.oct, builtins.repr, builtins.ascii,
            builtins.format):
     FUNCTIONS[_f] = _of_constants(_f)
+
+
+NOT_CONSTANT = object()
+
+
+def string_method(fn, args: list, kwargs: dict):
+    """A str method called on constants (a generator of constants is listed first: `"".join(c
+    for c in s)`): what Python gives; NOT_CONSTANT where an argument is traced."""
+    args = [list(a) if isinstance(a, SymbolicGenerator) else a for a in args]
+    if not all(map(_constant_argument, [*args, *kwargs.values()])):
+        return NOT_CONSTANT
+    return fn(*args, **kwargs)
+
+
+def _constant_argument(x) -> bool:
+    if type(x) in (list, tuple):
+        return all(map(_constant_argument, x))
+    return x is None or type(x) in (str, bytes, int, float, bool)
 
 
 # ------------------------------------------------------------------------------------ float.__add__
