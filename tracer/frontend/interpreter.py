@@ -72,6 +72,7 @@ from tracer.ir import I64_MAX, I64_MIN, ArrayType, Function, Value, verify
 _MISSING = object()
 MAX_INSTRUCTIONS = 2_000_000   # a trace this long is almost certainly an endless trace-time loop
 MAX_INLINE_DEPTH = 64
+MAX_RECURSION_UNROLL = 24      # calls of one function inside itself that a recursion unrolls
 CO_GENERATOR = 0x20
 IMMUTABLE_CONSTANTS = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type,
                        str, bytes, type(None), type(Ellipsis), range, types.MethodType, native.Dispatcher,
@@ -352,6 +353,8 @@ class Tracer:
     def inline(self, code, globals, builtins, name, args, kwargs, defaults, kwdefaults, cells):
         # recursion (a call of a function already being inlined, or of one that names itself):
         # unrolled, on arguments known at trace time
+        if self.call_stack.count(code) >= MAX_RECURSION_UNROLL:     # (the tracer's own stack stays shallow)
+            raise self.error(f"recursion deeper than {MAX_RECURSION_UNROLL} calls ({name}()) is not supported yet")
         if code in self.call_stack or names_itself(code):
             args, kwargs = recursion_arguments(self, name, args, kwargs, cells)
         if len(self.call_stack) >= MAX_INLINE_DEPTH:
