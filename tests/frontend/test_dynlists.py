@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tests.support.oracle import outcome, same_value
+from tests.support.oracle import outcome, same_outcome
 from tracer import trace
 
 
@@ -172,11 +172,7 @@ CASES = [
 def test_like_cpython(fn, args):
     expected = outcome(fn, args)
     got = outcome(trace(fullgraph=True)(fn), args)
-    assert got[0] == expected[0], (got, expected)
-    if expected[0] == "raise":
-        assert got[1:] == expected[1:]
-    else:
-        assert same_value(got[1], expected[1]), (got, expected)
+    assert same_outcome(got, expected), (got, expected)
 
 
 def test_compiled_as_a_list_of_run_time_length():

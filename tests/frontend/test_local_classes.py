@@ -3,7 +3,7 @@ on constants) and its instances are traced like those of any user class. Checked
 CPython."""
 import pytest
 
-from tests.support.oracle import outcome, same_value
+from tests.support.oracle import outcome, same_outcome
 from tracer import trace
 from tracer.errors import UnsupportedError
 
@@ -41,7 +41,7 @@ def closes_over(xs, k):
 def test_like_cpython(fn, args):
     expected = outcome(fn, args)
     got = outcome(trace(fullgraph=True)(fn), args)
-    assert got[0] == expected[0] and same_value(got[1], expected[1]), (got, expected)
+    assert same_outcome(got, expected), (got, expected)
 
 
 def test_a_class_body_reading_the_function_is_reported():
