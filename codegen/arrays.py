@@ -22,14 +22,24 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from codegen.kernel import DOUBLE, FLOAT, I1, I64, PTR, ArrayValue, KernelBuilder, for_range, for_rows, for_strips
+from codegen.kernel import (
+    I1,
+    I64,
+    LLVM_TYPES,
+    PTR,
+    ArrayValue,
+    KernelBuilder,
+    for_range,
+    for_rows,
+    for_strips,
+)
 from codegen.lowerings import lowering_for, lowers
 from tracer import ir
 from tracer.errors import Status
 
 I8 = ll.IntType(8)
-ELEMENT_TYPES = {ir.F64: DOUBLE, ir.F32: FLOAT, ir.I64: I64, ir.BOOL: I8}     # NumPy's bool is one byte
-ITEM_SIZE = {ir.F64: 8, ir.F32: 4, ir.I64: 8, ir.BOOL: 1}
+ELEMENT_TYPES = {**LLVM_TYPES, ir.BOOL: I8}     # NumPy's bool is one byte
+ITEM_SIZE = {t: ir.BITS[t] // 8 for t in ELEMENT_TYPES}
 ARENA_HEADER = 16           # bytes before each arena block's data: the next block (keeps 16-byte alignment)
 NULL = ll.Constant(PTR, None)
 

@@ -27,6 +27,7 @@ import struct
 from llvmlite import ir as ll
 
 from codegen.arrays import VIEWS, result_struct
+from codegen.casts import to_double
 from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, llvm_type
 from codegen.lower import raise_sites
 from codegen.tracebacks import CALL_OUT_FAILED, TracebackSites, traceback_symbols
@@ -83,17 +84,24 @@ def object_symbols(fn: ir.Function, entry_args: list[ir.EntryArg]) -> dict[str, 
     if results:
         symbols[NEW_ARRAY] = numpy_api_function(NEW_ARRAY_INDEX)
         symbols[SET_BASE] = numpy_api_function(SET_BASE_INDEX)
-    if ir.F32 in ir.leaf_types(fn.result_type):
+    scalars = set(ir.leaf_types(fn.result_type)) & set(ir.NARROW)            # np.float32(...), np.uint8(...)
+    scalars |= {a.type for a in entry_args if a.numpy or a.type in ir.NARROW}   # NumPy scalar arguments
+    scalars |= {t for t, numpy in zip(ir.leaf_types(fn.result_type), fn.numpy_results) if numpy}
+    for t in scalars:
         import numpy
-        symbols[FLOAT32] = id(numpy.float32)
+        symbols[numpy_scalar_type(t)] = id(numpy.dtype(ir.NUMPY_DTYPE_NAMES[t]).type)
     return symbols
+
+
+def numpy_scalar_type(t: ir.ScalarType) -> str:
+    """The symbol of NumPy's scalar type for narrow dtype `t` (numpy.float32, numpy.uint8...)."""
+    return f"__tracer_numpy_{ir.NUMPY_DTYPE_NAMES[t]}"
 
 
 NEW_ARRAY, NEW_ARRAY_INDEX = "__tracer_PyArray_NewFromDescr", 94   # slots in NumPy's C API table
 SET_BASE, SET_BASE_INDEX = "__tracer_PyArray_SetBaseObject", 282
 FREE_CAPSULE = "__tracer_free_capsule"
 NPY_ARRAY_CARRAY = 0x0001 | 0x0100 | 0x0400       # C-contiguous, aligned, writeable
-FLOAT32 = "__tracer_numpy_float32"
 
 
 def numpy_api_function(index: int) -> int:
@@ -117,6 +125,7 @@ class CApi:
         "PyLong_AsLongLongAndOverflow": (I64, [PTR, PTR]),
         "PyFloat_FromDouble": (PTR, [DOUBLE]),
         "PyLong_FromLongLong": (PTR, [I64]),
+        "PyLong_FromUnsignedLongLong": (PTR, [I64]),
         "PyTuple_New": (PTR, [I64]),
         "PyTuple_SetItem": (I32, [PTR, I64, PTR]),
         "Py_IncRef": (ll.VoidType(), [PTR]),      # a function, so immortal objects (3.12+) are right
@@ -173,6 +182,7 @@ class EntryBuilder:
         self.function = function
         self.builder = ll.IRBuilder(function.append_basic_block("entry"))
         self.api = CApi(module, self.builder)
+        self.numpy_leaves: list[bool] = []   # per result leaf: box it as a NumPy scalar (box)
         self.miss = function.append_basic_block("guard_miss")
         with self.builder.goto_block(self.miss):
             self.builder.ret(NULL)
@@ -221,6 +231,8 @@ class EntryBuilder:
         b, api = self.builder, self.api
         if isinstance(arg.type, ir.ArrayType):
             return self.unbox_array(obj, arg.type)
+        if arg.numpy or arg.type in ir.NARROW:
+            return self.unbox_numpy_scalar(obj, arg.type)
         if arg.type == ir.BOOL:       # the only bools are the two singletons
             is_true = b.icmp_unsigned("==", obj, api.address("_Py_TrueStruct"))
             self.guard(b.or_(is_true, b.icmp_unsigned("==", obj, api.address("_Py_FalseStruct"))))
@@ -233,6 +245,17 @@ class EntryBuilder:
         value = api.call("PyLong_AsLongLongAndOverflow", obj, overflow)
         self.guard(b.icmp_signed("==", b.load(overflow, typ=I32), ll.Constant(I32, 0)))
         return value
+
+    def unbox_numpy_scalar(self, obj: ll.Value, t: ir.ScalarType) -> ll.Value:
+        """The value of a NumPy scalar of exactly t's type: its C value, right after the object
+        header (NumPy's Py<Type>ScalarObject: PyObject_HEAD, then obval)."""
+        b, api = self.builder, self.api
+        ob_type = b.load(b.gep(obj, [ll.Constant(I32, 0), ll.Constant(I32, 1)], source_etype=PY_OBJECT), typ=PTR)
+        self.guard(b.icmp_unsigned("==", ob_type, api.address(numpy_scalar_type(t))))
+        obval = b.gep(obj, [ll.Constant(I32, 1)], source_etype=PY_OBJECT)
+        if t == ir.BOOL:
+            return b.icmp_unsigned("!=", b.load(obval, typ=ll.IntType(8)), ll.Constant(ll.IntType(8), 0))
+        return b.load(obval, typ=llvm_type(t))
 
     def box_array(self, t: ir.ArrayType, result: ll.Value) -> ll.Value:
         """A new ndarray over a kernel's array result, without a copy (`result` points at
@@ -304,17 +327,25 @@ class EntryBuilder:
         else:
             self.guard(b.icmp_unsigned("==", value, ll.Constant(I1, int(expected))))
 
-    def box_float32(self, x: ll.Value) -> ll.Value:
-        """numpy.float32(float(x)) (exact), or NULL with an exception set."""
+    def box_numpy(self, t: ir.ScalarType, x: ll.Value) -> ll.Value:
+        """numpy.<dtype>(x as a Python int, float or bool) (exact), or NULL with an exception set."""
         b, api = self.builder, self.api
-        number = api.call("PyFloat_FromDouble", b.fpext(x, ll.DoubleType()))
-        call, done = self.function.append_basic_block("float32_box"), self.function.append_basic_block("float32_done")
+        if t in ir.FLOATS:
+            number = api.call("PyFloat_FromDouble", to_double(b, t, x))
+        elif t == ir.BOOL:
+            number = b.select(x, api.address("_Py_TrueStruct"), api.address("_Py_FalseStruct"))
+            api.call("Py_IncRef", number)
+        elif t in ir.UNSIGNED:
+            number = api.call("PyLong_FromUnsignedLongLong", b.zext(x, I64) if ir.BITS[t] < 64 else x)
+        else:
+            number = api.call("PyLong_FromLongLong", b.sext(x, I64) if ir.BITS[t] < 64 else x)
+        call, done = self.function.append_basic_block("numpy_box"), self.function.append_basic_block("numpy_done")
         start = b.block
         b.cbranch(b.icmp_unsigned("==", number, NULL), done, call)
         b.position_at_end(call)
         slot = b.alloca(PTR)
         b.store(number, slot)
-        obj = api.call("PyObject_Vectorcall", api.address(FLOAT32), slot, ll.Constant(I64, 1), NULL)
+        obj = api.call("PyObject_Vectorcall", api.address(numpy_scalar_type(t)), slot, ll.Constant(I64, 1), NULL)
         api.call("Py_DecRef", number)
         b.branch(done)
         b.position_at_end(done)
@@ -327,10 +358,11 @@ class EntryBuilder:
         """A new reference to the Python value of `t` from its leaves (consumed from the front),
         or NULL with an exception set (and nothing leaked) if an allocation fails."""
         b, api = self.builder, self.api
+        if not isinstance(t, ir.TupleType) and (self.numpy_leaves.pop(0) if self.numpy_leaves else False) \
+                or t in ir.NARROW:
+            return self.box_numpy(t, leaves.pop(0))
         if t == ir.F64:
             return api.call("PyFloat_FromDouble", leaves.pop(0))
-        if t == ir.F32:
-            return self.box_float32(leaves.pop(0))
         if t == ir.I64:
             return api.call("PyLong_FromLongLong", leaves.pop(0))
         if t == ir.BOOL:
@@ -482,6 +514,7 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
         e.api.call("Py_IncRef", none)
         b.ret(none)
         return function
+    e.numpy_leaves = list(fn.numpy_results)
     b.ret(e.box(fn.result_type, values))
     return function
 

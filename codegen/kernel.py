@@ -43,7 +43,9 @@ C_MEMORY = KernelRuntime("malloc", "free")
 # (for_range, for_strips, for_rows).
 POLL_BUDGET = 1 << 20
 
-LLVM_TYPES = {ir.F64: DOUBLE, ir.F32: FLOAT, ir.I64: I64, ir.BOOL: I1}
+# NumPy's narrow integers are LLVM integers of their width; a float16 is its 16 bits (codegen.casts)
+LLVM_TYPES = {ir.F64: DOUBLE, ir.F32: FLOAT, ir.F16: ll.IntType(16), ir.BOOL: I1,
+              **{t: ll.IntType(ir.BITS[t]) for t in ir.INTEGERS}}
 
 # An i32 of each kernel's module: before a kernel returns a status its entry raises as an
 # exception, it notes there which value failed (its index in codegen.lower.failure_sites, or -1),

@@ -19,6 +19,7 @@ from llvmlite import ir as ll
 from codegen import (
     arrays,
     callouts,
+    casts,
     fpflags,
     lists,
     masks,
@@ -54,7 +55,8 @@ from tracer.ir.array_ops import ELEMENTWISE
 from tracer.ir.ops import OPS, sets_fp_flags
 
 # the modules whose rules `lowering_for` finds (each registers its own, with @lowers)
-RULE_MODULES = (scalars, numpy_math, arrays, reductions, matmul, tape, lists, callouts, scans, sorts, masks, take)
+RULE_MODULES = (scalars, casts, numpy_math, arrays, reductions, matmul, tape, lists, callouts, scans, sorts, masks,
+                take)
 
 
 # ----------------------------------------------------------------------- values with no code

@@ -24,7 +24,13 @@ from tracer.ir.ops import MATH_CAN_OVERFLOW, MATH_UNARY
 
 @lowers("const")
 def const(k, v):
-    return ll.Constant(llvm_type(v.type), v.attrs["value"])
+    value = v.attrs["value"]
+    if v.type == ir.F16:                  # its bits (codegen.casts)
+        import numpy
+        value = int(numpy.float16(value).view(numpy.uint16))
+    elif v.type in ir.UNSIGNED and value >= 2 ** (ir.BITS[v.type] - 1):
+        value -= 2 ** ir.BITS[v.type]     # the same bits, as LLVM reads an integer literal
+    return ll.Constant(llvm_type(v.type), value)
 
 
 # --------------------------------------------------------------------------------- arithmetic

@@ -14,7 +14,8 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tracer.frontend import arrays, numpy_api  # noqa: E402  (after the path set-up above)
+from tracer.frontend import arrays, numpy_api, numpy_dtypes  # noqa: E402  (after the path set-up above)
+from tracer.frontend.dtypes import CAST_NARROW  # noqa: E402
 from tracer.ir import NUMPY_DTYPE_NAMES  # noqa: E402
 
 OUT = ROOT / "docs" / "numpy.md"
@@ -48,6 +49,15 @@ def render() -> str:
         "NumPy, a 0-d result is a NumPy scalar, but for the functions that make arrays (`np.array`, `np.zeros`...).",
         "",
         "Array dtypes: " + ", ".join(f"`{n}`" for n in sorted(set(NUMPY_DTYPE_NAMES.values()))) + ".",
+        "",
+        "Arithmetic and comparisons follow NumPy 2's promotion (NEP 50: Python numbers are weak) and wrap",
+        "around as NumPy's do. On arrays of " + ", ".join(f"`{NUMPY_DTYPE_NAMES[t]}`" for t in CAST_NARROW)
+        + ", the functions that only move elements (reshape, slicing, concatenation, masks, `np.where`...)",
+        "and these take them, with NumPy's result dtype: "
+        + "; ".join(f"{what}: " + ", ".join(f"`np.{n}`" for n in sorted(names & set(implementations))) for what, names in (
+            ("the input's dtype", numpy_dtypes.KEEP), ("int64/uint64 accumulators", numpy_dtypes.ACCUMULATE),
+            ("positions", numpy_dtypes.INDEX), ("float64 of integers", numpy_dtypes.TO_FLOAT)))
+        + ". float16 takes the first and third groups only. Other functions refuse them with a clear error.",
         "",
         f"## Functions ({len(implementations)})",
         "",

@@ -29,6 +29,7 @@ from tracer.errors import BigIntInput, UnsupportedError
 from tracer.frontend.arrays import is_ndarray
 from tracer.frontend.binding import CO_VARARGS, bind_arguments
 from tracer.frontend.capture import call_intercepted, warn_storm
+from tracer.frontend.dtypes import numpy_scalar_dtype
 from tracer.frontend.interpreter import trace_frame
 from tracer.frontend.loader import ALIASED
 from tracer.ir import I64_MAX, I64_MIN
@@ -193,7 +194,7 @@ class CodeCompiler:
         result = self.call_existing(full)
         if result is not native.MISS:
             return result
-        if any(_is_numpy_scalar(a) for a in full):
+        if any(_is_numpy_scalar(a) and (self.transform is not None or numpy_scalar_dtype(a) is None) for a in full):
             return self._numpy_scalar_call(args, kwargs)
         try:
             self._check_argument_types(full)
@@ -273,7 +274,7 @@ class CodeCompiler:
         names = self.code.co_varnames
         for name, a in zip(names, args):
             if type(a) in (float, int, bool, str, list, tuple, dict, types.FunctionType, types.BuiltinFunctionType) \
-                    or a is None:
+                    or a is None or numpy_scalar_dtype(a) is not None:
                 continue
             if isinstance(a, (int, float)):
                 raise TypeError(f"{self.name}() argument '{name}' is a {type(a).__name__} (a subclass of "

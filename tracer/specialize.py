@@ -245,7 +245,7 @@ def entry_args_for(trace: Trace, optimized: Function) -> list[EntryArg]:
     path, or the loaded leaves (one per IR parameter) otherwise."""
     if _is_fast(trace):
         return entry_args_for_arguments(trace)
-    return [EntryArg(p.type, i) for i, p in enumerate(optimized.params)]
+    return [EntryArg(p.type, i, numpy=bool(p.attrs.get("numpy"))) for i, p in enumerate(optimized.params)]
 
 
 def _native_guard(g) -> bool:
@@ -256,7 +256,7 @@ def _native_guard(g) -> bool:
 def entry_args_for_arguments(trace: Trace) -> list[EntryArg]:
     by_arg: dict[int, EntryArg] = {}
     for i, (source, param) in enumerate(trace.leaves):
-        by_arg[source.index] = EntryArg(param.type, i)
+        by_arg[source.index] = EntryArg(param.type, i, numpy=bool(param.attrs.get("numpy")))
     for pin in trace.pins:
         by_arg[pin.source.index] = EntryArg(type_of_constant(pin.value), None, pin.value)
     assert sorted(by_arg) == list(range(trace.nargs)), "every argument is a leaf or pinned"

@@ -95,9 +95,9 @@ ARRAY_OPS = ("dim", "load", "index", "broadcast_in_dim", "transpose", "reduce", 
              "index_update", "index_add")
 # scan: tests/frontend/test_numpy_more.py; sort, argsort, permute, searchsorted: tests/frontend/test_numpy_sort.py;
 # mask_select, mask_update: tests/frontend/test_numpy_masks.py; index_*: tests/frontend/test_numpy_take.py; tests/codegen/test_array_kernels.py, test_array_ops.py, test_array_slicing.py, test_inplace.py; "map" in tests/transforms/test_fusion.py
-# python_call: tests/api/test_graph_breaks.py
+# python_call: tests/api/test_graph_breaks.py; cast: tests/codegen/test_casts.py
 SCALAR_OPS = [name for name in ops.OPS if name not in
-              ("param", "const", "tuple", "getitem", "fma", "pow", "python_call") + CONTROL_FLOW + TAPE_OPS + LIST_OPS + ARRAY_OPS]
+              ("param", "const", "tuple", "getitem", "fma", "pow", "python_call", "cast") + CONTROL_FLOW + TAPE_OPS + LIST_OPS + ARRAY_OPS]
 
 
 @pytest.mark.parametrize("op", SCALAR_OPS)

@@ -26,12 +26,13 @@ from __future__ import annotations
 import math
 
 from tracer.frontend.builder import is_number, is_traced
+from tracer.frontend.dtypes import CAST_NARROW, cast, check_weak_int, is_strong, kind, narrow, promote_narrow, widen
 from tracer.frontend.iteration import RangeIter
 from tracer.frontend.numpy_scalars import checked_scalar_arithmetic, made_by_numpy
 from tracer.frontend.objects import ArrayMethod, TracedArray, array_unsupported
-from tracer.ir import BOOL, F32, F64, I64, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, Value
+from tracer.ir import BOOL, F32, F64, FLOATS, I64, INTEGERS, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, Value
 
-READABLE_DTYPES = (F64, F32, I64, BOOL)   # a bool element read is a Python bool (not np.bool_ yet)
+READABLE_DTYPES = tuple(NUMPY_DTYPE_NAMES)   # a bool element read is a Python bool (not np.bool_ yet)
 
 
 def is_ndarray(obj) -> bool:
@@ -96,17 +97,12 @@ def operand(tracer, x, what: str = "this operation"):
     raise tracer.error(f"{what} with a {type(x).__name__} is not supported")
 
 
-def kind(x) -> ScalarType:
-    """The element type of an operand (a Python number's own type)."""
-    if is_traced(x):
-        return x.type.dtype if isinstance(x.type, ArrayType) else x.type
-    return {bool: BOOL, int: I64, float: F64}[type(x)]
-
-
 def convert(tracer, x, to: ScalarType):
     """An operand with elements of type `to` (NumPy's casts: float64 to int64 truncates, to
-    float32 rounds to nearest)."""
+    float32 rounds to nearest; the other narrow dtypes: tracer.frontend.dtypes)."""
     b = tracer.builder
+    if kind(x) in CAST_NARROW or to in CAST_NARROW:
+        return cast(tracer, x, to)
     if to == F32:
         if is_traced(x) and kind(x) == F32:
             return x
@@ -182,7 +178,19 @@ def emit_elementwise(tracer, op: str, operands: list, dtype: ScalarType | None =
     b = tracer.builder
     if dtype is None:
         dtype = promote(tracer, *operands)
-    values = [convert(tracer, unwrap_0d(tracer, x), dtype) for x in operands]
+    operands = [unwrap_0d(tracer, x) for x in operands]
+    if dtype in CAST_NARROW:                     # computed in i64 or f64, then back (dtypes.narrow)
+        values = []
+        for x in operands:
+            if op in COMPARISONS and dtype in INTEGERS and kind(x) in (I64, BOOL) and not is_strong(tracer, x):
+                values.append(x)                 # uint8_array > 300: a Python int compares exactly
+                continue
+            check_weak_int(x, dtype)
+            weak_int = is_traced(x) and not is_strong(tracer, x) and dtype in INTEGERS
+            values.append(widen(tracer, cast(tracer, x, dtype, checked=weak_int)))
+        values = broadcast(tracer, [b.value(v) for v in values])
+        return narrow(tracer, b.emit(op, tuple(values)), dtype)
+    values = [convert(tracer, x, dtype) for x in operands]
     if dtype == F32:
         values = [convert(tracer, x, F64) for x in values]
     values = broadcast(tracer, [b.value(v) for v in values])
@@ -198,6 +206,8 @@ def promote(tracer, *operands) -> ScalarType:
     reduction, np.exp(x)) is an np.float64 or np.int64, which makes float32 into float64. Only
     float32 tells the two apart, and there a traced scalar must be known to be one or the other."""
     kinds = {kind(x) for x in operands}
+    if kinds & set(CAST_NARROW):
+        return promote_narrow(tracer, operands)
     if F32 not in kinds:
         return F64 if F64 in kinds else I64 if I64 in kinds else BOOL
     strong = {kind(x) for x in operands if is_traced(x) and (isinstance(x.type, ArrayType) or x.type == F32)}
@@ -233,21 +243,21 @@ def binary(tracer, op: str, a, b):
             return wrap(tracer, bld.emit("select", (x, bld.const(True), y)))
         return wrap(tracer, bld.emit("ne", (x, y)))
     dtype = promote(tracer, x, y)
-    if op == "div" and dtype != F32:
+    if op == "div" and dtype not in FLOATS:
         dtype = F64
     if dtype == BOOL:
         raise tracer.error(f"arithmetic ({op}) on two bool arrays is not supported yet (NumPy's bool "
                            f"arithmetic is logical); convert with .astype(int) or .astype(float)")
-    if op == "pow" and dtype == I64 and not is_traced(y) and y < 0:
+    if op == "pow" and dtype in INTEGERS and not is_traced(y) and y < 0:
         raise ValueError("Integers to negative integer powers are not allowed.")
     operands = [x, y]
     if op == "pow" and not is_traced(y) and isinstance(x.type if is_traced(x) else None, ArrayType):
         # NumPy's fast paths (bit for bit what np.power gives): squares, square roots, reciprocals
         if y == 2:
             op, operands = "mul", [x, x]
-        elif dtype in (F64, F32) and y == 0.5:
+        elif dtype in FLOATS and y == 0.5:
             op, operands = "sqrt", [x]          # (-0.0) ** 0.5 is -0.0
-        elif dtype in (F64, F32) and y == -1:
+        elif dtype in FLOATS and y == -1:
             op, operands = "div", [1.0, x]
     result = emit_elementwise(tracer, op, operands, dtype)
     if not isinstance(result.type, ArrayType):
@@ -277,7 +287,8 @@ def inplace(tracer, op: str, array: TracedArray, other):
     if array.rank == 0:                          # 0-d: the ufunc gave a scalar; back into an array
         value = tracer.builder.emit("full", (tracer.builder.value(value),), shape=())
     if value.type.dtype != array.type.dtype:
-        if not (array.type.dtype in (F64, F32) and value.type.dtype in (F64, F32, I64, BOOL)):
+        import numpy
+        if not numpy.can_cast(NUMPY_DTYPE_NAMES[value.type.dtype], NUMPY_DTYPE_NAMES[array.type.dtype], "same_kind"):
             raise TypeError(f"Cannot cast ufunc '{op}' output from dtype('{NUMPY_DTYPE_NAMES[value.type.dtype]}') "
                             f"to dtype('{NUMPY_DTYPE_NAMES[array.type.dtype]}') with casting rule 'same_kind'")
         value = convert(tracer, value, array.type.dtype)
@@ -344,13 +355,17 @@ def writable_root(tracer, array: TracedArray) -> None:
 
 
 def cast_stored(tracer, value, dtype: ScalarType) -> Value:
-    """A value stored into an array of `dtype`, cast as NumPy casts it (float to int, or anything
-    but bool to bool, is refused)."""
+    """A value stored into an array of `dtype`, cast as NumPy's assignment casts it: floats
+    truncated into integers, numbers into bools by their truth; a Python int the dtype cannot
+    hold is NumPy's OverflowError (a traced one makes the Python function run and raise it)."""
     if kind(value) != dtype:
-        if dtype == I64 and kind(value) in (F64, F32) or dtype == BOOL and kind(value) != BOOL:
-            raise array_unsupported(tracer, f"storing {NUMPY_DTYPE_NAMES[kind(value)]} values into a "
-                                            f"{NUMPY_DTYPE_NAMES[dtype]} array")
-        value = convert(tracer, value, dtype)
+        check_weak_int(value, dtype)
+        weak = (is_traced(value) and kind(value) == I64 and dtype in INTEGERS and dtype != I64
+                and not isinstance(value.type, ArrayType) and not is_strong(tracer, value))
+        if weak or dtype == BOOL or dtype in INTEGERS and kind(value) in FLOATS:
+            value = cast(tracer, value, dtype, checked=weak)
+        else:
+            value = convert(tracer, value, dtype)
     return tracer.builder.value(value)
 
 
@@ -514,7 +529,8 @@ def dtype_of(tracer, dtype) -> ScalarType:
     for t, name in NUMPY_DTYPE_NAMES.items():
         if d == numpy.dtype(name):
             return t
-    raise tracer.error(f"arrays of dtype {d} are not supported yet (float64, float32, int64 and bool are)")
+    raise tracer.error(f"arrays of dtype {d} are not supported yet (bool, int8-int64, uint8-uint64 and "
+                       f"float16-float64 are)")
 
 
 def matmul(tracer, a, b):

@@ -33,6 +33,8 @@ from tracer.ir import (
     I64,
     I64_MAX,
     I64_MIN,
+    NARROW,
+    NUMPY_DTYPE_NAMES,
     ArrayType,
     Block,
     Function,
@@ -88,9 +90,15 @@ NUMBER_TYPES = (bool, int, float)
 # A float32 scalar (np.float32: an element or a reduction of a float32 array) has NumPy's float32
 # arithmetic: operators on it go to tracer.frontend.arrays (as on arrays), which computes through to_f64
 # and to_f32; other scalar code (math functions, int(), tuples) does not take it yet
-F32_SCALAR_OPS = {"to_f64", "store", "pack", "full", "tuple", "numpy_scalar_check"}
-FLOAT32_SCALARS = ("a float32 scalar (an element or a reduction of a float32 array, or np.float32(x)) is "
-                   "supported in NumPy operations and arithmetic only yet: convert it with float(...)")
+# (the other narrow dtypes likewise, through `cast`: tracer.frontend.dtypes)
+F32_SCALAR_OPS = {"to_f64", "store", "pack", "full", "tuple", "numpy_scalar_check", "cast"}
+# the array ops that take arrays of the narrow dtypes as they are (they move elements, compute
+# nothing); the others see them cast to int64 or float64 first (tracer.frontend.dtypes)
+NARROW_ARRAY_OPS = {"cast", "load", "store", "full", "pack", "copy", "reshape", "broadcast_in_dim", "transpose",
+                    "index", "slice", "dim", "writeback", "in_place_check", "mask_select", "mask_update",
+                    "index_select", "index_update", "tuple", "getitem"}
+FLOAT32_SCALARS = ("a {dtype} scalar (an element or a reduction of a {dtype} array, or np.{dtype}(x)) is "
+                   "supported in NumPy operations and arithmetic only yet: convert it with float(...) or int(...)")
 
 
 def is_number(x) -> bool:
@@ -112,15 +120,23 @@ class GraphBuilder:
         self.pinned: dict[Value, object] = {}   # params whose value the trace depends on
 
     # ------------------------------------------------------------------ building blocks
-    def add_param(self, name: str, type: ScalarType, example) -> Value:
-        p = Value("param", (), type, {"index": len(self.params)}, loc=self.loc, name=name)
+    def add_param(self, name: str, type: ScalarType, example, numpy: bool = False) -> Value:
+        """A parameter (`numpy`: the argument is a NumPy scalar, codegen.entry reads it so)."""
+        attrs = {"index": len(self.params), **({"numpy": True} if numpy else {})}
+        p = Value("param", (), type, attrs, loc=self.loc, name=name)
         self.params.append(p)
         self.examples[p] = example
         return p
 
     def emit(self, op: str, args: tuple[Value, ...], **attrs) -> Value:
-        if op not in F32_SCALAR_OPS and any(a.type == F32 for a in args):
-            raise UnsupportedError(FLOAT32_SCALARS, self.loc)
+        narrow = next((a.type for a in args if a.type in NARROW), None)
+        if narrow is not None and op not in F32_SCALAR_OPS:
+            raise UnsupportedError(FLOAT32_SCALARS.format(dtype=NUMPY_DTYPE_NAMES[narrow]), self.loc)
+        narrow = next((a.type.dtype for a in args if isinstance(a.type, ArrayType) and a.type.dtype in NARROW
+                       and a.type.dtype != F32), None)
+        if narrow is not None and op not in NARROW_ARRAY_OPS:
+            raise UnsupportedError(f"this operation ({op}) on {NUMPY_DTYPE_NAMES[narrow]} arrays is not supported "
+                                   f"yet", self.loc)
         opdef = ops.OPS[op]
         result_type = opdef.result_type(tuple(a.type for a in args), attrs)
         v = Value(op, args, result_type, attrs, loc=self.loc)
@@ -293,8 +309,8 @@ class GraphBuilder:
         """bool(a), traced or not."""
         if not is_traced(a):
             return bool(a)
-        if a.type == F32:
-            a = self.emit("to_f64", (a,))
+        if a.type in NARROW:
+            return self.emit("cast", (a,), to="bool")
         return a if a.type == BOOL else self.emit("to_bool", (a,))
 
     def logical_not(self, a):

@@ -32,10 +32,12 @@ from tracer.frontend import arrays, callouts, dicts, dynlists, gathered, instanc
 from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments, names_itself, recursion_arguments
 from tracer.frontend.branches import RETURN, Branching, RestartLoop
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
+from tracer.frontend.dtypes import numpy_scalar_dtype
 from tracer.frontend.flow import flow_graph
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.iterables import NOT_CONSTANT, string_method
 from tracer.frontend.iteration import ListChanged
+from tracer.frontend.numpy_scalars import numpy_results
 from tracer.frontend.objects import (
     NULL,
     ArrayMethod,
@@ -167,6 +169,11 @@ class Tracer:
         if type(obj) in (list, tuple):
             self.structure_guards.setdefault(key, StructureGuard(source, type(obj), len(obj)))
             return ExternalList(self, obj, source)
+        if (dtype := numpy_scalar_dtype(obj)) is not None:          # np.float64(2.0), np.uint8(7): strong
+            if key not in self.leaves:
+                self.leaves[key] = (source, self.builder.add_param(str(source), dtype, obj.item(), numpy=True))
+                self.numpy_scalars.add(self.leaves[key][1])
+            return self.leaves[key][1]
         if arrays.is_ndarray(obj):
             if key not in self.arrays:
                 param = self._array_param(obj, source)
@@ -181,7 +188,7 @@ class Tracer:
         if isinstance(obj, (int, float, complex, str)):
             raise self.error(f"{source} is a {type(obj).__name__}, which traced code does not support "
                              f"(numbers must be exactly float, int or bool)")
-        if isinstance(obj, IMMUTABLE_CONSTANTS) or obj is None or _numpy_constant(obj):
+        if isinstance(obj, IMMUTABLE_CONSTANTS) or obj is None or numpy_api.is_numpy_constant(obj):
             # used by identity (np.exp, np.float64, a dtype, None): guarded where it was read from an
             # input; a root (a global's or a module's value) is guarded by its binding already
             if not isinstance(source, RootSource):
@@ -421,15 +428,6 @@ class Tracer:
         if isinstance(obj, instances.TracedInstance):      # made again by instances.materialize
             return instances.result_value(self, obj, lambda x: self.result_value(x, False))
         raise self.error(f"returning {describe(obj)} is not supported (return numbers or tuples of numbers)")
-
-
-def _numpy_constant(obj) -> bool:
-    """A NumPy function traced code knows, a NumPy scalar type or a dtype."""
-    if "numpy" not in sys.modules:
-        return False
-    import numpy
-    return (numpy_api.lookup(obj) is not None or isinstance(obj, numpy.dtype)
-            or (isinstance(obj, type) and issubclass(obj, numpy.generic)))
 
 
 class AlwaysRaises:
@@ -688,7 +686,7 @@ def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_lo
         tracer.builder.emit("writeback", tuple(pairs))
     fn = tracer.builder.finish(result)
     fn.python_on_failure = tracer.uses_numpy
-    fn.returns_none = tracer.returns_none
+    fn.returns_none, fn.numpy_results = tracer.returns_none, numpy_results(tracer, result)
     fn.loc = SourceLoc(code.co_filename, code.co_firstlineno, code.co_name)
     verify(fn)
     param_sources = {param: source for source, param in tracer.leaves.values()}

@@ -32,7 +32,7 @@ from tracer.frontend.objects import (
 )
 from tracer.frontend.opcodes.containers import is_symbolic, items_equal, materialize, type_name
 from tracer.frontend.states import is_copyable_iterator
-from tracer.ir import BOOL, F64, I64
+from tracer.ir import BOOL, F64, I64, NARROW
 
 _TABLE: dict = {}      # (the functions of tracer.frontend.math_more are merged in below)
 
@@ -174,7 +174,7 @@ for _name in ["isnan", "isinf", "isfinite"]:
 # ------------------------------------------------------------------------------ builtins
 @implements(builtins.abs)
 def _abs(tracer, x):
-    if isinstance(x, TracedArray):
+    if isinstance(x, TracedArray) or is_traced(x) and x.type in NARROW:     # np.int8(-128) stays -128
         return arrays.unary(tracer, "abs", x)
     if not is_traced(x) and not isinstance(x, (ExternalList, ExternalObject)):
         return abs(x)                  # a trace-time constant: Python's own result (or TypeError)

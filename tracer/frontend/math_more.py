@@ -14,6 +14,7 @@ import math
 import operator
 
 from tracer.frontend.builder import is_number, is_traced
+from tracer.frontend.dtypes import CAST_NARROW, widen
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject
 from tracer.frontend.opcodes.containers import materialize, proxy, type_name
 from tracer.ir import BOOL, F64, I64
@@ -35,6 +36,10 @@ def all_constant(args) -> bool:
 
 
 def number(tracer, x, what: str):
+    """A number argument; a NumPy scalar of a narrow dtype (np.uint8...) as the int or float it
+    holds (math functions, int() and float() take them so)."""
+    if is_traced(x) and x.type in CAST_NARROW:
+        return widen(tracer, x)
     if is_traced(x) or is_number(x):
         return x
     raise tracer.error(f"{what} of a {type_name(x)} is not supported")

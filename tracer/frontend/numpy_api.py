@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 
 from tracer.frontend import (  # noqa: F401 (these register into numpy_more)
     arrays,
     gathered,
+    numpy_dtypes,
     numpy_extra,
     numpy_masks,
     numpy_more,
@@ -28,7 +30,7 @@ from tracer.frontend.arrays import convert, emit_elementwise, kind, operand, pro
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.numpy_more import select
 from tracer.frontend.objects import ArrayMethod, ExternalList, TracedArray
-from tracer.ir import BOOL, F32, F64, I64, ArrayType, ScalarType
+from tracer.ir import BOOL, F32, F64, I64, ArrayType, ScalarType, compute_type
 
 # ufunc -> (IR op, result dtype rule): "float" computes in f64, "same" keeps int/float
 UNARY_UFUNCS = {
@@ -66,6 +68,15 @@ def lookup(fn):
         return None
 
 
+def is_numpy_constant(obj) -> bool:
+    """A NumPy function traced code knows, a NumPy scalar type or a dtype."""
+    if "numpy" not in sys.modules:
+        return False
+    import numpy
+    return lookup(obj) is not None or isinstance(obj, numpy.dtype) or (isinstance(obj, type)
+                                                                     and issubclass(obj, numpy.generic))
+
+
 # what these make is an array even when it is 0-d; every other function's 0-d result (a ufunc's,
 # a reduction's) is a NumPy scalar
 ARRAY_RESULTS = {"where", "transpose", "reshape", "broadcast_to", "zeros", "empty", "ones", "full",
@@ -81,7 +92,11 @@ def implements(*names):
     def register(impl):
         @functools.wraps(impl)
         def call(tracer, *args, **kwargs):
-            result = impl(tracer, *args, **kwargs)
+            narrow = numpy_dtypes.narrow_dtype(args, kwargs)
+            if narrow is not None and numpy_dtypes.handles(names[0]):     # int8 ... float16 arrays
+                result = numpy_dtypes.call_on_narrow(tracer, names[0], impl, narrow, args, kwargs)
+            else:
+                result = impl(tracer, *args, **kwargs)
             if names[0] not in ARRAY_RESULTS:
                 result = arrays.unwrap_0d(tracer, result)
             if is_traced(result) and not isinstance(result.type, ArrayType):
@@ -228,7 +243,7 @@ def _where(tracer, cond, a=None, b=None):
     c, x, y = (operand(tracer, v, "np.where") for v in (cond, a, b))
     c = convert(tracer, c, BOOL)
     dtype = promote(tracer, x, y)
-    compute = F64 if dtype == F32 else dtype       # float32: selected as float64 (exact), rounded back
+    compute = compute_type(dtype)                 # narrow dtypes: selected in int64 or float64, cast back
     x, y = (convert(tracer, convert(tracer, v, dtype), compute) for v in (x, y))
     values = arrays.broadcast(tracer, [tracer.builder.value(v) for v in (c, x, y)])
     chosen = convert(tracer, tracer.builder.emit("select", tuple(values)), dtype)

@@ -5,7 +5,7 @@ float arithmetic gets (NumPy warns where it overflows or makes a NaN; Python doe
 from __future__ import annotations
 
 from tracer.frontend.builder import is_traced
-from tracer.ir import F32, F64, Value
+from tracer.ir import BOOL, F32, F64, I64, TupleType, Value, leaf_types
 
 ARITHMETIC = ("add", "sub", "mul", "div", "floordiv", "mod", "pow")
 
@@ -31,11 +31,25 @@ def made_by_numpy(tracer, v: Value) -> bool:
             found = known[x]
             continue
         found = x.op in NUMPY_SCALAR_SOURCES or x in tracer.numpy_scalars
-        stack.extend(x.args)
-        for region in x.regions:        # a value a branch or loop chose: what any path gave
-            stack.extend(r for r in region.results if isinstance(r, Value))
+        stack.extend(_sources(x))
     known[v] = found
     return found
+
+
+def _sources(x: Value) -> list:
+    """The values x's own value is made from: its operands; for one result of a branch or loop
+    (getitem of an `if` or `loop`), what each path yields there (and a loop's initial value),
+    not its condition."""
+    if x.op == "getitem" and x.args[0].op in ("if", "loop"):
+        owner, k = x.args[0], x.attrs["index"]
+        shift = 1 if owner.op == "loop" else 0          # a loop's body yields its continue flag first
+        out = [region.results[k + shift] for region in owner.regions if len(region.results) > k + shift]
+        if owner.op == "loop" and len(owner.args) > k:
+            out.append(owner.args[k])
+        return [r for r in out if isinstance(r, Value)]
+    if x.op in ("if", "loop") and isinstance(x.type, TupleType):
+        return []                       # (its results are read through getitem)
+    return list(x.args) + [r for region in x.regions for r in region.results if isinstance(r, Value)]
 
 
 def checked_scalar_arithmetic(tracer, result):
@@ -51,3 +65,20 @@ def checked_scalar_arithmetic(tracer, result):
         return result
     operands = op.args if len(op.args) == 2 else op.args * 2       # (sqrt: a NaN from a number)
     return tracer.builder.emit("numpy_scalar_check", (result, *operands))
+
+
+def numpy_results(tracer, result: Value) -> tuple[bool, ...]:
+    """Per leaf of the traced function's result (tuples made by `tuple` ops opened): whether it
+    is a NumPy scalar of float64, int64 or bool (the narrow dtypes always are), or () for none."""
+    flags = []
+
+    def visit(v):
+        if v.op == "tuple" and isinstance(v.type, TupleType):
+            for a in v.args:
+                visit(a)
+        elif isinstance(v.type, TupleType):
+            flags.extend([False] * len(leaf_types(v.type)))
+        else:
+            flags.append(v.type in (F64, I64, BOOL) and made_by_numpy(tracer, v))
+    visit(result)
+    return tuple(flags) if any(flags) else ()

@@ -31,13 +31,28 @@ from tracer.ir.graph import (
 )
 from tracer.ir.ops import OPS, evaluate, run
 from tracer.ir.types import (
+                             BITS,
                              BOOL,
+                             DTYPES_BY_NAME,
+                             F16,
                              F32,
                              F64,
+                             FLOATS,
+                             I8,
+                             I16,
+                             I32,
                              I64,
                              I64_MAX,
                              I64_MIN,
+                             INTEGERS,
+                             NARROW,
                              NUMPY_DTYPE_NAMES,
+                             SIGNED,
+                             U8,
+                             U16,
+                             U32,
+                             U64,
+                             UNSIGNED,
                              ArrayType,
                              EntryArg,
                              ListType,
@@ -45,14 +60,17 @@ from tracer.ir.types import (
                              TapeType,
                              TupleType,
                              Type,
+                             compute_type,
+                             int_range,
                              leaf_types,
                              type_of_constant,
 )
 from tracer.ir.verify import REGION_CHECKS, VerificationError, verify
 
 __all__ = [
-    "BOOL", "F32", "F64", "I64", "I64_MAX", "I64_MIN", "NUMPY_DTYPE_NAMES", "OPS", "REGION_CHECKS", "REGION_NAMES",
+    "BITS", "BOOL", "DTYPES_BY_NAME", "F16", "F32", "F64", "FLOATS", "I8", "I16", "I32", "I64", "I64_MAX", "I64_MIN",
+    "INTEGERS", "NARROW", "NUMPY_DTYPE_NAMES", "SIGNED", "U8", "U16", "U32", "U64", "UNSIGNED", "OPS", "REGION_CHECKS", "REGION_NAMES",
     "ArrayType", "Block", "EntryArg", "Function", "ListType", "ScalarType", "TapeType", "TupleType", "Type", "Value",
     "VerificationError", "clone", "copy_block", "defined_in", "evaluate", "format_function", "free_values",
-    "leaf_types", "make_param", "run", "type_of_constant", "used_in", "value_names", "verify", "zero",
+    "compute_type", "int_range", "leaf_types", "make_param", "run", "type_of_constant", "used_in", "value_names", "verify", "zero",
 ]

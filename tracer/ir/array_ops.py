@@ -25,7 +25,7 @@ import math
 from dataclasses import replace
 
 from tracer.errors import OpFailure, Status
-from tracer.ir import numpy_math_ops  # noqa: F401 (np_exp: defined before ELEMENTWISE extends it)
+from tracer.ir import cast_ops, numpy_math_ops  # noqa: F401 (np_exp, cast: defined before ELEMENTWISE extends them)
 from tracer.ir.graph import Value
 from tracer.ir.reductions import reduce_in_order
 from tracer.ir.registry import OPS, FailureRule, OpDef, define, may_fail_by_status
@@ -46,7 +46,7 @@ ELEMENTWISE = {
     "add", "sub", "mul", "div", "fdiv", "floordiv", "mod", "pow", "ieee_pow", "neg", "abs", "min", "max",
     "maximum", "minimum", "fma", "lt", "le", "gt", "ge", "eq", "ne", "not", "select", "to_f64", "to_f32", "to_i64",
     "to_bool", *MATH_UNARY, "ieee_log", "fabs", "atan2", "copysign", "fmod", "hypot", "math_pow", "floor",
-    "ceil", "trunc", "round_even", "isnan", "isinf", "isfinite", "np_exp", "np_log",
+    "ceil", "trunc", "round_even", "isnan", "isinf", "isfinite", "np_exp", "np_log", "cast",
 }
 
 
@@ -117,7 +117,7 @@ def _load(array, *indices):
             raise OpFailure(Status.SHAPE_MISMATCH)
         position.append(i)
     x = array[tuple(position)]
-    return bool(x) if array.dtype == bool else int(x) if array.dtype.kind == "i" else float(x)
+    return bool(x) if array.dtype == bool else int(x) if array.dtype.kind in "iu" else float(x)
 
 
 define("dim", "the size of axis attrs['axis'] of an array", _dim_type, lambda a, axis: a.shape[axis],

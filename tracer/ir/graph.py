@@ -88,6 +88,9 @@ class Function:
     # nan or a wrapped int) the caller runs the Python function instead (codegen.entry)
     python_on_failure: bool = False
     returns_none: bool = False        # the Python function returns None (the IR result is an empty tuple)
+    # per leaf of the result: whether it is a NumPy scalar (np.float64, np.int64, np.bool_: an
+    # element, a reduction...), which the entry boxes as one; empty: none is
+    numpy_results: tuple[bool, ...] = ()
 
     @property
     def result(self) -> Value:
@@ -253,8 +256,9 @@ def format_function(fn: Function, show_source: bool = True) -> str:
 
 def clone(fn: Function) -> Function:
     """A deep copy of `fn` (new Values), so a pass can rewrite without touching its input."""
-    params = [make_param(p.attrs["index"], p.name, p.type, p.loc) for p in fn.params]
-    return Function(fn.name, params, copy_block(fn.body, dict(zip(fn.params, params))), fn.loc, fn.python_on_failure, fn.returns_none)
+    params = [Value("param", (), p.type, dict(p.attrs), loc=p.loc, name=p.name) for p in fn.params]
+    return Function(fn.name, params, copy_block(fn.body, dict(zip(fn.params, params))), fn.loc, fn.python_on_failure,
+                    fn.returns_none, fn.numpy_results)
 
 
 def copy_block(block: Block, mapping: dict[Value, Value], out: Block | None = None) -> Block:

@@ -2,6 +2,7 @@
 families below), and the op set's meaning as a program: `evaluate` one value, `run` a function.
 
     scalar_ops     numbers: arithmetic, comparisons, conversions, `math` (Python's semantics)
+    cast_ops       `cast`: a number as another NumPy dtype (wraparound, rounding; narrow dtypes)
     numpy_math_ops NumPy's own elementwise math where it differs from `math` (np.exp of arrays)
     structure_ops  tuples, control flow (if, loop, raise, map), autodiff's tapes
     array_ops      NumPy arrays: elementwise versions of the scalar ops, views, reductions, matmul
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from tracer.ir import (
     array_ops,
+    cast_ops,
     index_ops,
     list_ops,
     mask_ops,
@@ -35,7 +37,7 @@ from tracer.ir.scalar_ops import MATH_CAN_OVERFLOW, MATH_UNARY
 from tracer.ir.types import F32, F64, ArrayType
 
 __all__ = ["MATH_CAN_OVERFLOW", "MATH_UNARY", "OPS", "OpDef", "Raised", "evaluate", "run"]
-FAMILIES = (scalar_ops, numpy_math_ops, structure_ops, array_ops, scan_ops, sort_ops, mask_ops, index_ops,
+FAMILIES = (scalar_ops, cast_ops, numpy_math_ops, structure_ops, array_ops, scan_ops, sort_ops, mask_ops, index_ops,
             list_ops)   # the modules that declare ops, in order
 with_array_failures(OPS)
 

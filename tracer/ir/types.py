@@ -1,4 +1,4 @@
-"""The IR's types: scalars (`f64`, `f32`, `i64`, `bool`), tuples, arrays (a dtype and a shape whose
+"""The IR's types: scalars (`f64`, `f32`, `i64`, `bool`, and NumPy's other dtypes), tuples, arrays (a dtype and a shape whose
 sizes are known or `None`), the tapes autodiff saves loop iterations in, lists of run-time length, and `EntryArg`, how the
 native entry point takes one Python argument.
 """
@@ -14,7 +14,7 @@ class Type:
 
 @dataclass(frozen=True)
 class ScalarType(Type):
-    name: str  # "f64", "f32", "i64", "bool"
+    name: str  # "f64", "f32", "f16", "i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8", "bool"
 
     def __str__(self) -> str:
         return self.name
@@ -77,10 +77,38 @@ F64 = ScalarType("f64")
 F32 = ScalarType("f32")
 I64 = ScalarType("i64")
 BOOL = ScalarType("bool")
+# NumPy's narrower dtypes. Traced code stores them as they are and computes in a wider type
+# (`compute_type`: i64 for integers, f64 for floats), going back with a `cast` (ints wrap, floats
+# round once to nearest: for + - * / and sqrt that is exactly the narrow type's own arithmetic).
+F16 = ScalarType("f16")
+I8, I16, I32 = ScalarType("i8"), ScalarType("i16"), ScalarType("i32")
+U8, U16, U32, U64 = ScalarType("u8"), ScalarType("u16"), ScalarType("u32"), ScalarType("u64")
 
-NUMPY_DTYPE_NAMES = {F64: "float64", F32: "float32", I64: "int64", BOOL: "bool"}   # an array dtype, as NumPy names it
+SIGNED = (I8, I16, I32, I64)
+UNSIGNED = (U8, U16, U32, U64)
+INTEGERS = SIGNED + UNSIGNED
+FLOATS = (F16, F32, F64)
+NARROW = (F16, F32, I8, I16, I32, U8, U16, U32, U64)     # computed in compute_type, stored as themselves
+BITS = {BOOL: 8, F16: 16, F32: 32, F64: 64, I8: 8, I16: 16, I32: 32, I64: 64, U8: 8, U16: 16, U32: 32, U64: 64}
+
+NUMPY_DTYPE_NAMES = {   # an array dtype, as NumPy names it
+    F64: "float64", F32: "float32", F16: "float16", I64: "int64", I32: "int32", I16: "int16", I8: "int8",
+    U64: "uint64", U32: "uint32", U16: "uint16", U8: "uint8", BOOL: "bool",
+}
+DTYPES_BY_NAME = {name: t for t, name in NUMPY_DTYPE_NAMES.items()}
 
 I64_MIN, I64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+def compute_type(t: ScalarType) -> ScalarType:
+    """The type arithmetic on `t` runs in: f64 for floats, i64 for integers, bool for bool."""
+    return F64 if t in FLOATS else I64 if t in INTEGERS else t
+
+
+def int_range(t: ScalarType) -> tuple[int, int]:
+    """The smallest and largest value of integer type `t`."""
+    bits = BITS[t]
+    return (0, 2 ** bits - 1) if t in UNSIGNED else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
 
 
 def type_of_constant(value: object) -> ScalarType:
@@ -111,8 +139,11 @@ class EntryArg:
     64 bits), BOOL -> bool. `param` is the index of the IR parameter the unboxed value feeds, or
     None when the trace used the argument's value as a trace-time constant: then the entry only
     checks that the argument equals `equals` (same exact type; floats compare by their bits, so
-    -0.0 is not 0.0). A failed check is a guard miss.
+    -0.0 is not 0.0). A failed check is a guard miss. With `numpy`, the argument is a NumPy
+    scalar of type's dtype instead (exactly np.float64, np.uint8, np.bool_...); the narrow types
+    are always NumPy scalars.
     """
     type: ScalarType
     param: int | None
     equals: object = None
+    numpy: bool = False

@@ -98,7 +98,7 @@ def backpropagate(emitter, values: list[Value], seeds: dict[Value, object], wrt:
                                    "(a print or another call compiled code makes in CPython)", v.loc)
         if v.op == "store" and v.args[1] in active or v.regions and _stores_inside(v, active):
             raise UnsupportedError("cannot differentiate through a write into an array (x[i] = v) yet", v.loc)
-        if v.op == "to_f32" and v.args[0] in active:
+        if v.op in ("to_f32", "cast") and v.args[0] in active:
             raise UnsupportedError("cannot differentiate through float32 values yet (gradients are float64)", v.loc)
         if differentiable(v.type) and any(a in active for a in (*v.args, *ir.free_values(v))):
             active.add(v)
@@ -158,6 +158,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "to_i64": "an int result: piecewise constant",
     "to_f64": "from an int or a bool: a constant (from float32: gradients are float64 only)",
     "to_f32": "float32 values carry no gradients yet (refused where one would flow)",
+    "cast": "values of NumPy's narrow dtypes carry no gradients yet (refused where one would flow)",
     "dim": "an int result (an array's size)",
     "iota": "an int array (0, 1, ..., n - 1)",
     "argsort": "an int array (positions): piecewise constant",
@@ -476,6 +477,7 @@ def grad_function(fn: Function, wrt: list[int], with_value: bool = False, as_tup
     check_float_output(fn, "value_and_grad()" if with_value else "grad()")
     out = ir.clone(fn)
     out.name = name or ("value_and_grad_" if with_value else "grad_") + fn.name
+    out.numpy_results = ()          # (a new result: gradients are Python floats and arrays)
     forward = list(out.body.values)
     emitter = BlockEmitter(out.body)
     emitter.loc = out.loc
@@ -518,6 +520,7 @@ def vjp_functions(fn: Function, wrt: list[int]) -> tuple[Function, Function]:
         raise UnsupportedError("vjp() of a function with data-dependent branches or loops is not supported "
                                "yet; use grad() or value_and_grad()", fn.loc)
     joint = ir.clone(fn)
+    joint.numpy_results = ()
     forward_values = list(joint.body.values)
     ct_params: list[Value] = []
     seed = _cotangent_params(joint.result_type, ct_params, joint.loc)

@@ -19,7 +19,7 @@ from tracer.frontend.opcodes.containers import (
     type_name,
 )
 from tracer.frontend.sources import ABSENT
-from tracer.ir import BOOL, F32, F64, I64, I64_MAX, I64_MIN
+from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, NARROW
 
 # Compare enum names; 3.13 adds *_CAST variants (the same comparison, result cast to bool)
 COMPARE_OPS = {"LT": "lt", "LE": "le", "GT": "gt", "GE": "ge", "EQ": "eq", "NE": "ne"}
@@ -46,7 +46,7 @@ def operator_symbol(op) -> str:
 
 def _numpy_typed(x) -> bool:
     """An array, or a float32 scalar: NumPy's arithmetic (tracer.frontend.arrays), not Python's."""
-    return isinstance(x, TracedArray) or (is_traced(x) and x.type == F32)
+    return isinstance(x, TracedArray) or (is_traced(x) and x.type in NARROW)
 
 
 class NumberOps:
