@@ -30,7 +30,7 @@ from tracer.frontend.dtypes import CAST_NARROW, cast, check_weak_int, is_strong,
 from tracer.frontend.iteration import RangeIter
 from tracer.frontend.numpy_scalars import checked_scalar_arithmetic, made_by_numpy
 from tracer.frontend.objects import ArrayMethod, TracedArray, array_unsupported
-from tracer.ir import BOOL, F32, F64, FLOATS, I64, INTEGERS, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, Value
+from tracer.ir import BOOL, F32, F64, FLOATS, I8, I64, INTEGERS, NUMPY_DTYPE_NAMES, SIGNED, ArrayType, ScalarType, Value
 
 READABLE_DTYPES = tuple(NUMPY_DTYPE_NAMES)   # a bool element read is a Python bool (not np.bool_ yet)
 
@@ -189,7 +189,8 @@ def emit_elementwise(tracer, op: str, operands: list, dtype: ScalarType | None =
             weak_int = is_traced(x) and not is_strong(tracer, x) and dtype in INTEGERS
             values.append(widen(tracer, cast(tracer, x, dtype, checked=weak_int)))
         values = broadcast(tracer, [b.value(v) for v in values])
-        return narrow(tracer, b.emit(op, tuple(values)), dtype)
+        # (the lowest signed value // -1 does not fit: NumPy warns, so that one is checked)
+        return narrow(tracer, b.emit(op, tuple(values)), dtype, checked=op == "floordiv" and dtype in SIGNED)
     values = [convert(tracer, x, dtype) for x in operands]
     if dtype == F32:
         values = [convert(tracer, x, F64) for x in values]
@@ -230,7 +231,10 @@ def binary(tracer, op: str, a, b):
         return matmul(tracer, a, b)
     x, y = operand(tracer, a, f"the operator {op}"), operand(tracer, b, f"the operator {op}")
     if op in COMPARISONS:
-        return wrap(tracer, emit_elementwise(tracer, op, [x, y], promote(tracer, x, y)))
+        dtype = promote(tracer, x, y)
+        if dtype == F64 and kind(x) in INTEGERS and kind(y) in INTEGERS:   # int64 with uint64: exactly
+            x, y, dtype = widen(tracer, x), widen(tracer, y), I64            # (past int64: NumPy runs)
+        return wrap(tracer, emit_elementwise(tracer, op, [x, y], dtype))
     if op in ("and", "or", "xor"):
         if promote(tracer, x, y) != BOOL:
             raise tracer.error(f"the operator {'&|^'[['and', 'or', 'xor'].index(op)]} on integer arrays is not "
@@ -245,9 +249,15 @@ def binary(tracer, op: str, a, b):
     dtype = promote(tracer, x, y)
     if op == "div" and dtype not in FLOATS:
         dtype = F64
-    if dtype == BOOL:
-        raise tracer.error(f"arithmetic ({op}) on two bool arrays is not supported yet (NumPy's bool "
-                           f"arithmetic is logical); convert with .astype(int) or .astype(float)")
+    if op == "pow" and dtype == I64 and kind(x) == BOOL and type(y) is int and y == 2:
+        dtype = I8                  # bool ** 2 is np.square's int8 loop
+    if dtype == BOOL:               # NumPy's bool loops: + is or, * is and; // % ** are int8's
+        if op in ("add", "mul"):
+            return binary(tracer, "or" if op == "add" else "and", x, y)
+        if op == "sub":
+            raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, "
+                            "the `^` operator, or the logical_xor function instead.")
+        dtype = I8
     if op == "pow" and dtype in INTEGERS and not is_traced(y) and y < 0:
         raise ValueError("Integers to negative integer powers are not allowed.")
     operands = [x, y]
@@ -360,10 +370,13 @@ def cast_stored(tracer, value, dtype: ScalarType) -> Value:
     hold is NumPy's OverflowError (a traced one makes the Python function run and raise it)."""
     if kind(value) != dtype:
         check_weak_int(value, dtype)
-        weak = (is_traced(value) and kind(value) == I64 and dtype in INTEGERS and dtype != I64
-                and not isinstance(value.type, ArrayType) and not is_strong(tracer, value))
-        if weak or dtype == BOOL or dtype in INTEGERS and kind(value) in FLOATS:
-            value = cast(tracer, value, dtype, checked=weak)
+        scalar = is_traced(value) and not isinstance(value.type, ArrayType)
+        weak = scalar and kind(value) == I64 and dtype in INTEGERS and dtype != I64 and not is_strong(tracer, value)
+        # NumPy checks an integer scalar stored into a signed array too (np.int64(300) into int8
+        # raises OverflowError), where into an unsigned one it wraps
+        checked = weak or scalar and dtype in SIGNED and dtype != I64 and kind(value) in INTEGERS
+        if checked or dtype == BOOL or dtype in INTEGERS and kind(value) in FLOATS:
+            value = cast(tracer, value, dtype, checked=checked)
         else:
             value = convert(tracer, value, dtype)
     return tracer.builder.value(value)
@@ -552,8 +565,9 @@ def matmul(tracer, a, b):
     return wrap(tracer, convert(tracer, tracer.builder.emit("matmul", (x, y)), dtype))
 
 
-def array_from(tracer, items):
-    """np.array([...]) of numbers (or nested lists of them): a `pack` op."""
+def array_from(tracer, items, dtype: ScalarType | None = None):
+    """np.array([...]) of numbers (or nested lists of them): a `pack` op (of `dtype`: each
+    number cast as an assignment casts it)."""
     b = tracer.builder
     def shape_of(x):
         if type(x) in (list, tuple):
@@ -572,5 +586,7 @@ def array_from(tracer, items):
             raise array_unsupported(tracer, "np.array of anything but numbers (and lists of them)")
     if not flat:
         return b.emit("full", (b.const(0.0), *(b.const(n) for n in shape)), shape=shape)
+    if dtype is not None:
+        return b.emit("pack", tuple(cast_stored(tracer, x, dtype) for x in flat), shape=shape)
     dtype = promote(tracer, *flat)
     return b.emit("pack", tuple(b.value(convert(tracer, x, dtype)) for x in flat), shape=shape)

@@ -91,7 +91,8 @@ NUMBER_TYPES = (bool, int, float)
 # arithmetic: operators on it go to tracer.frontend.arrays (as on arrays), which computes through to_f64
 # and to_f32; other scalar code (math functions, int(), tuples) does not take it yet
 # (the other narrow dtypes likewise, through `cast`: tracer.frontend.dtypes)
-F32_SCALAR_OPS = {"to_f64", "store", "pack", "full", "tuple", "numpy_scalar_check", "cast"}
+F32_SCALAR_OPS = {"to_f64", "store", "pack", "full", "tuple", "numpy_scalar_check", "cast", "mask_update",
+                  "index_update"}
 # the array ops that take arrays of the narrow dtypes as they are (they move elements, compute
 # nothing); the others see them cast to int64 or float64 first (tracer.frontend.dtypes)
 NARROW_ARRAY_OPS = {"cast", "load", "store", "full", "pack", "copy", "reshape", "broadcast_in_dim", "transpose",

@@ -69,12 +69,12 @@ def widen(tracer, x):
     return cast(tracer, x, compute_type(t), checked=t == U64)
 
 
-def narrow(tracer, result, dtype: ScalarType):
-    """An op's result, computed in compute_type(dtype), back in `dtype`: arrays wrap, scalars
-    that do not fit fail (NumPy warns for its scalars)."""
+def narrow(tracer, result, dtype: ScalarType, checked: bool = False):
+    """An op's result, computed in compute_type(dtype), back in `dtype`: arrays wrap (unless
+    `checked`), scalars that do not fit fail (NumPy warns for its scalars)."""
     if kind(result) != compute_type(dtype) or dtype not in CAST_NARROW:
         return result
-    return cast(tracer, result, dtype, checked=not isinstance(result.type, ArrayType))
+    return cast(tracer, result, dtype, checked=checked or not isinstance(result.type, ArrayType))
 
 
 def check_weak_int(x, dtype: ScalarType) -> None:

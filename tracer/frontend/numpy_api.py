@@ -474,7 +474,7 @@ def full(tracer, shape, fill, dtype=None):
     b = tracer.builder
     sizes = _shape_arg(tracer, shape)
     t = dtype if isinstance(dtype, ScalarType) else arrays.dtype_of(tracer, dtype) if dtype is not None else kind(fill)
-    value = b.value(convert(tracer, fill, t))
+    value = arrays.cast_stored(tracer, fill, t)      # np.full(n, 300, dtype=np.uint8): OverflowError
     static = tuple(n if type(n) is int else None for n in sizes)
     return wrap(tracer, b.emit("full", (value, *(b.value(n) for n in sizes)), shape=static))
 
@@ -530,6 +530,11 @@ def _arange(tracer, *args, dtype=None):
     # the count, as NumPy computes it: ceil((stop - start) / step) (iota makes a negative one 0)
     count = b.negate(b.binary("floordiv", b.binary("sub", start, stop), step))
     static = count if type(count) is int else None
+    if dtype is not None and arrays.dtype_of(tracer, dtype) == BOOL and (static is None or static > 2):
+        too_long = TypeError("arange() is only supported for booleans when the result has at most length 2.")
+        if static is not None:
+            raise too_long
+        b.raise_if(b.value(b.compare("gt", count, 2)), too_long)
     n = b.value(count)
     values = b.emit("iota", (n,), shape=(max(static, 0) if static is not None else None,))
     if not (type(start) is int and start == 0 and type(step) is int and step == 1):
@@ -593,10 +598,7 @@ def _asarray(tracer, obj, dtype=None):
     items = [x.value if _is_array(x) else x for x in obj]
     if any(is_traced(x) and isinstance(x.type, ArrayType) for x in items):
         raise tracer.error("np.array of a list of arrays is not supported yet (use np.stack when it is)")
-    value = arrays.array_from(tracer, obj)
-    if dtype is not None:
-        value = convert(tracer, value, arrays.dtype_of(tracer, dtype))
-    return wrap(tracer, value)
+    return wrap(tracer, arrays.array_from(tracer, obj, arrays.dtype_of(tracer, dtype) if dtype is not None else None))
 
 
 @implements("float32")

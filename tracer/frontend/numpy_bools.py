@@ -4,6 +4,7 @@ function gave, is an `np.bool_`, whose arithmetic is NumPy's, not Python's:
     np.True_ + np.True_   is np.True_   (logical or; Python's True + True is 2)
     np.True_ * np.False_  is np.False_  (logical and)
     np.True_ - np.True_   TypeError     (numpy boolean subtract)
+    np.True_ // np.True_  np.int8(1)    (and % and **: NumPy's int8 loops)
     -np.True_             TypeError     (numpy boolean negative)
     ~np.True_             np.False_     (logical not; Python's ~True is -2)
     abs(np.True_)         np.True_
@@ -15,9 +16,11 @@ from __future__ import annotations
 
 from bytecode import BinaryOp
 
+from tracer.frontend import arrays
 from tracer.frontend.builder import is_traced
+from tracer.frontend.dtypes import cast
 from tracer.frontend.numpy_scalars import made_by_numpy
-from tracer.ir import BOOL
+from tracer.ir import BOOL, I8
 
 SUBTRACT = ("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
             "operator, or the logical_xor function instead.")
@@ -26,6 +29,10 @@ NEGATIVE = ("The numpy boolean negative, the `-` operator, is not supported, use
 # the operators whose result on two bools differs between NumPy and Python
 OPERATORS = {BinaryOp.ADD: "bit_or", BinaryOp.INPLACE_ADD: "bit_or", BinaryOp.MULTIPLY: "bit_and",
              BinaryOp.INPLACE_MULTIPLY: "bit_and", BinaryOp.SUBTRACT: None, BinaryOp.INPLACE_SUBTRACT: None}
+# ... and those NumPy computes in int8 (np.True_ // np.True_ is np.int8(1))
+INT8_OPERATORS = {BinaryOp.FLOOR_DIVIDE: "floordiv", BinaryOp.INPLACE_FLOOR_DIVIDE: "floordiv",
+                  BinaryOp.REMAINDER: "mod", BinaryOp.INPLACE_REMAINDER: "mod", BinaryOp.POWER: "pow",
+                  BinaryOp.INPLACE_POWER: "pow"}
 
 
 def is_numpy_bool(tracer, x) -> bool:
@@ -39,10 +46,13 @@ def involved(tracer, op, *operands) -> bool:
         return False
     if op in ("neg", "invert", "abs"):
         return True
-    return op in OPERATORS and all(type(x) is bool or (is_traced(x) and x.type == BOOL) for x in operands)
+    return (op in OPERATORS or op in INT8_OPERATORS) and all(type(x) is bool or (is_traced(x) and x.type == BOOL)
+                                                             for x in operands)
 
 
 def binary(tracer, op: BinaryOp, a, b):
+    if op in INT8_OPERATORS:
+        return arrays.binary(tracer, INT8_OPERATORS[op], cast(tracer, a, I8), cast(tracer, b, I8))
     if OPERATORS[op] is None:
         raise TypeError(SUBTRACT)
     bld = tracer.builder

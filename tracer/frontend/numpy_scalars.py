@@ -22,6 +22,8 @@ def made_by_numpy(tracer, v: Value) -> bool:
     if v in known:
         return known[v]
     stack, seen, found = [v], set(), False
+    carried: dict = {}                  # a loop body's parameter -> its initial and next values
+    open_param = False                  # met a loop's parameter whose values were not in view
     while stack and not found:
         x = stack.pop()
         if x in seen or x in tracer.python_scalars:
@@ -31,21 +33,31 @@ def made_by_numpy(tracer, v: Value) -> bool:
             found = known[x]
             continue
         found = x.op in NUMPY_SCALAR_SOURCES or x in tracer.numpy_scalars
-        stack.extend(_sources(x))
-    known[v] = found
+        if x.op == "block_param":
+            open_param = open_param or x not in carried
+            stack.extend(carried.get(x, ()))
+        else:
+            stack.extend(_sources(x, carried))
+    if found or not open_param:         # (a "no" that a loop's parameter gave may change)
+        known[v] = found
     return found
 
 
-def _sources(x: Value) -> list:
+def _sources(x: Value, carried: dict) -> list:
     """The values x's own value is made from: its operands; for one result of a branch or loop
-    (getitem of an `if` or `loop`), what each path yields there (and a loop's initial value),
-    not its condition."""
+    (getitem of an `if` or `loop`), what each path yields there (a loop's carried values: also
+    their initial values), not its condition."""
     if x.op == "getitem" and x.args[0].op in ("if", "loop"):
         owner, k = x.args[0], x.attrs["index"]
         shift = 1 if owner.op == "loop" else 0          # a loop's body yields its continue flag first
         out = [region.results[k + shift] for region in owner.regions if len(region.results) > k + shift]
-        if owner.op == "loop" and len(owner.args) > k:
-            out.append(owner.args[k])
+        if owner.op == "loop":
+            for body in owner.regions:
+                for j, p in enumerate(body.params):
+                    carried[p] = [a for a in (owner.args[j] if j < len(owner.args) else None,
+                                              body.results[j + 1] if j + 1 < len(body.results) else None)
+                                  if isinstance(a, Value)]
+            out.append(owner.args[k] if len(owner.args) > k else None)
         return [r for r in out if isinstance(r, Value)]
     if x.op in ("if", "loop") and isinstance(x.type, TupleType):
         return []                       # (its results are read through getitem)

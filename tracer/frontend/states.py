@@ -427,9 +427,12 @@ def zero_value(b, t) -> Value:
     """A placeholder of type `t` (for a path that computes nothing): 0, or an array of zeros
     (of size 0 along the axes the type does not know)."""
     if isinstance(t, ir.ArrayType):
-        fill = b.const(ir.zero(t.dtype)) if t.dtype != ir.F32 else b.emit("to_f32", (b.const(0.0),))
-        return b.emit("full", (fill, *(b.const(n or 0) for n in t.shape)), shape=t.shape)
-    return b.const(ir.zero(t)) if t != ir.F32 else b.emit("to_f32", (b.const(0.0),))
+        return b.emit("full", (zero_value(b, t.dtype), *(b.const(n or 0) for n in t.shape)), shape=t.shape)
+    if t == ir.F32:
+        return b.emit("to_f32", (b.const(0.0),))
+    if t in ir.NARROW:                            # int8 ... float16: a zero cast to it
+        return b.emit("cast", (b.const(ir.zero(ir.compute_type(t))),), to=ir.NUMPY_DTYPE_NAMES[t])
+    return b.const(ir.zero(t))
 
 
 def rebuild(layout, leaves: list):

@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from tracer.errors import SourceLoc
-from tracer.ir.types import BOOL, F32, F64, I64, ScalarType, Type
+from tracer.ir.types import BOOL, ScalarType, Type
 
 
 # ---------------------------------------------------------------------------------------- values
@@ -140,7 +140,7 @@ class Function:
 
 def zero(t: ScalarType) -> object:
     """The Python zero of a scalar type (a placeholder for a path that computes nothing)."""
-    return {F64: 0.0, F32: 0.0, I64: 0, BOOL: False}[t]
+    return False if t == BOOL else 0.0 if t.name.startswith("f") else 0
 
 
 def defined_in(blocks) -> set[Value]:
