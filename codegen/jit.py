@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import llvmlite.binding as llvm
 
 from codegen.entry import object_symbols
+from codegen.linalg import lapack_symbols
 from codegen.module import entry_symbol, kernel_symbol, lower_module
 from codegen.runtime import JIT_MEMORY, RUNTIME, RUNTIME_FUNCTIONS
 from codegen.target import assembly, host_target_machine, optimize, parse
@@ -180,6 +181,8 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
                    .add_current_process())         # the C API and libm, resolved in process
         for runtime_name, address in runtime.items():   # the kernel's allocator, the entry's capsules
             library.import_symbol(runtime_name, address)
+        for lapack_name, address in lapack_symbols(fn).items():   # np.linalg: NumPy's own LAPACK
+            library.import_symbol(lapack_name, address)
         if entry_args is not None:
             library.export_symbol(entry_symbol(symbol))
             for symbol_name, address in object_symbols(fn, entry_args).items():

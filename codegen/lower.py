@@ -21,6 +21,7 @@ from codegen import (
     callouts,
     casts,
     fpflags,
+    linalg,
     lists,
     masks,
     matmul,
@@ -56,7 +57,7 @@ from tracer.ir.ops import OPS, sets_fp_flags
 
 # the modules whose rules `lowering_for` finds (each registers its own, with @lowers)
 RULE_MODULES = (scalars, casts, numpy_math, arrays, reductions, matmul, tape, lists, callouts, scans, sorts, masks,
-                take)
+                take, linalg)
 
 
 # ----------------------------------------------------------------------- values with no code

@@ -387,3 +387,18 @@ def test_math_functions_in_wasm(tmp_path):
     got = json.loads(subprocess.run([NODE, str(script)], capture_output=True, text=True, check=True).stdout)
     for (x, y), v in zip(MATH_POINTS, got):     # wasi-libc's (musl's) math functions, not glibc's
         assert v == pytest.approx(math_zoo(x, y), rel=1e-14, abs=0)
+
+
+def test_narrow_dtypes_through_the_loader(tmp_path):
+    """uint8 images in and out, int16 and float16 arrays: the exported code wraps as NumPy does."""
+    def brighten(img, k):
+        return img + k, (img // 2).astype(np.int16), img.astype(np.float16) * 0.5
+    img = np.array([[0, 100, 200], [250, 255, 7]], dtype=np.uint8)
+    m = load(export(brighten, img, 60, out_dir=str(tmp_path), name="img"))
+    for got, want in zip(m.brighten(img, 60), brighten(img, 60)):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_linalg_is_refused_clearly(tmp_path):
+    with pytest.raises(ExportError, match="np.linalg"):
+        export(lambda a: np.linalg.inv(a), np.eye(3), out_dir=str(tmp_path))

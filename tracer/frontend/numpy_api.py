@@ -18,6 +18,7 @@ from tracer.frontend import (  # noqa: F401 (these register into numpy_more)
     gathered,
     numpy_dtypes,
     numpy_extra,
+    numpy_linalg,
     numpy_masks,
     numpy_more,
     numpy_shapes,

@@ -9,7 +9,7 @@ from tracer.ir import BOOL, F32, F64, I64, TupleType, Value, leaf_types
 
 ARITHMETIC = ("add", "sub", "mul", "div", "floordiv", "mod", "pow")
 
-NUMPY_SCALAR_SOURCES = {"load", "reduce", "argreduce", "matmul"}
+NUMPY_SCALAR_SOURCES = {"load", "reduce", "argreduce", "matmul", "linalg_det", "linalg_slogdet"}
 
 
 def made_by_numpy(tracer, v: Value) -> bool:

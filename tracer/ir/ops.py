@@ -11,6 +11,7 @@ families below), and the op set's meaning as a program: `evaluate` one value, `r
     mask_ops       boolean masks: x[mask] and x[mask] = v (np.nonzero, np.extract, np.compress)
     index_ops      int64 index arrays: x[idx], x[idx] = v, np.add.at (np.take)
     list_ops       lists whose length changes at run time (append, pop, insert, del)
+    linalg_ops     np.linalg through the LAPACK NumPy links (solve, inv, det, cholesky, eigh)
 
 Every other stage keeps one table keyed by op name (grep for the op's name): `codegen.lowerings`
 lowers it, passes use `evaluate` to fold it, and `tracer.transforms.autodiff` differentiates it
@@ -22,6 +23,7 @@ from tracer.ir import (
     array_ops,
     cast_ops,
     index_ops,
+    linalg_ops,
     list_ops,
     mask_ops,
     numpy_math_ops,
@@ -38,7 +40,7 @@ from tracer.ir.types import F32, F64, ArrayType
 
 __all__ = ["MATH_CAN_OVERFLOW", "MATH_UNARY", "OPS", "OpDef", "Raised", "evaluate", "run"]
 FAMILIES = (scalar_ops, cast_ops, numpy_math_ops, structure_ops, array_ops, scan_ops, sort_ops, mask_ops, index_ops,
-            list_ops)   # the modules that declare ops, in order
+            list_ops, linalg_ops)   # the modules that declare ops, in order
 with_array_failures(OPS)
 
 

@@ -1,0 +1,199 @@
+"""Lowering of the `np.linalg` ops (tracer.ir.linalg_ops): calls into the LAPACK NumPy itself uses.
+
+NumPy's wheels bundle OpenBLAS with 64-bit integers (`numpy.libs/libscipy_openblas64_*.so`,
+symbols `scipy_<routine>64_`). `lapack_symbols` finds that library (already loaded by NumPy) and
+gives the addresses of the routines a function calls; the JIT links them by name. Each op does
+what NumPy's `umath_linalg` does around its call: copy the matrix into a column-major buffer
+(`column_major`), call the routine with every argument by pointer, read the result back out,
+so the numbers are NumPy's. Where no such library is found the front end refuses `np.linalg`.
+"""
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from codegen.arrays import allocate, copy_elements, for_each_index, load_element, store_element
+from codegen.kernel import DOUBLE, I64, PTR, ArrayValue, KernelBuilder, for_range
+from codegen.lowerings import lowers
+from tracer import ir
+from tracer.errors import Status
+from tracer.ir.linalg_ops import LINALG_OPS, lapack_library
+
+ROUTINES = {"linalg_solve": ("dgesv",), "linalg_inv": ("dgesv",), "linalg_det": ("dgetrf",),
+            "linalg_slogdet": ("dgetrf",), "linalg_cholesky": ("dpotrf",), "linalg_eigh": ("dsyevd",)}
+ITEM = 8
+I8 = ll.IntType(8)
+
+
+def symbol(routine: str) -> str:
+    _, prefix, suffix = lapack_library()
+    return f"{prefix}{routine}_{suffix}"
+
+
+def lapack_symbols(fn: ir.Function) -> dict[str, int]:
+    """The LAPACK routines `fn` calls, by symbol, with their addresses in this process."""
+    used = {r for v in fn.walk() if v.op in LINALG_OPS for r in ROUTINES[v.op]}
+    if not used:
+        return {}
+    import ctypes
+    library = ctypes.CDLL(lapack_library()[0])          # NumPy loaded it: the same copy
+    return {symbol(r): ctypes.cast(getattr(library, symbol(r)), ctypes.c_void_p).value for r in used}
+
+
+# ------------------------------------------------------------------------------- helpers
+def _call(k: KernelBuilder, routine: str, *args: ll.Value) -> None:
+    """LAPACK's `routine`, every argument a pointer (Fortran's convention)."""
+    fnty = ll.FunctionType(ll.VoidType(), [PTR] * len(args))
+    k.builder.call(k.declare_function(symbol(routine), fnty, ("nounwind",)), args)
+
+
+def _slot(k: KernelBuilder, typ: ll.Type, value: ll.Value) -> ll.Value:
+    """A stack slot holding `value` (made in the entry block: a call in a loop reuses it)."""
+    with k.builder.goto_entry_block():
+        slot = k.builder.alloca(typ)
+    k.builder.store(value, slot)
+    return slot
+
+
+def _char(k: KernelBuilder, c: str) -> ll.Value:
+    return _slot(k, I8, ll.Constant(I8, ord(c)))
+
+
+def column_major(k: KernelBuilder, a: ArrayValue) -> ArrayValue:
+    """A new column-major copy of matrix `a` (NumPy's linearize_matrix), as a view with a's
+    sizes: element [r, c] is at data + (c * rows + r) * 8."""
+    rows, cols = a.sizes
+    buffer = allocate(k, ir.F64, (cols, rows))
+    view = ArrayValue(buffer.data, (rows, cols), (k.i64(ITEM), k.builder.mul(rows, k.i64(ITEM))))
+    copy_elements(k, a, view, ir.F64)
+    return view
+
+
+def _c_order(k: KernelBuilder, view: ArrayValue) -> ArrayValue:
+    out = allocate(k, ir.F64, view.sizes)
+    copy_elements(k, view, out, ir.F64)
+    return out
+
+
+def _square(k: KernelBuilder, a: ArrayValue) -> ll.Value:
+    """n of an n x n matrix (FALLBACK where the run-time sizes differ: NumPy's LinAlgError)."""
+    k.fail_if(k.builder.icmp_signed("!=", a.sizes[0], a.sizes[1]), Status.FALLBACK)
+    return a.sizes[0]
+
+
+def _at_least_one(k: KernelBuilder, n: ll.Value) -> ll.Value:
+    return k.builder.select(k.builder.icmp_signed("<", n, k.i64(1)), k.i64(1), n)
+
+
+def _fail_unless_zero(k: KernelBuilder, info: ll.Value) -> None:
+    k.fail_if(k.builder.icmp_signed("!=", k.builder.load(info, typ=I64), k.i64(0)), Status.FALLBACK)
+
+
+def _gesv(k: KernelBuilder, a: ArrayValue, rhs: ArrayValue) -> None:
+    """Solve in place: rhs (a column-major n x m view) becomes a^-1 @ rhs."""
+    n = _square(k, a)
+    k.fail_if(k.builder.icmp_signed("!=", rhs.sizes[0], n), Status.FALLBACK)
+    lu = column_major(k, a)
+    pivots = allocate(k, ir.I64, (n,))
+    info = _slot(k, I64, k.i64(0))
+    lead = _slot(k, I64, _at_least_one(k, n))
+    _call(k, "dgesv", _slot(k, I64, n), _slot(k, I64, rhs.sizes[1]), lu.data, lead, pivots.data, rhs.data, lead,
+          info)
+    _fail_unless_zero(k, info)
+
+
+# ------------------------------------------------------------------------------- the ops
+@lowers("linalg_solve")
+def solve(k: KernelBuilder, v: ir.Value, a: ArrayValue, b: ArrayValue):
+    matrix = b if len(b.sizes) == 2 else ArrayValue(b.data, (b.sizes[0], k.i64(1)), (b.strides[0], k.i64(0)))
+    rhs = column_major(k, matrix)
+    _gesv(k, a, rhs)
+    out = _c_order(k, rhs)
+    return out if len(b.sizes) == 2 else ArrayValue(out.data, out.sizes[:1], out.strides[:1])
+
+
+@lowers("linalg_inv")
+def inv(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    n = _square(k, a)
+    identity = allocate(k, ir.F64, (n, n))
+    for_each_index(k, (n, n), lambda idx: store_element(
+        k, identity, idx, ir.F64, k.builder.uitofp(k.builder.icmp_signed("==", idx[0], idx[1]), DOUBLE)))
+    rhs = ArrayValue(identity.data, (n, n), (k.i64(ITEM), identity.strides[0]))     # (symmetric: any order)
+    _gesv(k, a, rhs)
+    return _c_order(k, rhs)
+
+
+def _slogdet(k: KernelBuilder, a: ArrayValue) -> tuple[ll.Value, ll.Value]:
+    """NumPy's slogdet: getrf, the sign from the pivots and the diagonal, log|det| as the sum of
+    log|u_ii| (a singular matrix: sign 0, log|det| -inf)."""
+    b = k.builder
+    n = _square(k, a)
+    lu = column_major(k, a)
+    pivots = allocate(k, ir.I64, (n,))
+    info = _slot(k, I64, k.i64(0))
+    lead = _slot(k, I64, _at_least_one(k, n))
+    size = _slot(k, I64, n)
+    _call(k, "dgetrf", size, size, lu.data, lead, pivots.data, info)
+
+    def step(i, sign, logdet):
+        swapped = b.icmp_signed("!=", load_element(k, pivots, (i,), ir.I64), b.add(i, k.i64(1)))
+        sign = b.select(swapped, b.fneg(sign), sign)
+        d = load_element(k, lu, (i, i), ir.F64)
+        negative = b.fcmp_ordered("<", d, k.f64(0.0))
+        sign = b.select(negative, b.fneg(sign), sign)
+        return sign, b.fadd(logdet, k.libm("log", b.select(negative, b.fneg(d), d)))
+    sign, logdet = for_range(k, n, step, (k.f64(1.0), k.f64(0.0)))
+    singular = b.icmp_signed(">", b.load(info, typ=I64), k.i64(0))
+    k.fail_if(b.icmp_signed("<", b.load(info, typ=I64), k.i64(0)), Status.FALLBACK)
+    return b.select(singular, k.f64(0.0), sign), b.select(singular, k.f64(float("-inf")), logdet)
+
+
+@lowers("linalg_slogdet")
+def slogdet(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    return _slogdet(k, a)
+
+
+@lowers("linalg_det")
+def det(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    sign, logdet = _slogdet(k, a)
+    return k.builder.fmul(sign, k.libm("exp", logdet))
+
+
+@lowers("linalg_cholesky")
+def cholesky(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    n = _square(k, a)
+    factor = column_major(k, a)
+    info = _slot(k, I64, k.i64(0))
+    _call(k, "dpotrf", _char(k, "L"), _slot(k, I64, n), factor.data, _slot(k, I64, _at_least_one(k, n)), info)
+    _fail_unless_zero(k, info)
+    out = _c_order(k, factor)
+    for_each_index(k, (n, n), lambda idx: _zero_above(k, out, idx))
+    return out
+
+
+def _zero_above(k: KernelBuilder, out: ArrayValue, idx) -> None:
+    b = k.builder
+    with b.if_then(b.icmp_signed(">", idx[1], idx[0])):
+        store_element(k, out, idx, ir.F64, k.f64(0.0))
+
+
+@lowers("linalg_eigh")
+def eigh(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    b = k.builder
+    n = _square(k, a)
+    vectors = column_major(k, a)
+    values = allocate(k, ir.F64, (n,))
+    info = _slot(k, I64, k.i64(0))
+    jobz, uplo, size, lead = _char(k, "V"), _char(k, "L"), _slot(k, I64, n), _slot(k, I64, _at_least_one(k, n))
+    # the workspace query (lwork = liwork = -1), then the call with what it asked for
+    work_size, iwork_size = _slot(k, DOUBLE, k.f64(0.0)), _slot(k, I64, k.i64(0))
+    query = _slot(k, I64, k.i64(-1))
+    _call(k, "dsyevd", jobz, uplo, size, vectors.data, lead, values.data, work_size, query, iwork_size, query, info)
+    _fail_unless_zero(k, info)
+    lwork = b.fptosi(b.load(work_size, typ=DOUBLE), I64)
+    liwork = b.load(iwork_size, typ=I64)
+    work = allocate(k, ir.F64, (_at_least_one(k, lwork),))
+    iwork = allocate(k, ir.I64, (_at_least_one(k, liwork),))
+    _call(k, "dsyevd", jobz, uplo, size, vectors.data, lead, values.data, work.data, _slot(k, I64, lwork),
+          iwork.data, _slot(k, I64, liwork), info)
+    _fail_unless_zero(k, info)
+    return values, _c_order(k, vectors)

@@ -1,0 +1,82 @@
+"""`np.linalg` in traced code: solve, inv, det, slogdet, cholesky and eigh, each one op
+(tracer.ir.linalg_ops) that calls the LAPACK routine NumPy calls, from NumPy's own LAPACK, so the
+results are NumPy's bit for bit. (`np.linalg.norm` is in numpy_stats.)
+
+They take float64 matrices (int and bool ones are converted to float64, as NumPy does); stacks
+of matrices, float32 (NumPy computes that in single precision) and a NumPy without its bundled
+64-bit-integer OpenBLAS are refused clearly. A matrix whose sizes the trace knows and that is not
+square is NumPy's LinAlgError at trace time; a singular one (solve, inv), or one that is not
+positive definite (cholesky), makes the call run the Python function, which raises NumPy's
+LinAlgError. `slogdet` and `eigh` return plain tuples where NumPy returns named tuples (unpacking
+them is the same).
+"""
+from __future__ import annotations
+
+from tracer.frontend.arrays import convert, wrap
+from tracer.frontend.numpy_more import as_array, numpy_function
+from tracer.ir import F32, F64, FLOATS
+from tracer.ir.linalg_ops import lapack_library
+
+
+def _matrix(tracer, x, what: str):
+    """x as a float64 matrix value (NumPy's checks of its rank and squareness)."""
+    import numpy
+    if lapack_library() is None:
+        raise tracer.error(f"{what}: this NumPy does not bundle a 64-bit-integer OpenBLAS to call")
+    a = as_array(tracer, x, what)
+    if a.rank < 2:
+        raise numpy.linalg.LinAlgError(f"{a.rank}-dimensional array given. Array must be at least "
+                                       f"two-dimensional")
+    if a.rank > 2:
+        raise tracer.error(f"{what} of a stack of matrices is not supported yet")
+    rows, cols = a.type.shape
+    if rows is not None and cols is not None and rows != cols:
+        raise numpy.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    return _float64(tracer, a.value, what)
+
+
+def _float64(tracer, v, what: str):
+    if v.type.dtype == F32 or v.type.dtype in FLOATS and v.type.dtype != F64:
+        raise tracer.error(f"{what} of a {'float32' if v.type.dtype == F32 else 'float16'} array is not "
+                           f"supported yet (NumPy computes it in single precision)")
+    return convert(tracer, v, F64)
+
+
+@numpy_function("linalg.solve", array_result=True)
+def solve(tracer, a, b):
+    m = _matrix(tracer, a, "np.linalg.solve")
+    rhs = as_array(tracer, b, "np.linalg.solve")
+    if rhs.rank not in (1, 2):
+        raise tracer.error("np.linalg.solve with a stack of right-hand sides is not supported yet")
+    return wrap(tracer, tracer.builder.emit("linalg_solve", (m, _float64(tracer, rhs.value, "np.linalg.solve"))))
+
+
+@numpy_function("linalg.inv", array_result=True)
+def inv(tracer, a):
+    return wrap(tracer, tracer.builder.emit("linalg_inv", (_matrix(tracer, a, "np.linalg.inv"),)))
+
+
+@numpy_function("linalg.det")
+def det(tracer, a):
+    return tracer.builder.emit("linalg_det", (_matrix(tracer, a, "np.linalg.det"),))
+
+
+@numpy_function("linalg.slogdet")
+def slogdet(tracer, a):
+    pair = tracer.builder.emit("linalg_slogdet", (_matrix(tracer, a, "np.linalg.slogdet"),))
+    return tuple(tracer.builder.emit("getitem", (pair,), index=i) for i in range(2))
+
+
+@numpy_function("linalg.cholesky", array_result=True)
+def cholesky(tracer, a, upper=False):
+    if upper:
+        raise tracer.error("np.linalg.cholesky(..., upper=True) is not supported yet")
+    return wrap(tracer, tracer.builder.emit("linalg_cholesky", (_matrix(tracer, a, "np.linalg.cholesky"),)))
+
+
+@numpy_function("linalg.eigh")
+def eigh(tracer, a, UPLO="L"):
+    if UPLO != "L":
+        raise tracer.error("np.linalg.eigh(..., UPLO='U') is not supported yet")
+    pair = tracer.builder.emit("linalg_eigh", (_matrix(tracer, a, "np.linalg.eigh"),))
+    return tuple(wrap(tracer, tracer.builder.emit("getitem", (pair,), index=i)) for i in range(2))

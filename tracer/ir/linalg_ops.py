@@ -1,0 +1,85 @@
+"""Linear algebra ops (`np.linalg`): each calls the LAPACK routine NumPy's own `np.linalg` calls,
+from the LAPACK NumPy links (its bundled OpenBLAS: `codegen.lapack`), on the same column-major
+copy NumPy makes, so results are NumPy's bit for bit. A matrix LAPACK refuses (singular, not
+positive definite) fails with FALLBACK: the Python function runs and NumPy raises its LinAlgError.
+
+    linalg_solve(a, b)     x with a @ x = b (b a vector or a matrix): gesv
+    linalg_inv(a)          gesv on the identity, as NumPy inverts
+    linalg_det(a)          sign * exp(logdet) from getrf's factors (NumPy's det goes through slogdet)
+    linalg_slogdet(a)      (sign, logdet) from getrf's factors
+    linalg_cholesky(a)     the lower factor L (a = L @ L.T): potrf, the upper triangle zeroed
+    linalg_eigh(a)         (eigenvalues ascending, eigenvectors as columns) of a symmetric matrix: syevd
+"""
+from __future__ import annotations
+
+import functools
+import glob
+import os
+
+from tracer.errors import OpFailure, Status
+from tracer.ir.registry import define
+from tracer.ir.types import F64, ArrayType, TupleType
+
+
+@functools.cache
+def lapack_library():
+    """(path, symbol prefix, symbol suffix) of the LAPACK with 64-bit integers that NumPy links
+    (its wheels' bundled OpenBLAS: `scipy_dgesv_64_`...), or None where there is none."""
+    import numpy
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(numpy.__file__) + ".libs", "libscipy_openblas64_*"))):
+        return path, "scipy_", "64_"
+    return None
+
+
+LINALG_OPS = ("linalg_solve", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_eigh")
+
+
+def _square(t, what: str) -> ArrayType:
+    if not isinstance(t, ArrayType) or t.rank != 2 or t.dtype != F64:
+        raise TypeError(f"{what} takes a float64 matrix")
+    return t
+
+
+def _numpy_linalg(name: str):
+    def evaluate(*args):
+        import numpy
+        try:
+            return getattr(numpy.linalg, name)(*args)
+        except numpy.linalg.LinAlgError:
+            raise OpFailure(Status.FALLBACK) from None
+    return evaluate
+
+
+def _solve_type(types, attrs):
+    a, b = _square(types[0], "linalg_solve"), types[1]
+    if not isinstance(b, ArrayType) or b.rank not in (1, 2) or b.dtype != F64:
+        raise TypeError("linalg_solve takes a float64 vector or matrix on the right")
+    return ArrayType(F64, (a.shape[1],) + b.shape[1:])
+
+
+def _slogdet(a):
+    sign, logdet = _numpy_linalg("slogdet")(a)
+    return float(sign), float(logdet)
+
+
+def _eigh(a):
+    w, v = _numpy_linalg("eigh")(a)
+    return w, v
+
+
+define("linalg_solve", "x with a @ x = b (LAPACK gesv, as np.linalg.solve)", _solve_type,
+       _numpy_linalg("solve"), [Status.FALLBACK, Status.NO_MEMORY])
+define("linalg_inv", "the inverse of a (LAPACK gesv on the identity, as np.linalg.inv)",
+       lambda t, a: _square(t[0], "linalg_inv"), _numpy_linalg("inv"), [Status.FALLBACK, Status.NO_MEMORY])
+define("linalg_det", "the determinant of a (getrf, then sign * exp(log|det|), as np.linalg.det)",
+       lambda t, a: (_square(t[0], "linalg_det"), F64)[1], lambda a: float(_numpy_linalg("det")(a)),
+       [Status.FALLBACK, Status.NO_MEMORY])
+define("linalg_slogdet", "(sign, log|det|) of a (getrf, as np.linalg.slogdet)",
+       lambda t, a: (_square(t[0], "linalg_slogdet"), TupleType((F64, F64)))[1], _slogdet,
+       [Status.FALLBACK, Status.NO_MEMORY])
+define("linalg_cholesky", "the lower Cholesky factor of a (potrf, as np.linalg.cholesky)",
+       lambda t, a: _square(t[0], "linalg_cholesky"), _numpy_linalg("cholesky"), [Status.FALLBACK, Status.NO_MEMORY])
+define("linalg_eigh", "(ascending eigenvalues, eigenvectors) of symmetric a from its lower triangle "
+       "(syevd, as np.linalg.eigh)",
+       lambda t, a: TupleType((ArrayType(F64, _square(t[0], "linalg_eigh").shape[:1]), t[0])), _eigh,
+       [Status.FALLBACK, Status.NO_MEMORY])
