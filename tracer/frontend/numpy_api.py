@@ -17,6 +17,7 @@ from tracer.frontend import (  # noqa: F401 (these register into numpy_more)
     arrays,
     gathered,
     numpy_dtypes,
+    numpy_einsum,
     numpy_extra,
     numpy_linalg,
     numpy_masks,
@@ -609,6 +610,14 @@ def _float32(tracer, x=0.0):
     if is_traced(x) and isinstance(x.type, ArrayType):
         return wrap(tracer, convert(tracer, x, F32))
     return convert(tracer, x, F32)
+
+
+@implements("logspace")
+def _logspace(tracer, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """NumPy's: base ** np.linspace(start, stop, num, endpoint), as np.power computes it."""
+    exponents = numpy_more.linspace(tracer, start, stop, num, endpoint, axis=axis)
+    result = _binary_ufunc("power", "pow")(tracer, base, exponents)
+    return wrap(tracer, convert(tracer, operand(tracer, result), arrays.dtype_of(tracer, dtype))) if dtype else result
 
 
 @implements("float64")

@@ -132,6 +132,68 @@ def hstack(tracer, tup, *, dtype=None, casting=None):
     return concatenate(tracer, pieces, 0 if pieces[0].rank == 1 else 1, dtype=dtype, casting=casting)
 
 
+@numpy_function("column_stack", array_result=True)
+def column_stack(tracer, tup):
+    """1-d arrays become columns (n, 1); 2-d ones join as they are, along axis 1."""
+    pieces = [p if p.rank >= 2 else arrays.reshape(tracer, p, (-1, 1)) if p.rank == 1 else
+              arrays.reshape(tracer, p, (1, 1)) for p in _sequence(tracer, tup, "np.column_stack")]
+    return concatenate(tracer, pieces, 1)
+
+
+# ------------------------------------------------------------------------------- splitting
+def _split(tracer, ary, indices_or_sections, axis, what: str, equal: bool) -> list:
+    """np.array_split / np.split: views of `ary` along `axis`, cut where NumPy cuts (the
+    sections' sizes must be known when the function is compiled)."""
+    b = tracer.builder
+    a = as_array(tracer, ary, what)
+    axis = axis_index(tracer, axis, a.rank)
+    n = sizes_of(tracer, a.value)[axis]             # (an int, or a run-time size)
+    if type(indices_or_sections) in (list, tuple):
+        cuts = [0, *(index_arg(tracer, i, what) for i in indices_or_sections), n]
+    else:
+        sections = index_arg(tracer, indices_or_sections, what)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        uneven = ValueError("array split does not result in an equal division")
+        extra = b.binary("mod", n, sections)
+        if equal and not is_traced(extra) and extra:
+            raise uneven
+        if equal and is_traced(extra):
+            b.raise_if(b.value(b.compare("ne", extra, 0)), uneven)
+        each = b.binary("floordiv", n, sections)
+        # NumPy's cuts: the first n % sections pieces one longer
+        cuts = [b.binary("add", b.binary("mul", k, each), k if not is_traced(extra) and k <= extra else
+                         b.emit("min", (b.const(k), b.value(extra))) if is_traced(extra) else extra)
+                for k in range(sections)] + [n]
+    return [indexing.subscript(tracer, a, along(a.rank, axis, slice(lo, hi))) for lo, hi in zip(cuts, cuts[1:])]
+
+
+@numpy_function("array_split")
+def array_split(tracer, ary, indices_or_sections, axis=0):
+    return _split(tracer, ary, indices_or_sections, axis, "np.array_split", equal=False)
+
+
+@numpy_function("split")
+def split(tracer, ary, indices_or_sections, axis=0):
+    return _split(tracer, ary, indices_or_sections, axis, "np.split", equal=True)
+
+
+@numpy_function("hsplit")
+def hsplit(tracer, ary, indices_or_sections):
+    a = as_array(tracer, ary, "np.hsplit")
+    if a.rank == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return _split(tracer, a, indices_or_sections, 1 if a.rank > 1 else 0, "np.hsplit", equal=True)
+
+
+@numpy_function("vsplit")
+def vsplit(tracer, ary, indices_or_sections):
+    a = as_array(tracer, ary, "np.vsplit")
+    if a.rank < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return _split(tracer, a, indices_or_sections, 0, "np.vsplit", equal=True)
+
+
 # ------------------------------------------------------------------------------- rearranging
 @numpy_function("roll", array_result=True)
 def roll(tracer, a, shift, axis=None):
