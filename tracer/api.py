@@ -273,7 +273,8 @@ class CodeCompiler:
     def _check_argument_types(self, args: tuple):
         names = self.code.co_varnames
         for name, a in zip(names, args):
-            if type(a) in (float, int, bool, str, list, tuple, dict, types.FunctionType, types.BuiltinFunctionType) \
+            if type(a) in (float, int, bool, complex, str, list, tuple, dict, types.FunctionType,
+                           types.BuiltinFunctionType) \
                     or a is None or numpy_scalar_dtype(a) is not None:
                 continue
             if isinstance(a, (int, float)):

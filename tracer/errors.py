@@ -166,3 +166,19 @@ class DataDependentControlFlow(UnsupportedError):
 
 class NeedsConcreteValue(UnsupportedError):
     """A value computed in a traced branch or loop was needed at trace time (an index, a range)."""
+
+
+# the bytecode instructions traced code refuses, as users know them
+UNSUPPORTED_NAMES = {
+    "BUILD_MAP": "a dict display", "BUILD_SET": "a set display", "FORMAT_VALUE": "an f-string",
+    "BUILD_STRING": "an f-string", "STORE_ATTR": "assigning an attribute", "STORE_GLOBAL": "assigning a global",
+    "IMPORT_NAME": "an import", "SETUP_WITH": "a with statement", "BEFORE_WITH": "a with statement",
+    "PUSH_EXC_INFO": "try/except", "CHECK_EXC_MATCH": "try/except",
+    "BUILD_CONST_KEY_MAP": "a dict display",
+    "DICT_MERGE": "**kwargs in a call", "GET_AWAITABLE": "await",
+}
+
+
+def unsupported_instruction(name: str) -> str:
+    what = UNSUPPORTED_NAMES.get(name)
+    return f"{what} ({name}) is not supported" if what else f"the bytecode instruction {name} is not supported"

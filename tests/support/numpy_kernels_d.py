@@ -38,7 +38,7 @@ def adjust_brightness_contrast_uint8(img, contrast, brightness):
 
 @kernel(lambda: (_uint8_image((20, 30), 201), np.uint8(140)))
 def threshold_mask_uint8(img, level):
-    """Foreground mask of the pixels at or above `level`, its area fraction and mean grey value."""
+    """Mask of the pixels at or above `level`, its area fraction, mean grey inside and outside it."""
     mask = img >= level
     area = mask.sum() / mask.size
     fg_mean = img[mask].mean() if mask.any() else 0.0

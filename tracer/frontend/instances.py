@@ -34,6 +34,7 @@ import types
 from dataclasses import dataclass, field
 
 from tracer.frontend.builder import is_traced
+from tracer.frontend.complexes import TracedComplex
 from tracer.frontend.dicts import DynDict, DynSet
 from tracer.frontend.dynlists import DynList, python_items
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, MaybeNone
@@ -366,6 +367,8 @@ def result_shape(value, memo: dict | None = None):
         return ("records", value.item)
     if isinstance(value, MaybeNone):
         return ("optional", result_shape(value.value, memo))
+    if isinstance(value, TracedComplex):
+        return ("complex",)
     if isinstance(value, DynSet):
         return ("set", result_shape(value.keys, memo))
     if isinstance(value, DynDict):
@@ -391,6 +394,8 @@ def materialize(shape, result, made: dict | None = None):
         return shape[1]
     if shape[0] == "optional":
         return materialize(shape[1], result[1], made) if result[0] else None
+    if shape[0] == "complex":
+        return complex(*result)
     if shape[0] == "set constant":
         return set(shape[1])
     if shape[0] == "set":

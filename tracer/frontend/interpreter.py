@@ -27,11 +27,13 @@ from tracer.errors import (
     TracerError,
     UnsupportedError,
     is_internal,
+    unsupported_instruction,
 )
 from tracer.frontend import arrays, callouts, dicts, dynlists, gathered, instances, library, numpy_api, resume
 from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments, names_itself, recursion_arguments
 from tracer.frontend.branches import RETURN, Branching, RestartLoop
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
+from tracer.frontend.complexes import ConjugateMethod, TracedComplex
 from tracer.frontend.dtypes import numpy_scalar_dtype
 from tracer.frontend.flow import flow_graph
 from tracer.frontend.generators import SymbolicGenerator
@@ -169,6 +171,10 @@ class Tracer:
         if type(obj) in (list, tuple):
             self.structure_guards.setdefault(key, StructureGuard(source, type(obj), len(obj)))
             return ExternalList(self, obj, source)
+        if type(obj) is complex:                    # its two parts, read per call
+            self.structure_guards.setdefault(key, StructureGuard(source, complex))
+            return TracedComplex(self.wrap(obj.real, AttrSource(source, "real")),
+                                 self.wrap(obj.imag, AttrSource(source, "imag")))
         if (dtype := numpy_scalar_dtype(obj)) is not None:          # np.float64(2.0), np.uint8(7): strong
             if key not in self.leaves:
                 self.leaves[key] = (source, self.builder.add_param(str(source), dtype, obj.item(), numpy=True))
@@ -316,6 +322,8 @@ class Tracer:
             return numpy_api.call_array_method(self, fn, list(args), kwargs)
         if isinstance(fn, dynlists.DynListMethod):
             return dynlists.call_method(self, fn, list(args), kwargs)
+        if isinstance(fn, ConjugateMethod) and not args and not kwargs:
+            return fn.call(self)
         if isinstance(fn, dicts.DictMethod):
             return dicts.call_method(self, fn, list(args), kwargs)
         implementation = library.lookup(fn)    # builtins, math, and tracer's own grad()
@@ -416,6 +424,8 @@ class Tracer:
             return b.emit("tuple", (self.result_value(obj.keys, False), self.result_value(obj.values, False)))
         if isinstance(obj, dicts.DynSet):
             return self.result_value(obj.keys, False)
+        if isinstance(obj, TracedComplex):                 # complex(real, imag) again (instances.materialize)
+            return b.emit("tuple", tuple(b.value(x) for x in obj.fields()))
         if isinstance(obj, MaybeNone):                     # None where `present` is false
             return b.emit("tuple", (obj.present, self.result_value(obj.value, False)))
         if type(obj) is dict:
@@ -559,21 +569,6 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         values = self.stack[-n:]
         del self.stack[-n:]
         return values
-
-
-_UNSUPPORTED_NAMES = {
-    "BUILD_MAP": "a dict display", "BUILD_SET": "a set display", "FORMAT_VALUE": "an f-string",
-    "BUILD_STRING": "an f-string", "STORE_ATTR": "assigning an attribute", "STORE_GLOBAL": "assigning a global",
-    "IMPORT_NAME": "an import", "SETUP_WITH": "a with statement", "BEFORE_WITH": "a with statement",
-    "PUSH_EXC_INFO": "try/except", "CHECK_EXC_MATCH": "try/except",
-    "BUILD_CONST_KEY_MAP": "a dict display",
-    "DICT_MERGE": "**kwargs in a call", "GET_AWAITABLE": "await",
-}
-
-
-def unsupported_instruction(name: str) -> str:
-    what = _UNSUPPORTED_NAMES.get(name)
-    return f"{what} ({name}) is not supported" if what else f"the bytecode instruction {name} is not supported"
 
 
 # the instructions that may leave a new, complete list on the stack (Tracer.list_sites)

@@ -11,7 +11,17 @@ import builtins
 import math
 import sys
 
-from tracer.frontend import arrays, callouts, dicts, dynlists, gathered, instance_ops, numpy_bools, pybuiltins
+from tracer.frontend import (
+    arrays,
+    callouts,
+    complexes,
+    dicts,
+    dynlists,
+    gathered,
+    instance_ops,
+    numpy_bools,
+    pybuiltins,
+)
 from tracer.frontend.builder import is_traced
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.iterables import FUNCTIONS as ITERABLES
@@ -174,6 +184,8 @@ for _name in ["isnan", "isinf", "isfinite"]:
 # ------------------------------------------------------------------------------ builtins
 @implements(builtins.abs)
 def _abs(tracer, x):
+    if isinstance(x, complexes.TracedComplex):
+        return complexes.absolute(tracer, x)
     if isinstance(x, TracedArray) or is_traced(x) and x.type in NARROW:     # np.int8(-128) stays -128
         return arrays.unary(tracer, "abs", x)
     if not is_traced(x) and not isinstance(x, (ExternalList, ExternalObject)):
@@ -215,8 +227,17 @@ def _int(tracer, x=0, *base):
     return _python_number(tracer, tracer.builder.emit("to_i64", (x,)))
 
 
+@implements(builtins.complex)
+def _complex(tracer, real=0.0, imag=0.0):
+    if _all_constant([real, imag]) and not isinstance(real, complexes.TracedComplex):
+        return complexes.TracedComplex(complex(real, imag).real, complex(real, imag).imag)
+    return complexes.make(tracer, real, imag)
+
+
 @implements(builtins.bool)
 def _bool(tracer, x=False):
+    if isinstance(x, complexes.TracedComplex):
+        return complexes.truth(tracer, x)
     if isinstance(x, TracedArray):
         x = arrays.number_of(tracer, x, "bool()")
     if _all_constant([x]):

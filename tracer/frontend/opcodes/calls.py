@@ -7,7 +7,7 @@ import math
 import operator
 import types
 
-from tracer.frontend import arrays, dicts, dynlists, instance_ops, instances, math_more
+from tracer.frontend import arrays, complexes, dicts, dynlists, instance_ops, instances, math_more
 from tracer.frontend.builder import is_traced
 from tracer.frontend.objects import NULL, ExternalList, ExternalObject, SymbolicFunction, TracedArray
 from tracer.ir import BOOL, F64, I64
@@ -114,6 +114,8 @@ class CallOps:
             return obj.getattr(name)
         if isinstance(obj, TracedArray):
             return arrays.attribute(self.tracer, obj, name)
+        if isinstance(obj, complexes.TracedComplex):
+            return complexes.attribute(self.tracer, obj, name)
         if isinstance(obj, (dicts.DynDict, dicts.DynSet)):
             kind, methods = ("set", dicts.SET_METHODS) if isinstance(obj, dicts.DynSet) else ("dict", dicts.DICT_METHODS)
             if name not in methods:

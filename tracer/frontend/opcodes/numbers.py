@@ -5,7 +5,7 @@ import operator
 
 from bytecode import BinaryOp
 
-from tracer.frontend import arrays, dicts, dynlists, instance_ops, numpy_bools, pybuiltins
+from tracer.frontend import arrays, complexes, dicts, dynlists, instance_ops, numpy_bools, pybuiltins
 from tracer.frontend.builder import BINARY_OPS, is_traced
 from tracer.frontend.numpy_scalars import checked_scalar_arithmetic
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, MaybeNone, TracedArray, array_unsupported
@@ -53,6 +53,9 @@ class NumberOps:
     def op_BINARY_OP(self, instr):
         b = self.pop()
         a = self.pop()
+        if complexes.involved(a, b) and (op := ARRAY_OPERATORS.get(instr.arg.name.replace("INPLACE_", ""))):
+            self.push(complexes.binary(self.tracer, op, a, b))      # CPython's complex arithmetic
+            return
         if _numpy_typed(a) or _numpy_typed(b):
             name = instr.arg.name
             op = ARRAY_OPERATORS.get(name.replace("INPLACE_", ""))
@@ -99,6 +102,9 @@ class NumberOps:
         b = self.pop()
         a = self.pop()
         op = COMPARE_OPS[instr.arg.name.split("_")[0]]
+        if complexes.involved(a, b):
+            self.push(complexes.compare(self.tracer, op, a, b))
+            return
         if _numpy_typed(a) or _numpy_typed(b):
             self.push(arrays.binary(self.tracer, op, a, b))
             return
@@ -120,6 +126,9 @@ class NumberOps:
 
     def op_UNARY_NEGATIVE(self, instr):
         x = self.pop()
+        if isinstance(x, complexes.TracedComplex):
+            self.push(complexes.negative(self.tracer, x))
+            return
         if numpy_bools.involved(self.tracer, "neg", x):
             numpy_bools.unary(self.tracer, "neg", x)          # NumPy's TypeError
         self.push(self._unary(self.builder.negate, operator.neg, x))
@@ -172,6 +181,8 @@ class NumberOps:
 
     def truth_of(self, x):
         """bool(x) for anything on the stack (containers by their length)."""
+        if isinstance(x, complexes.TracedComplex):
+            return complexes.truth(self.tracer, x)
         if _numberish(x):
             return self.builder.truth(x)
         if isinstance(x, ExternalList):

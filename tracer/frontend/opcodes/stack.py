@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from tracer.frontend.builder import NeedsPython
+from tracer.frontend.complexes import TracedComplex
 from tracer.frontend.generators import SUM_LOCAL
 from tracer.frontend.objects import NULL, Cell, MaybeNone
 from tracer.frontend.states import MaybeUnbound
@@ -43,7 +44,7 @@ class StackOps:
         self.stack[-1], self.stack[-instr.arg] = self.stack[-instr.arg], self.stack[-1]
 
     def op_LOAD_CONST(self, instr):
-        self.push(instr.arg)
+        self.push(_constant(instr.arg))
 
     def op_RETURN_VALUE(self, instr):
         self.return_value = self.pop()
@@ -175,3 +176,13 @@ class StackOps:
     # -- calls' keyword names (3.11/3.12; 3.13 passes them on the stack to CALL_KW)
     def op_KW_NAMES(self, instr):
         self.kw_names = instr.arg
+
+
+def _constant(x):
+    """A constant as traced code holds it: a complex one (in a tuple too) is a TracedComplex of
+    two floats, so that `z = 0j` merges with the z a loop computes."""
+    if type(x) is complex:
+        return TracedComplex(x.real, x.imag)
+    if type(x) is tuple and any(type(e) in (complex, tuple) for e in x):
+        return tuple(map(_constant, x))
+    return x
