@@ -5,8 +5,9 @@
 image filters, statistics, histograms, physics steps, small solvers, signal processing, masks and
 grouping), `make_args()` a fresh tuple of deterministic example arguments. The kernels use what
 such code uses, whether or not the tracer compiles it yet; they are in `numpy_kernels_a.py`
-(distances to statistics), `numpy_kernels_b.py` (physics to grouping) and `numpy_kernels_c.py`
-(models and numerical methods; float32 and int64 data).
+(distances to statistics), `numpy_kernels_b.py` (physics to grouping), `numpy_kernels_c.py`
+(models and numerical methods; float32 and int64 data) and `numpy_kernels_d.py` (images, audio
+and indices in NumPy's narrow dtypes, NumPy scalars, and np.linalg).
 """
 from __future__ import annotations
 

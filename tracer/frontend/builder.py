@@ -220,7 +220,7 @@ class GraphBuilder:
             if v in seen:
                 continue
             seen.add(v)
-            if v.op == "param" and (v.type == F64 or isinstance(v.type, ArrayType)):
+            if v.op == "param" and (v.type == F64 or isinstance(v.type, ArrayType) or v.attrs.get("numpy")):
                 return False
             stack.extend(v.args)
         return True
@@ -337,6 +337,10 @@ class GraphBuilder:
             raise NeedsConcreteValue(f"{why} depends on the contents or sizes of array argument(s) "
                                      f"{', '.join(arrays)}; it must be known when the function is compiled",
                                      self.loc)
+        scalars = [p.name for p in deps if p.attrs.get("numpy")]
+        if scalars:
+            raise NeedsConcreteValue(f"{why} depends on the value of NumPy scalar argument(s) {', '.join(scalars)}; "
+                                     f"it must be known when the function is compiled (pass an int)", self.loc)
         floats = [p.name for p in deps if p.type == F64]
         if floats:
             raise DataDependentControlFlow(

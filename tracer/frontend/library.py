@@ -23,6 +23,7 @@ from tracer.frontend import (
     pybuiltins,
 )
 from tracer.frontend.builder import is_traced
+from tracer.frontend.dtypes import widen
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.iterables import FUNCTIONS as ITERABLES
 from tracer.frontend.iteration import RangeIter
@@ -42,7 +43,7 @@ from tracer.frontend.objects import (
 )
 from tracer.frontend.opcodes.containers import is_symbolic, items_equal, materialize, type_name
 from tracer.frontend.states import is_copyable_iterator
-from tracer.ir import BOOL, F64, I64, NARROW
+from tracer.ir import BOOL, F64, I64, INTEGERS, NARROW
 
 _TABLE: dict = {}      # (the functions of tracer.frontend.math_more are merged in below)
 
@@ -472,6 +473,7 @@ def _range(tracer, *args):
     if not any(is_traced(a) for a in args):
         return range(*args)
     b = tracer.builder
+    args = [widen(tracer, a) if is_traced(a) and a.type in INTEGERS else a for a in args]   # np.int32 (__index__)
     for a in args:
         if not (is_traced(a) and a.type in (I64, BOOL)) and type(a) not in (int, bool):
             raise TypeError(f"'{type_name(a)}' object cannot be interpreted as an integer")

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from tracer.frontend.interpreter import Trace
 from tracer.frontend.sources import ABSENT, ArgSource, AttrSource, GatherSource, ItemSource, RootSource, Source
-from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, NUMPY_DTYPE_NAMES, ArrayType
+from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, NARROW, NUMPY_DTYPE_NAMES, ArrayType
 
-PY_TYPE = {F64: "float", I64: "int", BOOL: "bool"}
+PY_TYPE = {F64: "float", I64: "int", BOOL: "bool", **{t: f"numpy.{NUMPY_DTYPE_NAMES[t]}" for t in NARROW}}
 
 
 def type_label(t) -> str:

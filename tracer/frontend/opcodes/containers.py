@@ -12,7 +12,7 @@ from tracer.frontend import dicts, dynlists, gathered, indexing, instance_ops, p
 from tracer.frontend.builder import PYTHON_BINARY, Failed, Unknown, is_number, is_traced
 from tracer.frontend.iteration import RangeIter
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
-from tracer.ir import BOOL, F64, I64
+from tracer.ir import BOOL, F64, I64, NARROW, NUMPY_DTYPE_NAMES
 
 MAX_UNPACKED = 64       # the most items of an array unpacked (or listed) one by one in a trace
 
@@ -28,6 +28,9 @@ _NEVER_EQUAL_TO_NUMBERS = (type(None), str, bytes, list, tuple, ExternalList)
 def python_type(x) -> type:
     """The Python type of a stack value as the user's program sees it."""
     if is_traced(x):
+        if x.type in NARROW:            # np.uint8, np.float16...
+            import numpy
+            return numpy.dtype(NUMPY_DTYPE_NAMES[x.type]).type
         return {F64: float, I64: int, BOOL: bool}[x.type]
     if isinstance(x, (ExternalList, ExternalObject)):
         return type(x.obj)
