@@ -235,10 +235,16 @@ def binary(tracer, op: str, a, b):
         if dtype == F64 and kind(x) in INTEGERS and kind(y) in INTEGERS:   # int64 with uint64: exactly
             x, y, dtype = widen(tracer, x), widen(tracer, y), I64            # (past int64: NumPy runs)
         return wrap(tracer, emit_elementwise(tracer, op, [x, y], dtype))
-    if op in ("and", "or", "xor"):
-        if promote(tracer, x, y) != BOOL:
-            raise tracer.error(f"the operator {'&|^'[['and', 'or', 'xor'].index(op)]} on integer arrays is not "
-                               f"supported yet (only on bool arrays)")
+    if op in ("and", "or", "xor", "lshift", "rshift"):
+        dtype = promote(tracer, x, y)
+        if dtype in FLOATS:
+            name = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor"}.get(op, f"{op[0]}eft_shift"
+                                                                                     if op == "lshift" else "right_shift")
+            raise TypeError(f"ufunc '{name}' not supported for the input types, and the inputs could not be safely "
+                            f"coerced to any supported types according to the casting rule ''safe''")
+        if dtype != BOOL or op in ("lshift", "rshift"):     # integers: bit by bit (bools shift as int8)
+            return wrap(tracer, emit_elementwise(tracer, op if "shift" in op else "bit_" + op, [x, y],
+                                                 I8 if dtype == BOOL else dtype))
         x, y = broadcast(tracer, [tracer.builder.value(unwrap_0d(tracer, v)) for v in (x, y)])
         bld = tracer.builder
         if op == "and":
@@ -280,8 +286,11 @@ def unary(tracer, op: str, a):
     if op == "pos":
         return unwrap_0d(tracer, a)
     if op == "invert":
+        if kind(x) in FLOATS:
+            raise TypeError("ufunc 'invert' not supported for the input types, and the inputs could not be safely "
+                            "coerced to any supported types according to the casting rule ''safe''")
         if kind(x) != BOOL:
-            raise tracer.error("~ on integer arrays is not supported yet (only on bool arrays)")
+            return wrap(tracer, emit_elementwise(tracer, "invert", [x], kind(x)))
         return wrap(tracer, tracer.builder.emit("not", (unwrap_0d(tracer, x),)))
     if kind(x) == BOOL:
         raise TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` "

@@ -32,7 +32,7 @@ from tracer.frontend.arrays import convert, emit_elementwise, kind, operand, pro
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.numpy_more import select
 from tracer.frontend.objects import ArrayMethod, ExternalList, TracedArray
-from tracer.ir import BOOL, F32, F64, I64, ArrayType, ScalarType, compute_type
+from tracer.ir import BOOL, DTYPES_BY_NAME, F32, F64, I64, ArrayType, ScalarType, compute_type
 
 # ufunc -> (IR op, result dtype rule): "float" computes in f64, "same" keeps int/float
 UNARY_UFUNCS = {
@@ -610,6 +610,25 @@ def _float32(tracer, x=0.0):
     if is_traced(x) and isinstance(x.type, ArrayType):
         return wrap(tracer, convert(tracer, x, F32))
     return convert(tracer, x, F32)
+
+
+def _scalar_type(name: str):
+    t = DTYPES_BY_NAME[name]
+
+    def impl(tracer, x=0):
+        """np.uint8(x) and the like: a NumPy scalar of that dtype (of an array: x.astype)."""
+        x = operand(tracer, x, f"np.{name}")
+        if is_traced(x) and isinstance(x.type, ArrayType):
+            return wrap(tracer, convert(tracer, x, t))
+        if not is_traced(x):                      # NumPy's own value (and OverflowError) for a constant
+            import numpy
+            x = getattr(numpy, name)(x).item()
+        return arrays.cast_stored(tracer, x, t)
+    return impl
+
+
+for _name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16"):
+    implements(_name)(_scalar_type(_name))
 
 
 @implements("logspace")

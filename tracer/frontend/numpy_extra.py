@@ -30,6 +30,7 @@ from tracer.frontend.numpy_more import (
     as_array,
     axis_tuple,
     fallback_unless,
+    index_arg,
     mean_of,
     numpy_function,
     select,
@@ -37,7 +38,7 @@ from tracer.frontend.numpy_more import (
     unsupported_arguments,
 )
 from tracer.frontend.objects import TracedArray
-from tracer.ir import BOOL, F32, F64, I64, ArrayType
+from tracer.ir import BOOL, F32, F64, FLOATS, I64, ArrayType
 
 METHODS.update({"any", "all"})      # x.any() is np.any(x), ...
 
@@ -309,3 +310,36 @@ def fill_diagonal(tracer, a, val, wrap=False):
             on = _and(tracer, on, b.emit("eq", (grid[0], g)))
     arrays.assign(tracer, a, select(tracer, on, v, a.value, dtype))
     return None
+
+
+# ------------------------------------------------------------------------------- round
+METHODS.add("round")
+
+
+@numpy_function("round", "around")
+def round_(tracer, a, decimals=0, out=None):
+    """NumPy's PyArray_Round: integers as they are (decimals >= 0); floats multiplied by 10**d,
+    rounded half to even (rint), divided by 10**d again (d < 0: divided, then multiplied)."""
+    if out is not None:
+        raise tracer.error("np.round(..., out=) is not supported yet")
+    x = operand(tracer, a, "np.round")
+    d = index_arg(tracer, decimals, "np.round's decimals")
+    if kind(x) not in FLOATS:
+        if d < 0:
+            raise tracer.error("np.round of integers to negative decimals is not supported yet")
+        return wrap(tracer, tracer.builder.emit("copy", (x,))) if is_traced(x) and isinstance(x.type, ArrayType) else x
+    scale = _power_of_ten(abs(d))
+    first, then = ("mul", "div") if d >= 0 else ("div", "mul")
+    y = emit_elementwise(tracer, first, [x, scale])
+    y = emit_elementwise(tracer, "round_even", [y], kind(y))
+    return wrap(tracer, emit_elementwise(tracer, then, [y, scale]))
+
+
+def _power_of_ten(n: int) -> float:
+    """NumPy's power_of_ten: exact below 1e9, then multiplied by 10 step by step."""
+    if n < 9:
+        return float(10 ** n)
+    scale = 1e9
+    for _ in range(n - 9):
+        scale *= 10.0
+    return scale

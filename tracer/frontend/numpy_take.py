@@ -21,14 +21,15 @@ from __future__ import annotations
 from tracer.frontend import arrays, indexing
 from tracer.frontend.arrays import make_view, operand, sizes_of, unwrap_0d, wrap
 from tracer.frontend.builder import is_traced
+from tracer.frontend.dtypes import widen
 from tracer.frontend.numpy_more import all_true, as_array, axis_index, fallback_unless, numpy_function
 from tracer.frontend.objects import TracedArray, array_unsupported
-from tracer.ir import BOOL, F32, I64, ArrayType
+from tracer.ir import BOOL, F32, I64, INTEGERS, ArrayType
 
 
 def _is_index_array(e) -> bool:
     if isinstance(e, TracedArray):
-        return e.type.dtype == I64 and e.rank > 0       # (a 0-d one is an int index in NumPy)
+        return e.type.dtype in INTEGERS and e.rank > 0   # (a 0-d one is an int index in NumPy)
     return type(e) is list and bool(e) and all(type(i) is int or (is_traced(i) and i.type == I64) for i in e)
 
 
@@ -51,7 +52,7 @@ def _flat_index(tracer, array: TracedArray, entries) -> tuple:
     if len(entries) > array.rank:
         raise IndexError(f"too many indices for array: array is {array.rank}-dimensional, but "
                          f"{len(entries)} were indexed")
-    values = [e.value if isinstance(e, TracedArray) else arrays.array_from(tracer, e) for e in entries]
+    values = [_index_value(tracer, e) for e in entries]
     try:
         values = arrays.broadcast(tracer, values)
     except ValueError:
@@ -80,9 +81,12 @@ def _split(tracer, array: TracedArray, index):
         raise IndexError(f"too many indices for array: array is {array.rank}-dimensional, but "
                          f"{len(entries)} were indexed")
     place = next(i for i, e in enumerate(entries) if _is_index_array(e))
-    idx = entries[place]
-    value = idx.value if isinstance(idx, TracedArray) else arrays.array_from(tracer, idx)
-    return place, value
+    return place, _index_value(tracer, entries[place])
+
+
+def _index_value(tracer, e):
+    """An index array's value as int64 (an int32 or uint8 one cast, exactly)."""
+    return widen(tracer, e.value) if isinstance(e, TracedArray) else arrays.array_from(tracer, e)
 
 
 def select(tracer, array: TracedArray, idx, place: int = 0) -> TracedArray:
@@ -176,7 +180,7 @@ indexing.INDEX_ARRAYS.update(takes=takes, subscript=subscript, store_item=store_
 def _index_operand(tracer, indices, what: str):
     if not _is_index_array(indices):
         raise array_unsupported(tracer, f"{what} with indices that are not an int array or a list of ints")
-    return indices.value if isinstance(indices, TracedArray) else arrays.array_from(tracer, indices)
+    return _index_value(tracer, indices)
 
 
 @numpy_function("take", array_result=True)

@@ -34,7 +34,7 @@ BIT_OPS = {"AND": "bit_and", "OR": "bit_or", "XOR": "bit_xor", "LSHIFT": "lshift
 # BinaryOp names -> the array operator (tracer.frontend.arrays.binary)
 ARRAY_OPERATORS = {"ADD": "add", "SUBTRACT": "sub", "MULTIPLY": "mul", "TRUE_DIVIDE": "div",
                    "FLOOR_DIVIDE": "floordiv", "REMAINDER": "mod", "POWER": "pow", "MATRIX_MULTIPLY": "matmul",
-                   "AND": "and", "OR": "or", "XOR": "xor"}
+                   "AND": "and", "OR": "or", "XOR": "xor", "LSHIFT": "lshift", "RSHIFT": "rshift"}
 
 
 def operator_symbol(op) -> str:
