@@ -32,7 +32,8 @@ def close(got, expected, rtol=1e-12, atol=1e-12):
                                                                               expected.shape)
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol)
     else:
-        assert isinstance(got, (float, int, bool)) and float(got) == pytest.approx(float(expected), rel=rtol, abs=atol), \
+        assert isinstance(got, (float, int, bool, np.number, np.bool_)) and \
+            float(got) == pytest.approx(float(expected), rel=rtol, abs=atol), \
             (got, expected)
 
 

@@ -104,8 +104,8 @@ def test_read(data):
     elif isinstance(want, np.ndarray):
         assert isinstance(got, np.ndarray) and got.shape == want.shape, (index, names, got, want)
         np.testing.assert_array_equal(got, want)
-    else:                    # one element: a float (NumPy's is an np.float64, equal in value)
-        assert type(got) is float and got == want
+    else:                    # one element: NumPy's scalar type (np.float64) and value
+        assert type(got) is type(want) and got == want
 
 
 @SETTINGS

@@ -171,6 +171,8 @@ class ListView(ExternalList):
         item = indexing.subscript(tracer, self.array, index)
         if isinstance(item, TracedArray):
             return ListView(tracer, item, self.row_length, built=self.built)
+        if is_traced(item):                 # a Python list's number, not a NumPy scalar
+            tracer.python_scalars.add(item)
         return item
 
     def item(self, index: int):

@@ -179,6 +179,7 @@ class Tracer:
             if key not in self.leaves:
                 self.leaves[key] = (source, self.builder.add_param(str(source), dtype, obj.item(), numpy=True))
                 self.numpy_scalars.add(self.leaves[key][1])
+                self.uses_numpy = True              # (a failed op: NumPy's inf and warning, from Python)
             return self.leaves[key][1]
         if arrays.is_ndarray(obj):
             if key not in self.arrays:

@@ -362,6 +362,20 @@ _TABLE.update(ITERABLES)      # set(), map, filter, itertools, bisect
 _TABLE[builtins.__build_class__] = instance_ops.build_class
 
 
+def _python_result(impl):
+    """A `math` function's implementation whose number is a Python one (math.sqrt(np.float64(2.0))
+    is a float, not a NumPy scalar)."""
+    def call(tracer, *args, **kwargs):
+        result = impl(tracer, *args, **kwargs)
+        return _python_number(tracer, result) if is_traced(result) else result
+    return call
+
+
+for _fn, _impl in list(_TABLE.items()):
+    if getattr(_fn, "__module__", None) == "math":
+        _TABLE[_fn] = _python_result(_impl)
+
+
 def tracer_items(tracer, x) -> list:
     """The items of an iterable argument (an input list's items are loaded per call)."""
     return materialize(tracer, x)
