@@ -102,6 +102,11 @@ def bit_length(k, v, a):
     return b.sub(k.i64(64), zeros)
 
 
+@lowers("bit_count")
+def bit_count(k, v, a):
+    return k.call_intrinsic("llvm.ctpop.i64", I64, [I64], _magnitude(k, a))
+
+
 # ----------------------------------------------------------------------------- number theory
 @lowers("gcd")
 def gcd(k, v, x, y):

@@ -1,7 +1,10 @@
-"""set(), map, filter, itertools and bisect in traced code, and sets of run-time size
-(tracer.frontend.iterables, tracer.frontend.dicts): compiled whole, checked against CPython."""
+"""set(), map, filter, itertools, bisect, functools.reduce and the operator module in traced code,
+int.bit_count, and sets of run-time size (tracer.frontend.iterables, tracer.frontend.dicts):
+compiled whole, checked against CPython."""
 import bisect
+import functools
 import itertools
+import operator
 
 import pytest
 
@@ -63,7 +66,19 @@ def remove_missing(xs):
     return len(s)
 
 
+def reductions(values, n):
+    return (functools.reduce(lambda a, b: a ^ b, values), functools.reduce(operator.add, values, 10),
+            functools.reduce(max, (v * 2 for v in values)), functools.reduce(operator.mul, range(1, n), 1),
+            operator.lt(values[0], n), operator.neg(values[1]), operator.and_(values[0], 6),
+            [v.bit_count() for v in values], (-n).bit_count())
+
+
+def reduce_nothing(values):
+    return functools.reduce(operator.add, values)
+
+
 CASES = [
+    (reductions, ([3, 5, 9, 12, -7], 6)), (reductions, ([0, 2 ** 62, -2 ** 63], 1)), (reduce_nothing, ([],)),
     (combinatorics, ([3, 34, 4, 12, 5, 2, 9, 7], 21)),
     (searches, ([3.0, 1.0, 2.0, 2.0, 5.0], 2.0)), (searches, ([3.0, 1.0], 9.0)),
     (derangements, (4,)),

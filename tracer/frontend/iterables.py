@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import functools
 import itertools
+import operator
 
 from tracer.frontend import dicts, dynlists, pybuiltins
 from tracer.frontend.builder import is_traced
@@ -158,6 +160,32 @@ def _slot(cls, helper):
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod"):
     for _cls in (float, int):
         FUNCTIONS[getattr(_cls, f"__{_name}__")] = _slot(_cls, getattr(pybuiltins, f"op_{_name}"))
+
+
+# the `operator` module's functions: the operators themselves, inlined (functools.reduce(operator.add, ...))
+def _operator(helper):
+    return lambda tracer, *args: _call(tracer, helper, *args)
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift", "lt", "le", "eq",
+              "ne", "ge", "gt", "neg", "abs", "xor"):
+    FUNCTIONS[getattr(operator, _name)] = _operator(getattr(pybuiltins, f"op_{_name}"))
+FUNCTIONS[operator.and_] = _operator(pybuiltins.op_and)
+FUNCTIONS[operator.or_] = _operator(pybuiltins.op_or)
+
+
+def _reduce(tracer, function, iterable, *initial):
+    """functools.reduce: a loop of calls, inlined (from the first item of a sequence, or of the
+    list of a generator)."""
+    if len(initial) > 1:
+        raise TypeError(f"reduce expected at most 3 arguments, got {2 + len(initial)}")
+    if initial:
+        return _call(tracer, pybuiltins.reduced, function, iterable, initial[0])
+    items = iterable if hasattr(iterable, "__len__") else tracer.call(list, [iterable], {})
+    return _call(tracer, pybuiltins.reduced_from_first, function, items)
+
+
+FUNCTIONS[functools.reduce] = _reduce
 
 
 # ------------------------------------------------------------------------------------ helpers' hooks

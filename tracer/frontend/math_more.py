@@ -106,6 +106,14 @@ def _bit_length(tracer, x):
     return _emit(tracer, "bit_length", tracer.builder.convert(x, I64))
 
 
+@implements(int.bit_count)
+def _bit_count(tracer, x):
+    if all_constant([x]):
+        return int.bit_count(x)
+    python_type_errors(int.bit_count, x)
+    return _emit(tracer, "bit_count", tracer.builder.convert(x, I64))
+
+
 @implements(float.is_integer)
 def _is_integer(tracer, x):
     if all_constant([x]):
@@ -115,6 +123,7 @@ def _is_integer(tracer, x):
 
 
 NUMBER_METHODS = {(int, "bit_length"): int.bit_length, (bool, "bit_length"): int.bit_length,
+                  (int, "bit_count"): int.bit_count, (bool, "bit_count"): int.bit_count,
                   (float, "is_integer"): float.is_integer}
 
 

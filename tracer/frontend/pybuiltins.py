@@ -87,6 +87,23 @@ def all_of(iterable):
     return True
 
 
+def reduced(function, items, value):
+    """functools.reduce(function, items, value)."""
+    for item in items:
+        value = function(value, item)
+    return value
+
+
+def reduced_from_first(function, items):
+    """functools.reduce(function, items) of a sequence: its first item starts."""
+    if len(items) == 0:
+        raise TypeError("reduce() of empty iterable with no initial value")
+    value = items[0]
+    for i in range(1, len(items)):
+        value = function(value, items[i])
+    return value
+
+
 def any_of(iterable):
     """any(iterable): stops at the first true item."""
     for item in iterable:
@@ -425,3 +442,59 @@ def op_floordiv(a, b):
 
 def op_mod(a, b):
     return a % b
+
+
+def op_pow(a, b):
+    return a ** b
+
+
+def op_and(a, b):
+    return a & b
+
+
+def op_or(a, b):
+    return a | b
+
+
+def op_xor(a, b):
+    return a ^ b
+
+
+def op_lshift(a, b):
+    return a << b
+
+
+def op_rshift(a, b):
+    return a >> b
+
+
+def op_lt(a, b):
+    return a < b
+
+
+def op_le(a, b):
+    return a <= b
+
+
+def op_eq(a, b):
+    return a == b
+
+
+def op_ne(a, b):
+    return a != b
+
+
+def op_ge(a, b):
+    return a >= b
+
+
+def op_gt(a, b):
+    return a > b
+
+
+def op_neg(a):
+    return -a
+
+
+def op_abs(a):
+    return abs(a)

@@ -390,6 +390,7 @@ define("lshift", "a << n on i64 (n >= 0; a result past 64 bits falls back)", INT
 define("rshift", "a >> n on i64: the floor of a / 2**n (n >= 0; 0 or -1 once n >= 64)", INT_BINARY,
         _shift(lambda a, n: a >> n), [Status.FALLBACK], fails_when=_count_may_be_negative)
 define("bit_length", "int.bit_length(a) on i64 (64 for -2**63)", INT_UNARY, lambda a: a.bit_length())
+define("bit_count", "int.bit_count(a) on i64: the ones in |a| (1 for -2**63)", INT_UNARY, lambda a: bin(a).count("1"))
 define("powmod", "pow(a, e, m) on i64 (e < 0: the modular inverse's power; the result has m's sign; "
         "m == 0 or no inverse falls back, after the front end raised Python's ValueError)",
         signature(((I64, I64, I64), I64)), _int_math(pow, _modular_inverse_missing), [Status.FALLBACK])

@@ -179,7 +179,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
                      "list_delete", "list_array", "list_find"),
                     "a list of run-time length (memory the backward pass cannot read as values): refused where a "
                     "gradient would flow through it"),
-    **dict.fromkeys(("bit_and", "bit_or", "bit_xor", "invert", "lshift", "rshift", "bit_length", "powmod", "gcd",
+    **dict.fromkeys(("bit_and", "bit_or", "bit_xor", "invert", "lshift", "rshift", "bit_length", "bit_count", "powmod", "gcd",
                      "isqrt", "factorial", "comb", "perm", "frexp_exponent"), "an int (or bool) result: piecewise constant"),
     "fsum": "takes any number of operands (no per-operand rule table); use sum() to differentiate",
 }
