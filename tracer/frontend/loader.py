@@ -123,8 +123,12 @@ def make_loader(trace: Trace):
                          f"or {v}.ndim != {param.type.rank}{ones}: return None")
             leaves.append(v)
             continue
-        check = f"type({v}) is not {PY_TYPE[param.type]}"
-        if param.type == I64:
+        if param.attrs.get("numpy") or param.type in NARROW:      # a NumPy scalar: of exactly its type
+            import numpy
+            check = f"type({v}) is not {constant(numpy.dtype(NUMPY_DTYPE_NAMES[param.type]).type)}"
+        else:
+            check = f"type({v}) is not {PY_TYPE[param.type]}"
+        if param.type == I64 and not param.attrs.get("numpy"):
             check += f" or not {I64_MIN} <= {v} <= {I64_MAX}"
         lines.append(f"if {check}: return None")
         leaves.append(v)

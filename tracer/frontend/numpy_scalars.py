@@ -91,6 +91,28 @@ def numpy_results(tracer, result: Value) -> tuple[bool, ...]:
         elif isinstance(v.type, TupleType):
             flags.extend([False] * len(leaf_types(v.type)))
         else:
-            flags.append(v.type in (F64, I64, BOOL) and made_by_numpy(tracer, v))
+            flags.append(v.type in (F64, I64, BOOL) and surely_numpy(tracer, v, {}))
     visit(result)
     return tuple(flags) if any(flags) else ()
+
+
+def surely_numpy(tracer, v: Value, seen: dict, carried: dict | None = None) -> bool:
+    """Whether `v` is a NumPy scalar on every path (a result boxed as one): an element, a
+    reduction, a NumPy function's number, or arithmetic with one; for a value a branch or loop
+    chose, every path's (a loop's first value too: a loop that runs no time keeps it)."""
+    if v in seen:
+        return seen[v]              # (a loop's value met again: as it was assumed)
+    seen[v] = True
+    carried = {} if carried is None else carried
+    if v in tracer.python_scalars:
+        result = False
+    elif v.op in NUMPY_SCALAR_SOURCES or v in tracer.numpy_scalars:
+        result = True
+    elif v.op == "block_param":
+        result = v in carried and all(surely_numpy(tracer, x, seen, carried) for x in carried[v])
+    elif v.op == "getitem" and v.args[0].op in ("if", "loop"):
+        result = all(surely_numpy(tracer, x, seen, carried) for x in _sources(v, carried))
+    else:
+        result = any(surely_numpy(tracer, a, seen, carried) for a in v.args)
+    seen[v] = result
+    return result
