@@ -45,8 +45,8 @@ def made_by_numpy(tracer, v: Value) -> bool:
 
 def _sources(x: Value, carried: dict) -> list:
     """The values x's own value is made from: its operands; for one result of a branch or loop
-    (getitem of an `if` or `loop`), what each path yields there (a loop's body runs at least once:
-    its parameters stand for their initial and next values, `carried`), not its condition."""
+    (getitem of an `if` or `loop`), what each path yields there (a loop's carried values: also
+    their initial values; its parameters stand for both, `carried`), not its condition."""
     if x.op == "getitem" and x.args[0].op in ("if", "loop"):
         owner, k = x.args[0], x.attrs["index"]
         shift = 1 if owner.op == "loop" else 0          # a loop's body yields its continue flag first
@@ -57,6 +57,8 @@ def _sources(x: Value, carried: dict) -> list:
                     carried[p] = [a for a in (owner.args[j] if j < len(owner.args) else None,
                                               body.results[j + 1] if j + 1 < len(body.results) else None)
                                   if isinstance(a, Value)]
+        if owner.op == "loop":
+            out.append(owner.args[k] if len(owner.args) > k else None)
         return [r for r in out if isinstance(r, Value)]
     if x.op in ("if", "loop") and isinstance(x.type, TupleType):
         return []                       # (its results are read through getitem)
