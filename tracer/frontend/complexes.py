@@ -22,6 +22,7 @@ import math
 
 from tracer.frontend.builder import is_number, is_traced
 from tracer.ir import F64
+from tracer.ir.scalar_ops import ieee_div
 
 
 class TracedComplex:
@@ -75,7 +76,7 @@ class _Ops:
     def op(self, name, x, y):
         if not is_traced(x) and not is_traced(y):
             return {"add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y,
-                    "div": lambda: _c_div(x, y)}[name]()
+                    "div": lambda: ieee_div(x, y)}[name]()
         return self.b.emit(name if name != "div" else "fdiv", (self.b.value(x), self.b.value(y)))
 
     def add(self, x, y):
@@ -89,14 +90,6 @@ class _Ops:
 
     def div(self, x, y):
         return self.op("div", x, y)
-
-
-def _c_div(x: float, y: float) -> float:
-    if y != 0.0:
-        return x / y
-    if x == 0.0 or math.isnan(x) or math.isnan(y):
-        return math.nan
-    return math.copysign(math.inf, x) * math.copysign(1.0, y)
 
 
 def product(f: _Ops, a: TracedComplex, b: TracedComplex) -> TracedComplex:

@@ -20,7 +20,7 @@ from tracer.ir.registry import OpDef, define, may_fail_by_status, signature
 from tracer.ir.types import BOOL, F32, F64, I64, I64_MAX, I64_MIN, type_of_constant
 
 
-def _ieee_div(a: float, b: float) -> float:
+def ieee_div(a: float, b: float) -> float:
     """IEEE-754 division: what C's `a / b` gives, where Python would raise ZeroDivisionError."""
     if b != 0.0:
         return a / b
@@ -207,7 +207,7 @@ define("div", "a / b (true division; i64 / i64 gives f64)",
         [Status.FLOAT_DIVISION_BY_ZERO, Status.INT_DIVISION_BY_ZERO, Status.FALLBACK], vjp=DIV_RULES,
         fails_when=_division_may_fail)
 define("fdiv", "a / b on f64 with IEEE results (x / 0.0 is an infinity or NaN; never raises; made by autodiff)",
-        F64_BINARY, lambda a, b: _ieee_div(a, b), vjp=DIV_RULES)
+        F64_BINARY, lambda a, b: ieee_div(a, b), vjp=DIV_RULES)
 define("floordiv", "a // b (floor division, Python's rounding)", NUM_BINARY,
         _by_type(Status.FLOAT_FLOOR_DIVISION_BY_ZERO, Status.INT_FLOOR_DIVISION_BY_ZERO, lambda a, b: a // b),
         [Status.FLOAT_FLOOR_DIVISION_BY_ZERO, Status.INT_FLOOR_DIVISION_BY_ZERO, Status.FALLBACK], vjp=(None, None),
