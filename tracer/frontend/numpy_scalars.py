@@ -100,20 +100,45 @@ def numpy_results(tracer, result: Value) -> tuple[bool, ...]:
 def surely_numpy(tracer, v: Value, seen: dict, carried: dict | None = None) -> bool:
     """Whether `v` is a NumPy scalar on every path (a result boxed as one): an element, a
     reduction, a NumPy function's number, or arithmetic with one; for a value a branch or loop
-    chose, every path's (a loop's first value too: a loop that runs no time keeps it)."""
+    chose, every path's (a loop's first value too: a loop that runs no time keeps it). Walked
+    with a stack of its own: a long chain of arithmetic is deeper than Python's recursion."""
+    carried = {} if carried is None else carried
+    frames: list = []               # (value, its inputs not yet asked, whether all must be)
+    answer = _open(tracer, v, seen, carried, frames)
+    while frames:
+        x, rest, need_all = frames[-1]
+        if answer is not None and answer != need_all:     # a True settles "any", a False "all"
+            frames.pop()
+            seen[x] = answer
+            continue
+        nxt = next(rest, None)
+        if nxt is None:
+            frames.pop()
+            seen[x] = answer = need_all
+            continue
+        answer = _open(tracer, nxt, seen, carried, frames)
+    return answer
+
+
+def _open(tracer, v: Value, seen: dict, carried: dict, frames: list):
+    """surely_numpy's answer for `v` where it asks no input, else None with a frame pushed."""
     if v in seen:
         return seen[v]              # (a loop's value met again: as it was assumed)
     seen[v] = True
-    carried = {} if carried is None else carried
     if v in tracer.python_scalars:
         result = False
     elif v.op in NUMPY_SCALAR_SOURCES or v in tracer.numpy_scalars:
         result = True
+    elif v.op == "block_param" and v not in carried:
+        result = False
     elif v.op == "block_param":
-        result = v in carried and all(surely_numpy(tracer, x, seen, carried) for x in carried[v])
+        frames.append((v, iter(carried[v]), True))
+        return None
     elif v.op == "getitem" and v.args[0].op in ("if", "loop"):
-        result = all(surely_numpy(tracer, x, seen, carried) for x in _sources(v, carried))
+        frames.append((v, iter(_sources(v, carried)), True))
+        return None
     else:
-        result = any(surely_numpy(tracer, a, seen, carried) for a in v.args)
+        frames.append((v, iter(v.args), False))
+        return None
     seen[v] = result
     return result
