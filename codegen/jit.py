@@ -23,7 +23,7 @@ import llvmlite.binding as llvm
 from codegen.entry import object_symbols
 from codegen.linalg import lapack_symbols
 from codegen.module import entry_symbol, kernel_symbol, lower_module
-from codegen.runtime import JIT_MEMORY, RUNTIME, RUNTIME_FUNCTIONS
+from codegen.runtime import JIT_MEMORY, RUNTIME, RUNTIME_FUNCTIONS, helpers
 from codegen.target import assembly, host_target_machine, optimize, parse
 from tracer import ir
 
@@ -50,7 +50,9 @@ def runtime_symbols() -> dict[str, int]:
     global _runtime_library
     with _lock:
         if _runtime_library is None:
-            obj = host_target_machine().emit_object(optimize(RUNTIME))
+            runtime = parse(RUNTIME)
+            runtime.link_in(parse(helpers()))
+            obj = host_target_machine().emit_object(optimize(runtime))
             library = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
             for name in RUNTIME_FUNCTIONS:
                 library.export_symbol(name)

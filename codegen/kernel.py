@@ -25,11 +25,14 @@ class KernelRuntime(NamedTuple):
     and `check_signals`, an `i32 ()` that runs Python's pending signal handlers and returns
     nonzero if one raised (None: the kernel never polls, as where no Python runs it), with its
     LLVM calling convention (`preserve_mostcc` where the target has it: the loop around a poll
-    keeps its values in registers, and a small kernel saves none at entry)."""
+    keeps its values in registers, and a small kernel saves none at entry). With
+    `shared_helpers` the runtime also defines the kernels' helper functions (the pairwise sums
+    of codegen.reductions): a kernel declares them rather than compiling them again."""
     alloc: str
     free: str
     check_signals: str | None = None
     check_convention: str = ""
+    shared_helpers: bool = False
 
 
 # C's own memory and no polls (exported libraries), unless the caller provides another runtime

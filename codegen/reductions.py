@@ -31,6 +31,7 @@ from tracer import ir
 from tracer.errors import Status
 
 FLOATS = {ir.F64: DOUBLE, ir.F32: FLOAT}
+PAIRWISE_SUMS = {ir.F64: "__tracer_pairwise_sum_f64", ir.F32: "__tracer_pairwise_sum_f32"}
 BLOCK = 128              # NumPy's PW_BLOCKSIZE: runs up to this long are summed in 8 running sums
 POLL_RUN = 1 << 20       # a longer run polls for signals between its halves (pairwise_sum)
 GATHERED = 1 << 22       # a sum of a scattered array gathers at most this many elements (else: by runs)
@@ -223,6 +224,17 @@ def _pairwise(k: KernelBuilder, dtype: ir.ScalarType, data, n, stride) -> ll.Val
 
 
 def pairwise_sum(k: KernelBuilder, dtype: ir.ScalarType) -> ll.Function:
+    """The module's `T pairwise_sum(ptr data, i64 n, i64 stride, ptr interrupted)`: defined in
+    the module (exported libraries), or declared where the kernel's runtime defines it once for
+    the process (the JIT's, `shared_helpers`: not optimized and compiled again for each kernel)."""
+    name = PAIRWISE_SUMS[dtype]
+    if k.memory.shared_helpers:
+        return k.declare_function(name, ll.FunctionType(FLOATS[dtype], [PTR, I64, I64, PTR]), ("nounwind",))
+    existing = k.module.globals.get(name)
+    return existing if existing is not None else define_pairwise_sum(k.module, dtype, k.memory, "internal")
+
+
+def define_pairwise_sum(module: ll.Module, dtype: ir.ScalarType, memory, linkage: str = "") -> ll.Function:
     """The module's `T pairwise_sum(ptr data, i64 n, i64 stride, ptr interrupted)`: NumPy's
     pairwise summation (numpy/_core/src/umath/loops_utils.h.src) of n elements `stride` bytes
     apart, in T's arithmetic:
@@ -236,12 +248,9 @@ def pairwise_sum(k: KernelBuilder, dtype: ir.ScalarType) -> ll.Function:
     Where `interrupted` is not NULL, a run longer than POLL_RUN calls the kernel's signal check
     between its halves; if a handler raised, it notes 1 there and returns at once."""
     t = FLOATS[dtype]
-    name = f"__tracer_pairwise_sum_{'f64' if dtype == ir.F64 else 'f32'}"
-    existing = k.module.globals.get(name)
-    if existing is not None:
-        return existing
-    fn = ll.Function(k.module, ll.FunctionType(t, [PTR, I64, I64, PTR]), name)
-    fn.linkage = "internal"
+    fn = ll.Function(module, ll.FunctionType(t, [PTR, I64, I64, PTR]), PAIRWISE_SUMS[dtype])
+    if linkage:
+        fn.linkage = linkage
     fn.attributes.add("nounwind")
     data, n, stride, raised = fn.args
     b = ll.IRBuilder(fn.append_basic_block("entry"))
@@ -310,16 +319,19 @@ def pairwise_sum(k: KernelBuilder, dtype: ir.ScalarType) -> ll.Function:
     half = b.sdiv(n, ll.Constant(I64, 2))
     half = b.sub(half, b.srem(half, ll.Constant(I64, 8)))
     first = b.call(fn, [data, half, stride, raised])
-    if k.check_signals is not None:
+    if memory.check_signals is not None:
         poll, go_on = fn.append_basic_block("poll"), fn.append_basic_block("polled")
         watching = b.and_(b.icmp_unsigned("!=", raised, ll.Constant(PTR, None)),
                           b.icmp_signed(">", n, ll.Constant(I64, POLL_RUN)))
         b.cbranch(watching, poll, go_on)
         b.position_at_end(poll)
         stop = fn.append_basic_block("stop")
-        check = k.declare_function(k.check_signals, ll.FunctionType(I32, []), ("cold", "nounwind"))
-        check.calling_convention = k.memory.check_convention
-        status = b.call(check, [], cconv=k.memory.check_convention or None)
+        check = module.globals.get(memory.check_signals) or \
+            ll.Function(module, ll.FunctionType(I32, []), memory.check_signals)
+        check.attributes.add("cold")
+        check.attributes.add("nounwind")
+        check.calling_convention = memory.check_convention
+        status = b.call(check, [], cconv=memory.check_convention or None)
         seen = b.or_(status, b.load(raised, typ=I32))
         b.cbranch(b.icmp_signed("!=", seen, ll.Constant(I32, 0)), stop, go_on)
         b.position_at_end(stop)

@@ -25,7 +25,10 @@ from __future__ import annotations
 import platform
 import sys
 
+from llvmlite import ir as ll
+
 from codegen.kernel import KernelRuntime
+from codegen.reductions import PAIRWISE_SUMS, define_pairwise_sum
 
 BIG_BLOCK = 256 * 1024            # bytes: glibc's malloc maps blocks this large afresh each time
 CACHE_SLOTS = 16
@@ -38,8 +41,10 @@ MADV_HUGEPAGE = 14                # Linux's value on every architecture
 CHECK_CONVENTION = "preserve_mostcc" if platform.machine().lower() in ("x86_64", "amd64", "aarch64", "arm64") else ""
 
 # what the JIT's kernels call: the caching allocator and the signal check
-JIT_MEMORY = KernelRuntime("__tracer_alloc_block", "__tracer_free_block", "__tracer_check_signals", CHECK_CONVENTION)
-RUNTIME_FUNCTIONS = ("__tracer_free_capsule", JIT_MEMORY.alloc, JIT_MEMORY.free, JIT_MEMORY.check_signals)
+JIT_MEMORY = KernelRuntime("__tracer_alloc_block", "__tracer_free_block", "__tracer_check_signals", CHECK_CONVENTION,
+                           shared_helpers=True)
+RUNTIME_FUNCTIONS = ("__tracer_free_capsule", JIT_MEMORY.alloc, JIT_MEMORY.free, JIT_MEMORY.check_signals,
+                     *PAIRWISE_SUMS.values())
 
 # this thread's attached thread state, NULL while it does not hold the GIL (renamed in 3.13)
 CURRENT_THREAD_STATE = "PyThreadState_GetUnchecked" if sys.version_info >= (3, 13) else "_PyThreadState_UncheckedGet"
@@ -176,3 +181,12 @@ done:
   ret void
 }}
 """
+
+
+def helpers() -> str:
+    """The IR of the helpers JIT_MEMORY's kernels declare (`shared_helpers`), linked into the
+    runtime: the pairwise sums of float64 and float32."""
+    module = ll.Module("tracer_helpers")
+    for dtype in PAIRWISE_SUMS:
+        define_pairwise_sum(module, dtype, JIT_MEMORY)
+    return str(module)

@@ -55,7 +55,7 @@ class Specialization:
         _check_calls_out_once(trace, optimized)
         fast = _is_fast(trace)
         entry_args = entry_args_for(trace, optimized)
-        compiled = codegen.jit.compile_function(optimized, entry_args, name)
+        compiled = codegen.jit.compile_function(optimized, entry_args, name, export_kernel=False)
         spec = cls(name, trace, optimized, compiled, fast, entry_args, fallback)
         if not fast:
             spec.leaf_call = native.Dispatcher(_raise_needs_python, name)
@@ -219,7 +219,7 @@ def compile_ir(fn: Function, fuse_fma: bool, fallback=None):
     raise TypeError; a call the compiled code cannot answer exactly calls `fallback`."""
     optimized = optimize(fn, fuse_fma=fuse_fma)
     entry_args = [EntryArg(p.type, i) for i, p in enumerate(optimized.params)]
-    compiled = codegen.jit.compile_function(optimized, entry_args, optimized.name)
+    compiled = codegen.jit.compile_function(optimized, entry_args, optimized.name, export_kernel=False)
     expected = ", ".join(type_label(p.type) for p in optimized.params)
 
     def wrong_arguments(*args):
