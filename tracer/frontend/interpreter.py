@@ -143,6 +143,7 @@ class Tracer:
         self.gathered_sources: dict[Value, tuple] = {}   # a gathered array's param -> (GatherSource, length)
         self.result_dropped = False    # the call being traced is a statement: CALL, then POP_TOP
         self.call_out = False          # such calls may run in CPython from compiled code (callouts)
+        self.catches = None            # where a try/except was met: every failure runs Python (ControlFlowOps.enter_try)
         # lists made in the trace: id -> (the list, where it was made: (code, instruction index));
         # a list made at a site in `held_sites` is held in an array from the start (trace_frame)
         self.list_sites: dict = {}
@@ -515,7 +516,7 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         self.pc += 1
         if not isinstance(instr, Instr):
             if isinstance(instr, TryBegin) and self.starts_exception_handler(instr.target):
-                raise self.tracer.error("try/except and try/finally are not supported yet")
+                self.enter_try(instr.target)
             return None             # labels, TryEnd, SetLineno; comprehension cleanups (3.12+)
         if instr.lineno is not None:
             self.lineno = instr.lineno
@@ -550,10 +551,7 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
     def starts_exception_handler(self, label) -> bool:
         """Whether a try-block's handler is user code (a `try` statement), not the cleanup
         CPython 3.12+ wraps around inlined comprehensions: user handlers push the exception."""
-        pc = self.labels[label]
-        while not isinstance(self.instrs[pc], Instr):
-            pc += 1
-        return self.instrs[pc].name == "PUSH_EXC_INFO"
+        return self.instrs[self.next_instruction(self.labels[label])].name == "PUSH_EXC_INFO"
 
     def jump(self, label):
         self.pc = self.labels[label]
@@ -681,7 +679,10 @@ def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_lo
         pairs = [x for param, array in tracer.updated_arrays.items() for x in (param, array.value)]
         tracer.builder.emit("writeback", tuple(pairs))
     fn = tracer.builder.finish(result)
-    fn.python_on_failure = tracer.uses_numpy
+    fn.python_on_failure = tracer.uses_numpy or tracer.catches
+    if tracer.catches and any(v.op == "python_call" for v in fn.walk()):
+        raise UnsupportedError("a call into CPython in a function with try/except: it would run again when the "
+                               "Python function answers an exception", tracer.catches)
     fn.returns_none, fn.numpy_results = tracer.returns_none, numpy_results(tracer, result)
     fn.loc = SourceLoc(code.co_filename, code.co_firstlineno, code.co_name)
     verify(fn)

@@ -331,7 +331,10 @@ class ContainerOps:
             if not -n <= index < n:
                 raise IndexError(f"{type(container.obj).__name__} index out of range")
             return container.item(index % n if n else index)
-        return container[index]
+        try:
+            return container[index]
+        except KeyError as exc:        # the user's missing key (a bare KeyError here is not the tracer's bug)
+            raise KeyError(*exc.args) from None
 
     def _view_item(self, view, index):
         """list[index] of a list held in an array: a traced index is checked at run time (out

@@ -1,4 +1,4 @@
-"""Opcode handlers: jumps, loops, generators, raise and assert.
+"""Opcode handlers: jumps, loops, generators, raise and assert, try/except.
 
 A condition known at trace time is simply followed (an `if` on a constant takes one side, a loop
 over a short constant range unrolls). A condition on a traced value forks the frame
@@ -31,6 +31,11 @@ from tracer.frontend.states import block_mark, cut_block
 
 PY313 = sys.version_info >= (3, 13)
 GROWN_UNROLL_LIMIT = 64    # a longer loop that appends to a list is compiled with a list of run-time length
+
+# what an except clause may not name: compiled code lets an interrupt (KeyboardInterrupt) through
+# at once, where CPython would run such a clause
+CATCH_ALL = {"BaseException", "KeyboardInterrupt", "SystemExit", "GeneratorExit"}
+CLASS_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST", "LOAD_ATTR", "BUILD_TUPLE")
 
 
 class ControlFlowOps:
@@ -277,3 +282,46 @@ class ControlFlowOps:
         if not isinstance(exc, BaseException):
             raise TypeError("exceptions must derive from BaseException")
         raise exc
+
+    # try/except: the compiled code is the try body's own path (the handlers are never traced).
+    # An exception there is a failure of the call, and in a function with a try statement every
+    # failure runs the Python function again from the start (ir.Function.python_on_failure),
+    # where CPython's handler catches it. So nothing in the call may run twice: no calls into
+    # CPython (callouts, graph breaks) in such a function.
+    def enter_try(self, handler) -> None:
+        names = self.except_clause_names(handler)
+        if names is None:
+            raise self.tracer.error("try/finally, a bare except and except* are not supported yet")
+        if names & CATCH_ALL:
+            raise self.tracer.error(f"except {', '.join(sorted(names & CATCH_ALL))} is not supported (compiled code "
+                                    f"lets an interrupt through)")
+        self.tracer.call_out = False
+        self.tracer.catches = self.tracer.catches or self.builder.loc
+
+    def except_clause_names(self, handler) -> set | None:
+        """The names an exception handler's except clauses load (their classes, `np`, `linalg`
+        of np.linalg.LinAlgError), or None for a handler that catches everything (a bare except,
+        a finally block) or is not a chain of `except <classes>:` clauses."""
+        names, pc = set(), self.next_instruction(self.labels[handler])
+        if self.instrs[pc].name != "PUSH_EXC_INFO":
+            return None
+        pc = self.next_instruction(pc + 1)
+        while self.instrs[pc].name != "RERAISE":       # (no clause matched: the exception goes on)
+            while self.instrs[pc].name != "CHECK_EXC_MATCH":
+                instr = self.instrs[pc]
+                if instr.name not in CLASS_LOADS:
+                    return None
+                arg = instr.arg[1] if isinstance(instr.arg, tuple) else instr.arg
+                names.add(str(getattr(arg, "name", arg)))
+                pc = self.next_instruction(pc + 1)
+            jump = self.instrs[self.next_instruction(pc + 1)]     # to the next clause when none matches
+            if not jump.name.startswith("POP_JUMP"):
+                return None
+            pc = self.next_instruction(self.labels[jump.arg])
+        return names
+
+    def next_instruction(self, pc: int) -> int:
+        """The index of the first instruction at or after `pc` (past labels and markers)."""
+        while not isinstance(self.instrs[pc], Instr):
+            pc += 1
+        return pc
