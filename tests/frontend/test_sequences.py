@@ -278,3 +278,17 @@ def test_membership():   # 19
     same(traced_in_str, 1.0)                  # TypeError: 'in <string>' requires string as left operand
     same(in_iterator, [1, 2, 3], 2)
     same(in_iterator, [1, 2, 3], 9)
+
+
+# ------------------------------------------------------- a tuple argument a loop replaces with its own
+def euler_steps(state, dt, steps):
+    s = state
+    for _ in range(steps):
+        x, v = s
+        s = (x + dt * v, v - dt * x)
+    return s, s[0] * s[1]
+
+
+def test_a_tuple_argument_merges_with_the_tuples_a_loop_makes():
+    for args in (((1.0, 0.0), 0.1, 50), ((0.5, 2.0), 0.01, 0), ((1.0, 0.0), 0.1, 3), ((1.0, 2.0, 3.0), 0.1, 2)):
+        same(euler_steps, *args)          # (the last: CPython's ValueError, the tuple does not unpack)

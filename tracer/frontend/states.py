@@ -17,7 +17,7 @@ from tracer import ir
 from tracer.errors import UnsupportedError
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.instances import InstanceKind, TracedInstance
-from tracer.frontend.objects import NULL, MaybeNone, TracedArray
+from tracer.frontend.objects import NULL, ExternalList, MaybeNone, TracedArray
 from tracer.ir import BOOL, F64, I64, Value
 
 
@@ -239,9 +239,9 @@ def layout_of(values: list, what: str, b, force=frozenset(), mutated=frozenset()
         if force is not ALL and not any(is_traced(v) for v in values) and len({_const_key(v) for v in values}) == 1:
             return Same(first)
         return Slot(kinds.pop())
-    if all(type(v) is tuple for v in values) and len({len(v) for v in values}) == 1:
+    if all(type(tuple_items(v)) is tuple for v in values) and len({len(v) for v in values}) == 1:
         return Many(tuple, tuple(layout_of(list(col), f"{what}[{i}]", b, force, mutated, heaps)
-                                 for i, col in enumerate(zip(*values))))
+                                 for i, col in enumerate(zip(*map(tuple_items, values)))))
     if all(isinstance(v, TracedInstance) for v in values):
         return _instance_layout(values, what, b, force, mutated, heaps)
     if getattr(type(first), "carried", False) and all(type(v) is type(first) for v in values):
@@ -374,6 +374,12 @@ def _describe(v) -> str:
     return type(v).__name__
 
 
+def tuple_items(v):
+    """A tuple argument's items as a tuple (it merges with the tuples a loop makes from it);
+    anything else as it is."""
+    return tuple(v.items()) if isinstance(v, ExternalList) and type(v.obj) is tuple else v
+
+
 def layout_types(layout) -> list:
     if isinstance(layout, (Slot, ArraySlot)):
         return [layout.type]
@@ -400,7 +406,7 @@ def flatten(layout, value, b, heap=None) -> list[Value]:
         return [v]
     if isinstance(layout, Many):
         if layout.kind is tuple:
-            fields = value
+            fields = tuple_items(value)
         elif isinstance(layout.kind, InstanceKind):
             fields = [attributes_in(value, heap)[n] for n in layout.kind.names]
         else:
