@@ -193,10 +193,11 @@ def uses_fstring(x):
 
 
 def uses_try(x):
+    y = -1.0
     try:   # MARK-TRY
         y = 1.0 / x
-    except ZeroDivisionError:
-        y = -1.0
+    finally:
+        y = y + 1.0
     return y
 
 
@@ -230,18 +231,36 @@ def test_unsupported_construct_is_a_tracer_error_naming_the_line(fn, marker):
     assert not native.installed()
 
 
-def test_try_statement_is_a_tracer_error_naming_the_line():
+def test_try_finally_is_a_tracer_error_naming_the_line():
     compiled = trace(uses_try, fullgraph=True)
     with pytest.raises(TracerError) as error:
         compiled(2.0)
     assert_names_line(error.value, "MARK-TRY")
 
 
-def test_try_statement_never_gives_a_wrong_answer():
+def test_try_finally_never_gives_a_wrong_answer():
     compiled = trace(uses_try, fuse_fma=False)
     for x in (2.0, 0.0):
         outcome = python_outcome(compiled, x)
-        assert outcome == ("return", uses_try(x)) or (outcome[0] == "raise" and issubclass(outcome[1], TracerError))
+        assert outcome == python_outcome(uses_try, x) or (outcome[0] == "raise" and issubclass(outcome[1], TracerError))
+
+
+def check_positive(x):
+    if x > 0.0:
+        raise ValueError("expected a value <= 0")
+    raise ValueError("always")
+
+
+def after_a_call_that_always_raises(x):
+    check_positive(x)
+    return x + undefined_name    # noqa: F821 (never reached: the call always raises)
+
+
+def test_code_after_a_call_that_always_raises_is_never_traced():
+    compiled = trace(after_a_call_that_always_raises, fullgraph=True)
+    for x in (1.5, -2.0, 3.0):             # (the second call of each kind meets compiled code)
+        assert_like_python(compiled, x)
+    assert compiled.specializations
 
 
 # ============================================================================ data-dependent control flow

@@ -81,6 +81,16 @@ class RestartLoop(Exception):
         self.header = header
 
 
+class AlwaysRaises:
+    """The return value of a frame whose every path raises (in the compiled code)."""
+
+
+class EveryPathRaises(BaseException):
+    """Raised in the caller of a call whose every path raises (the raises are in the IR): what
+    follows the call on this path never runs. (Not an Exception: no handler takes it for the
+    user's exception.)"""
+
+
 class _Peel(Exception):
     """The carried values change type in the first iteration: peel it off."""
 
@@ -287,6 +297,8 @@ class Branching:
                 if not isinstance(exc, BigIntInput):
                     raise
                 outcome = self._raise(exc)
+            except EveryPathRaises:           # a call on this path raised (its raises are compiled)
+                outcome = Outcome()
             except Exception as exc:          # what CPython raises on this path
                 if is_internal(exc):
                     raise InternalError(f"internal error in the tracer ({type(exc).__name__}: {exc}); please "

@@ -31,7 +31,7 @@ from tracer.errors import (
 )
 from tracer.frontend import arrays, callouts, dicts, dynlists, gathered, instances, library, numpy_api, resume
 from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments, names_itself, recursion_arguments
-from tracer.frontend.branches import RETURN, Branching, RestartLoop
+from tracer.frontend.branches import RETURN, AlwaysRaises, Branching, EveryPathRaises, RestartLoop
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
 from tracer.frontend.complexes import ConjugateMethod, TracedComplex
 from tracer.frontend.dtypes import numpy_scalar_dtype
@@ -392,6 +392,8 @@ class Tracer:
             self.call_stack.pop()
         # (an exception the callee raises keeps its line: the raise compiled for it points there)
         self.builder.loc = caller_loc
+        if isinstance(value, AlwaysRaises):
+            raise EveryPathRaises()
         return value
 
     def step(self):
@@ -440,10 +442,6 @@ class Tracer:
         if isinstance(obj, instances.TracedInstance):      # made again by instances.materialize
             return instances.result_value(self, obj, lambda x: self.result_value(x, False))
         raise self.error(f"returning {describe(obj)} is not supported (return numbers or tuples of numbers)")
-
-
-class AlwaysRaises:
-    """The return value of a frame whose every path raises (in the compiled code)."""
 
 
 def describe(obj) -> str:
@@ -660,6 +658,8 @@ def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_lo
         param_sources = {param: source for source, param in tracer.leaves.values()}
         point, outputs = resume.break_point(tracer, code, brk, param_sources)
         value = tuple(outputs)
+    except EveryPathRaises:            # a call that always raises (compiled already)
+        value = AlwaysRaises()
     except TracerError as exc:
         if not isinstance(exc, BigIntConstant):
             raise
