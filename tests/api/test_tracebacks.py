@@ -127,7 +127,7 @@ def test_the_tracers_own_errors_keep_their_frames():
         try:
             return x + 1.0
         finally:
-            pass
+            x = 0.0
     t = tracer.trace(unsupported, fullgraph=True)
     with pytest.raises(tracer.UnsupportedError) as info:
         t(1.0)

@@ -118,6 +118,14 @@ def nested(x, y):
     return z
 
 
+def empty_finally(x):
+    try:
+        y = 1.0 / x
+    finally:
+        pass                               # (nothing to run: an exception goes on as it is)
+    return y
+
+
 SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]])
 REGULAR = np.array([[3.0, 1.0], [1.0, 2.0]])
 VECTOR = np.array([9.0, 8.0])
@@ -134,6 +142,7 @@ COMPILED = [
     (roots_in_place, [([4.0, 9.0, 16.0],), ([4.0, 9.0, -1.0, 16.0],)]),
     (solve_or_zero, [(REGULAR, VECTOR), (SINGULAR, VECTOR)]),
     (nested, [(4.0, 2.0), (4.0, 0.0), (-4.0, 0.0)]),
+    (empty_finally, [(4.0,), (0.0,)]),
 ]
 
 
