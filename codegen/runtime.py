@@ -17,8 +17,11 @@ loaded once per process and never unloaded.
   this thread holds the GIL (a kernel called through the CPython entry; not one called through
   ctypes, which releases it): elsewhere it returns 0.
 
-An exported library (codegen.export) calls plain malloc and free instead and never polls: it
-has no runtime.
+- `__tracer_pairwise_sum_f64` / `_f32`: NumPy's pairwise summation (codegen.reductions), which
+  every kernel with a sum calls: compiled here once (`helpers()`), not again for each kernel.
+
+An exported library (codegen.export) calls plain malloc and free instead, never polls, and
+defines its own pairwise sums: it has no runtime.
 """
 from __future__ import annotations
 
