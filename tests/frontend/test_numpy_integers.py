@@ -1,7 +1,8 @@
 """Integer array operations traced code does as NumPy does, on every integer dtype: & | ^ << >> ~,
 indexing and np.take with int32 (or any integer) index arrays, NumPy scalar constructors
-(np.uint64(30), np.int8(5)) and np.round / np.around / x.round(). NumPy is the oracle: the same
-dtype and the same values (bit for bit), or the same exception.
+(np.uint64(30), np.int8(5)), np.round / np.around / x.round(), and np.iinfo / np.finfo / np.dtype
+(made at trace time; their NumPy scalar attributes are constants of their dtype). NumPy is the
+oracle: the same dtype and the same values (bit for bit), or the same exception.
 """
 from __future__ import annotations
 
@@ -100,3 +101,29 @@ ROUNDS = {
 @pytest.mark.parametrize("fn", list(ROUNDS.values()), ids=list(ROUNDS))
 def test_round(fn):
     check(fn, np.array([1.2345, 2.5, -0.5, 1234.5678, 0.125, 7.0, -3.25, 1e300, np.nan, -np.inf]))
+
+
+def clip_to_int16(x):
+    info = np.iinfo(np.int16)
+    return np.clip(np.round(x), info.min, info.max).astype(np.int16), info.bits
+
+
+def scaled_by_eps(x):
+    eps = np.finfo(x.dtype).eps
+    return x / (np.abs(x).max() + eps), eps * 2, np.finfo(np.float32).tiny * 2 + 1.0
+
+
+def limits_of_dtypes(x):
+    return (np.iinfo(np.uint8).max + x, np.iinfo("int8").min, np.dtype(np.float32).itemsize,
+            np.finfo(np.float16).max, np.dtype(x.dtype).kind == "f")
+
+
+@pytest.mark.parametrize("fn, args", [
+    (clip_to_int16, (np.array([-40000.0, -3.5, 0.49, 2.5, 40000.0]),)),
+    (scaled_by_eps, (np.arange(4.0),)),
+    (scaled_by_eps, (np.arange(4.0, dtype=np.float32),)),
+    (limits_of_dtypes, (np.arange(3, dtype=np.int32),)),
+    (limits_of_dtypes, (np.ones(2),)),
+], ids=["iinfo-clip", "finfo-f64", "finfo-f32", "limits-int32", "limits-f64"])
+def test_iinfo_finfo_and_dtype(fn, args):
+    check(fn, *args)

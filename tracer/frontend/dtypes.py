@@ -115,3 +115,14 @@ def numpy_scalar_dtype(obj) -> ScalarType | None:
         return None
     name = obj.dtype.name
     return next((t for t, n in NUMPY_DTYPE_NAMES.items() if n == name and type(obj) is numpy.dtype(n).type), None)
+
+
+def numpy_constant(tracer, obj):
+    """A NumPy scalar met at trace time (np.finfo(x).eps, an attribute of a NumPy object) as a
+    traced constant of its dtype that is a NumPy scalar; anything else as it is."""
+    t = numpy_scalar_dtype(obj)
+    if t is None:
+        return obj
+    value = cast(tracer, tracer.builder.const(obj.item()), t) if t in NARROW else tracer.builder.const(obj.item())
+    tracer.numpy_scalars.add(value)
+    return value

@@ -150,9 +150,11 @@ def unsupported_class(cls: type) -> str | None:
 
 
 def is_user_class(fn) -> bool:
-    """A class defined by class statements only (no builtin base, not an exception class)."""
+    """A class defined by class statements only (no builtin base, not an exception class, not
+    one of NumPy's: np.iinfo and the like are NumPy functions to the tracer)."""
     return isinstance(fn, type) and all(k.__flags__ & HEAPTYPE and not k.__flags__ & IMMUTABLETYPE
-                                        for k in fn.__mro__[:-1]) and not issubclass(fn, BaseException)
+                                        for k in fn.__mro__[:-1]) and not issubclass(fn, BaseException) \
+        and fn.__module__.partition(".")[0] != "numpy"
 
 
 def class_attribute(tracer, cls: type, name: str):

@@ -32,7 +32,7 @@ from tracer.frontend.arrays import convert, emit_elementwise, kind, operand, pro
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.numpy_more import select
 from tracer.frontend.objects import ArrayMethod, ExternalList, TracedArray
-from tracer.ir import BOOL, DTYPES_BY_NAME, F32, F64, I64, ArrayType, ScalarType, compute_type
+from tracer.ir import BOOL, DTYPES_BY_NAME, F32, F64, I64, NUMPY_DTYPE_NAMES, ArrayType, ScalarType, compute_type
 
 # ufunc -> (IR op, result dtype rule): "float" computes in f64, "same" keeps int/float
 UNARY_UFUNCS = {
@@ -629,6 +629,24 @@ def _scalar_type(name: str):
 
 for _name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16"):
     implements(_name)(_scalar_type(_name))
+
+
+def _type_information(name: str):
+    def impl(tracer, what, *args, **kwargs):
+        """np.iinfo, np.finfo, np.dtype of what the trace knows the dtype of (a dtype, a scalar
+        type, its name, an array or a traced number): NumPy's own object, made at trace time."""
+        import numpy
+        if isinstance(what, TracedArray) or is_traced(what):
+            t = what.type.dtype if isinstance(what, TracedArray) else what.type
+            what = numpy.dtype(NUMPY_DTYPE_NAMES[t])
+        if any(is_traced(a) or isinstance(a, TracedArray) for a in (*args, *kwargs.values())):
+            raise tracer.error(f"np.{name} of a value known only at run time is not supported")
+        return getattr(numpy, name)(what, *args, **kwargs)
+    return impl
+
+
+for _name in ("iinfo", "finfo", "dtype"):
+    implements(_name)(_type_information(_name))
 
 
 @implements("logspace")

@@ -9,6 +9,7 @@ import types
 
 from tracer.frontend import arrays, complexes, dicts, dynlists, instance_ops, instances, math_more
 from tracer.frontend.builder import is_traced
+from tracer.frontend.dtypes import numpy_constant
 from tracer.frontend.objects import NULL, ExternalList, ExternalObject, SymbolicFunction, TracedArray
 from tracer.ir import BOOL, F64, I64
 
@@ -154,7 +155,7 @@ class CallOps:
             if not any(obj is m for m in IMMUTABLE_MODULES) and obj.__name__ != "numpy" and name in vars(obj):
                 self.tracer.guard_binding(obj.__dict__, name, value, f"{label} is <{type(value).__name__}>")
             return self.tracer.constant(value, label)
-        return getattr(obj, name)
+        return numpy_constant(self.tracer, getattr(obj, name))   # (np.finfo(x).eps: a NumPy scalar)
 
     def op_LOAD_ATTR(self, instr):
         is_method, name = instr.arg if isinstance(instr.arg, tuple) else (False, instr.arg)
