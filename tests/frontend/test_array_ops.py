@@ -191,6 +191,24 @@ def test_matmul_shapes_match_numpy(m, k, n, data):
         same_as_numpy(f, a_view, b, v)
 
 
+@pytest.mark.parametrize("lead", [(2,), (3, 2), (2, 0), (1, 4)])
+@pytest.mark.parametrize("right", ["vector", "matrix"])
+def test_a_stack_of_matrices_times_a_matrix_or_vector(lead, right):
+    """NumPy's `(..., n, k) @ (k, m)` and `@ (k,)`: each matrix of the stack times the right
+    operand, as the 2-d product of all their rows (NumPy computes it so too)."""
+    rng = np.random.default_rng(len(lead) * 10 + lead[-1])
+    a = rng.standard_normal((*lead, 5, 3))
+    b = rng.standard_normal((3, 4) if right == "matrix" else (3,))
+    stacked = trace(fullgraph=True)(lambda a, b: a @ b)
+    flat = trace(fullgraph=True)(lambda a, b: a @ b)
+    got = stacked(a, b)
+    assert got.shape == (a @ b).shape and got.dtype == np.float64
+    assert np.array_equal(got.reshape(-1, *got.shape[len(lead) + 1:]), flat(a.reshape(-1, 3), b))
+    np.testing.assert_allclose(got, a @ b, rtol=1e-13, atol=1e-13)
+    with pytest.raises(ValueError, match="mismatch in its core dimension"):
+        stacked(a, np.ones(4))
+
+
 def plain_matmul(a, b):
     """The triple loop, each sum over p in order: what the compiled matmul computes."""
     out = np.zeros((a.shape[0], b.shape[1]))

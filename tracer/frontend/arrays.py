@@ -561,6 +561,11 @@ def matmul(tracer, a, b):
         if not (is_traced(v) and isinstance(v.type, ArrayType)) or v.type.rank == 0:
             raise ValueError("matmul: Input operand does not have enough dimensions (has 0, gufunc core with "
                              "signature (n?,k),(k,m?)->(n?,m?) requires 1)")
+    if x.type.rank > 2 and y.type.rank <= 2:   # a stack of matrices times one: all their rows at once
+        sizes = sizes_of(tracer, x)
+        rows = matmul(tracer, reshape(tracer, TracedArray(tracer, x), (-1, sizes[-1])), TracedArray(tracer, y))
+        return reshape(tracer, rows, (*sizes[:-1], *sizes_of(tracer, y)[1:]))
+    for v in (x, y):
         if v.type.rank > 2:
             raise array_unsupported(tracer, "matmul of arrays of rank above 2")
     dtype = promote(tracer, x, y)
