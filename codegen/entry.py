@@ -400,8 +400,9 @@ class EntryBuilder:
 
 def native_exception(exc: BaseException) -> bool:
     """Whether the entry can raise `exc` itself: a builtin exception with no argument or one
-    string (anything else is raised by running the Python function: same type, same args)."""
-    return (type(exc).__module__ == "builtins" and
+    string, and no cause (anything else is raised by running the Python function: same type,
+    same args, the same `from`)."""
+    return (type(exc).__module__ == "builtins" and exc.__cause__ is None and not exc.__suppress_context__ and
             (exc.args == () or (len(exc.args) == 1 and type(exc.args[0]) is str)))
 
 

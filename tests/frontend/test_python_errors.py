@@ -263,6 +263,31 @@ def test_code_after_a_call_that_always_raises_is_never_traced():
     assert compiled.specializations
 
 
+def raises_from_none(x):
+    if x < 0.0:
+        raise ValueError("negative") from None
+    return x * 2.0
+
+
+def raises_from_a_cause(x):
+    if x > 1.0:
+        raise KeyError("k") from ValueError("inner")
+    return x
+
+
+@pytest.mark.parametrize("fn", [raises_from_none, raises_from_a_cause])
+def test_raise_from_keeps_the_cause(fn):
+    compiled = trace(fn, fullgraph=True)
+    for x in (0.5, -1.0, 2.0, -3.0, 4.0):
+        outcomes = []
+        for f in (compiled, fn):
+            try:
+                outcomes.append(("return", f(x)))
+            except Exception as exc:     # (the exception, its cause and its context flag are compared)
+                outcomes.append((type(exc), str(exc), type(exc.__cause__), exc.__suppress_context__))
+        assert outcomes[0] == outcomes[1], (x, outcomes)
+
+
 # ============================================================================ data-dependent control flow
 def branch_on_float(x):
     if x > 0.0:   # MARK-IF-FLOAT

@@ -272,16 +272,25 @@ class ControlFlowOps:
         self.push(AssertionError)
 
     def op_RAISE_VARARGS(self, instr):
-        if instr.arg != 1:
-            raise self.tracer.error("re-raising or 'raise ... from' is not supported")
-        exc = self.pop()
+        if instr.arg == 0:
+            raise self.tracer.error("a bare `raise` (re-raising) is not supported")
+        cause = self._exception(self.pop(), "exception causes") if instr.arg == 2 else None
+        exc = self._exception(self.pop(), "exceptions")
+        if instr.arg == 2:              # raise exc from cause (None: from None); the Python function raises it
+            exc.__cause__ = cause
+        raise exc
+
+    def _exception(self, exc, what: str):
+        """The exception object a `raise` names (a class is called), as CPython makes it."""
+        if exc is None and what == "exception causes":
+            return None
         if isinstance(exc, DeferredException):
             exc = exc.raise_now(self.tracer)
         if isinstance(exc, type) and issubclass(exc, BaseException):
             exc = exc()
         if not isinstance(exc, BaseException):
-            raise TypeError("exceptions must derive from BaseException")
-        raise exc
+            raise TypeError(f"{what} must derive from BaseException")
+        return exc
 
     # try/except: the compiled code is the try body's own path (the handlers are never traced).
     # An exception there is a failure of the call, and in a function with a try statement every
