@@ -52,7 +52,33 @@ def made_in_a_callee(x):
     return acc
 
 
+def histogram(xs, nbins):
+    counts = [0] * nbins                  # written at an index computed from the data
+    for x in xs:
+        k = int(x * nbins)
+        if k >= nbins:
+            k = nbins - 1
+        counts[k] += 1
+    return counts
+
+
+def escape_counts(n, m):
+    escape = [0] * (m + 1)                # written at a loop's counter where it breaks
+    inside = 0
+    for i in range(n):
+        c, z = 0.3 * i, 0.0
+        for j in range(m):
+            z = z * z + c
+            if abs(z) > 2.0:
+                escape[j] += 1
+                break
+        else:
+            inside += 1
+    return inside, escape
+
+
 @pytest.mark.parametrize("fn, args", [
+    (histogram, ([0.1, 0.5, 0.99, 0.3, 0.31, 1.0] * 3, 4)), (histogram, ([], 3)), (escape_counts, (12, 10)),
     (pair_set_on_one_path, (2.0,)), (pair_set_on_one_path, (-2.0,)), (coin_change, ([1, 2, 5], 11)),
     (coin_change, ([3, 7], 20)), (flags_in_a_loop, ([1.0, 2.0, 5.0, 1.0], 4.0)),
     (flags_in_a_loop, ([1.0, 2.0], 4.0)), (made_in_a_callee, (100.0,)), (made_in_a_callee, (0.5,)),

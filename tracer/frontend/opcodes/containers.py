@@ -10,7 +10,7 @@ import operator
 
 from tracer.frontend import dicts, dynlists, gathered, indexing, instance_ops, pybuiltins
 from tracer.frontend.builder import PYTHON_BINARY, Failed, Unknown, is_number, is_traced
-from tracer.frontend.iteration import RangeIter
+from tracer.frontend.iteration import ListChanged, RangeIter
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
 from tracer.ir import BOOL, F64, I64, NARROW, NUMPY_DTYPE_NAMES
 
@@ -405,7 +405,20 @@ class ContainerOps:
             raise self.tracer.error("item assignment is supported only on lists and NumPy arrays")
         if isinstance(index, slice):
             index = self.concrete_slice(index)
+        if is_traced(index) and isinstance(self.builder.examples.get(index), Unknown):
+            self.hold_list(container)
         container[self.builder.concretize(index, "this index")] = value
+
+    def hold_list(self, lst: list) -> None:
+        """A store into a list made in the trace at an index known only at run time: the call is
+        traced again with the lists made where this one was made held in arrays (ListChanged,
+        interpreter.trace_frame), where such a store is an op."""
+        made = self.tracer.list_sites.get(id(lst))
+        if made is not None and made[0] is lst and made[1] not in self.tracer.held_sites:
+            exc = ListChanged("a list is written at an index known only at run time", self.builder.loc)
+            exc.sites, exc.grown = frozenset({made[1]}), {}
+            exc.final = True          # (unrolling the loops over lists would meet the same store)
+            raise exc
 
     def op_DELETE_SUBSCR(self, instr):
         """`del lst[i]` / `del lst[a:b]` on a list made in the trace (an index known at trace
