@@ -274,16 +274,14 @@ class ControlFlowOps:
     def op_RAISE_VARARGS(self, instr):
         if instr.arg == 0:
             raise self.tracer.error("a bare `raise` (re-raising) is not supported")
-        cause = self._exception(self.pop(), "exception causes") if instr.arg == 2 else None
+        cause = self.pop() if instr.arg == 2 else None
         exc = self._exception(self.pop(), "exceptions")
         if instr.arg == 2:              # raise exc from cause (None: from None); the Python function raises it
-            exc.__cause__ = cause
+            exc.__cause__ = None if cause is None else self._exception(cause, "exception causes")
         raise exc
 
     def _exception(self, exc, what: str):
         """The exception object a `raise` names (a class is called), as CPython makes it."""
-        if exc is None and what == "exception causes":
-            return None
         if isinstance(exc, DeferredException):
             exc = exc.raise_now(self.tracer)
         if isinstance(exc, type) and issubclass(exc, BaseException):
