@@ -19,6 +19,7 @@ import codegen.entry  # module references: codegen imports tracer.ir, so no name
 import codegen.jit
 from tracer import native
 from tracer.errors import UnsupportedError
+from tracer.frontend import buffers
 from tracer.frontend.arrays import is_ndarray
 from tracer.frontend.instances import materialize
 from tracer.frontend.interpreter import Trace
@@ -81,7 +82,10 @@ class Specialization:
         result = self.leaf_call(*leaves[:n])
         # the lists the compiled code wrote into (held in arrays) get their new numbers
         for (k, attr, m), items in zip(self.scatters, leaves[n:]):
-            native.scatter(leaves[k], items, attr, m)
+            if type(m) is str:            # an array.array of typecode m
+                buffers.scatter(items, leaves[k])
+            else:
+                native.scatter(leaves[k], items, attr, m)
         # objects made in the traced code and returned: made from their attributes
         return materialize(self.trace.result_shape, result)
 
@@ -89,7 +93,8 @@ class Specialization:
     def scatters(self) -> list[tuple]:
         """(leaf index, attr, row length) of each list written back, as trace.scattered."""
         positions = {id(source): k for k, (source, _) in enumerate(self.trace.leaves)}
-        return [(positions[id(s)], s.attr, s.kind[1] if s.kind[0] == "rows" else 0) for s in self.trace.scattered]
+        return [(positions[id(s)], s.attr, s.kind[1] if s.kind[0] in ("rows", "buffer") else 0)
+                for s in self.trace.scattered]
 
     # ------------------------------------------------------------------ display
     def signature(self) -> str:

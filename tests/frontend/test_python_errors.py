@@ -351,3 +351,47 @@ def test_recursion_is_a_clear_tracer_error():
     assert "factorial_times" in str(error.value)
     assert_names_line(error.value, "MARK-RECURSION")
     assert not native.installed()
+
+
+# ============================================================================ raise with f-strings
+class Insufficient(Exception):
+    pass
+
+
+def checked_ratio(a, b):
+    if abs(a) < 1e-12:
+        raise ZeroDivisionError(f"pivot {a:.3g} is too small (b = {b})")
+    return b / a
+
+
+def newton_sqrt2(x, tol, steps):
+    for k in range(steps):
+        nx = 0.5 * (x + 2.0 / x)
+        if abs(nx - x) < tol:
+            return nx, k
+        x = nx
+    raise ArithmeticError(f"no convergence after {steps} steps (last {x!r})")
+
+
+def withdraw(balances, i, amount):
+    balances[i] -= amount
+    if balances[i] < 0:
+        raise Insufficient(f"account {i} is short by {-balances[i]}")
+    return balances[i]
+
+
+@pytest.mark.parametrize("fn, calls", [
+    (checked_ratio, [(2.0, 3.0), (0.0, 3.0), (1e-13, -1.0)]),
+    (newton_sqrt2, [(1.0, 1e-12, 50), (1.0, 1e-12, 3), (1.0, 0.0, 10)]),
+    (withdraw, [([10, 20, 30] * 4, 5, 15), ([10, 20, 30] * 4, 1, 25), ([10, 20, 30] * 4, 11, 31)]),
+], ids=["ratio", "newton", "withdraw"])
+def test_raise_with_an_f_string_compiles_whole(fn, calls):
+    """fullgraph=True: the message is made by the Python function, which runs for that call
+    (from the start, on the arguments as they were: nothing was written yet)."""
+    import copy
+    compiled = trace(fn, fullgraph=True)
+    for args in calls + calls:
+        plain, traced = copy.deepcopy(args), copy.deepcopy(args)
+        assert python_outcome(compiled, *traced) == python_outcome(fn, *plain)
+        assert traced == plain
+    assert not native.installed()

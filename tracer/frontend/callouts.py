@@ -76,9 +76,6 @@ def format_value(tracer, value, conversion: int, spec):
             raise tracer.error(f"an f-string of a {type(value).__name__} is not supported")
         convert = CONVERSIONS[conversion]
         return format(convert(value) if convert else value, spec or "")
-    if not tracer.call_out:         # fullgraph=True: nothing is called in CPython
-        raise tracer.error("an f-string of a traced value is not supported (without fullgraph, it can be an "
-                           "argument of a call made in CPython)")
     if value.type not in (F64, I64, BOOL):
         raise tracer.error(f"an f-string of a {value.type} value is not supported")
     return TracedString(tracer, ((value, conversion, spec or ""),))
@@ -158,10 +155,20 @@ class DeferredException:
 
     def raise_now(self, tracer) -> BaseException:
         """Emit the call that raises it; what the trace raises from here (compiled code never
-        gets past the call)."""
+        gets past the call). Where compiled code makes no calls into CPython (fullgraph=True, a
+        try statement), the raise makes the call run the Python function instead, which raises
+        it (every failure does so then: ir.Function.python_on_failure)."""
+        if not tracer.call_out:
+            tracer.catches = tracer.catches or tracer.loc
+            return self.cls.__new__(self.cls, MessageMadeAtRunTime())
         # harmless: it never returns, so no failure after it can make Python run the function again
         call_out(tracer, _raise_new, [self.cls, *self.args], {}, harmless=True, label=f"raise {self.cls.__name__}(...)")
         return RuntimeError(f"{self.cls.__name__} was raised by CPython")
+
+
+class MessageMadeAtRunTime(str):
+    """The argument of an exception whose message only the Python function makes (not a str:
+    codegen.entry.native_exception leaves such an exception to the Python function)."""
 
 
 def _raise_new(cls, *args):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import types
 
-from tracer.frontend import arrays, indexing
+from tracer.frontend import arrays, buffers, indexing
 from tracer.frontend.builder import NeedsPython, is_number, is_traced
 from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, ListChanged, RangeIter
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
@@ -73,8 +73,9 @@ def gathered_array(tracer, values, source, kind) -> TracedArray:
     import numpy
     key = source.key
     if key not in tracer.arrays:
-        example = numpy.array(values, dtype=numpy.int64 if kind[0] == "i64" else numpy.float64)
-        t = ArrayType(I64 if kind[0] == "i64" else F64, arrays.param_shape(example))
+        dtype = buffers.item_kind(kind[1]) if kind[0] == "buffer" else I64 if kind[0] == "i64" else F64
+        example = numpy.array(values, dtype=numpy.int64 if dtype == I64 else numpy.float64)
+        t = ArrayType(dtype, arrays.param_shape(example))
         param = tracer.builder.add_param(str(source), t, example)
         tracer.leaves[key] = (source, param)
         # param=: an item assignment copies it once and writes the final contents back into the
@@ -93,13 +94,13 @@ def view_of(tracer, x, always: bool = False):
     if not tracer.gather_lists and not always:
         return None
     if isinstance(x, ExternalList):
-        if type(x.obj) is not list:    # (the loader's gather reads lists only; tuples unroll)
-            return None
+        if type(x.obj) is not list and not isinstance(x, buffers.ExternalBuffer):
+            return None                # (the loader's gather reads lists and arrays; tuples unroll)
         held = _array_holding(tracer, x)
         if held is not None:           # (one array per list: a write is seen by every read)
             return held[0]
         items = list(x.obj)
-        kind = gather_kind(items)
+        kind = ("buffer", x.typecode) if isinstance(x, buffers.ExternalBuffer) else gather_kind(items)
         if kind is None:
             return None
         source = GatherSource(x.source, None, kind)
@@ -238,8 +239,12 @@ def store(tracer, view: ListView, index, value) -> None:
     here on, the trace reads that list from the array (`held_in_array`), never from the list."""
     b = tracer.builder
     array = view.array
+    source = gather_source(tracer, view)
+    noun = sequence_noun(tracer, view)
     if isinstance(index, slice) or view.row_length is not None:
-        raise tracer.error("assigning a slice or a whole row of a list held in an array is not supported")
+        raise tracer.error(f"assigning a slice or a whole row of a {noun} held in an array is not supported")
+    if noun == "array":
+        value = buffers.stored(tracer, source.kind[1], value)
     if not (is_traced(value) or is_number(value)) or isinstance(getattr(value, "type", None), ArrayType) \
             or b.kind(value) != array.type.dtype:
         noun = "int" if array.type.dtype == I64 else "float"
@@ -247,17 +252,30 @@ def store(tracer, view: ListView, index, value) -> None:
                            f"in traced code (it is held in an array of {noun}s)")
     if not is_traced(index):
         if type(index) not in (int, bool):
-            raise TypeError(f"list indices must be integers or slices, not {type(index).__name__}")
+            raise TypeError("array indices must be integers" if noun == "array" else
+                            f"list indices must be integers or slices, not {type(index).__name__}")
         if not -len(view) <= index < len(view):
-            raise IndexError("list assignment index out of range")
+            raise IndexError(f"{noun} assignment index out of range")
         index = int(index) % len(view)
     indexing.store_item(tracer, array, index, value)
-    root = array
+    if source is not None:
+        tracer.written_gathers[source.key] = source
+
+
+def gather_source(tracer, view: ListView):
+    """The GatherSource of the input list (or array.array) whose array holds `view`, or None."""
+    root = view.array
     while root.base is not None:
         root = root.base
-    if root.param in tracer.gathered_sources:
-        source = tracer.gathered_sources[root.param][0]
-        tracer.written_gathers[source.key] = source
+    return tracer.gathered_sources[root.param][0] if root.param in tracer.gathered_sources else None
+
+
+def sequence_noun(tracer, x) -> str:
+    """"array" for an array.array or a view of one (CPython's messages name it), else "list"."""
+    if isinstance(x, buffers.ExternalBuffer):
+        return "array"
+    source = gather_source(tracer, x) if isinstance(x, ListView) and x._array is not None else None
+    return "array" if source is not None and source.kind[0] == "buffer" else "list"
 
 
 def writable_view(tracer, ext: ExternalList) -> ListView:

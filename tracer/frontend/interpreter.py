@@ -12,6 +12,7 @@ naming it and the user's line.
 """
 from __future__ import annotations
 
+import array
 import sys
 import types
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from tracer.errors import (
     is_internal,
     unsupported_instruction,
 )
-from tracer.frontend import arrays, callouts, dicts, dynlists, gathered, instances, library, numpy_api, resume
+from tracer.frontend import arrays, buffers, callouts, dicts, dynlists, gathered, instances, library, numpy_api, resume
 from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments, names_itself, recursion_arguments
 from tracer.frontend.branches import RETURN, AlwaysRaises, Branching, EveryPathRaises, RestartLoop
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
@@ -143,7 +144,7 @@ class Tracer:
         self.gathered_sources: dict[Value, tuple] = {}   # a gathered array's param -> (GatherSource, length)
         self.result_dropped = False    # the call being traced is a statement: CALL, then POP_TOP
         self.call_out = False          # such calls may run in CPython from compiled code (callouts)
-        self.catches = None            # where a try/except was met: every failure runs Python (ControlFlowOps.enter_try)
+        self.catches = None            # where a try or a raise only Python makes was met: every failure runs Python
         # lists made in the trace: id -> (the list, where it was made: (code, instruction index));
         # a list made at a site in `held_sites` is held in an array from the start (trace_frame)
         self.list_sites: dict = {}
@@ -172,6 +173,8 @@ class Tracer:
         if type(obj) in (list, tuple):
             self.structure_guards.setdefault(key, StructureGuard(source, type(obj), len(obj)))
             return ExternalList(self, obj, source)
+        if type(obj) is array.array:
+            return buffers.wrap(self, obj, source)
         if type(obj) is complex:                    # its two parts, read per call
             self.structure_guards.setdefault(key, StructureGuard(source, complex))
             return TracedComplex(self.wrap(obj.real, AttrSource(source, "real")),
@@ -351,12 +354,12 @@ class Tracer:
             return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (dict, set, dicts.InputDict):
             return dicts.trace_time_method(self, fn.__self__, fn.__name__, list(args), kwargs)
-        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (str, bytes) \
+        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (str, bytes, int, float, bool) \
                 and (made := string_method(fn, args, kwargs)) is not NOT_CONSTANT:
-            return made                      # a string method on constants: what Python gives
+            return made                      # a str (or number) method on constants: what Python gives
         if isinstance(fn, type) and issubclass(fn, BaseException) and all(is_number(a) or isinstance(a, str) for a in args):
             return fn(*args)
-        deferred = callouts.exception_of(fn, args, kwargs) if self.call_out else None
+        deferred = callouts.exception_of(fn, args, kwargs)
         if deferred is not None:
             return deferred                # made and raised by CPython at the raise
         if self.call_out:              # run in CPython, from compiled code (tracer.frontend.callouts)
@@ -681,8 +684,8 @@ def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_lo
     fn = tracer.builder.finish(result)
     fn.python_on_failure = tracer.uses_numpy or tracer.catches
     if tracer.catches and any(v.op == "python_call" for v in fn.walk()):
-        raise UnsupportedError("a call into CPython in a function with try/except: it would run again when the "
-                               "Python function answers an exception", tracer.catches)
+        raise UnsupportedError("a call into CPython in a function with try/except (or a raise whose message Python "
+                               "makes): it would run again when the Python function answers", tracer.catches)
     fn.returns_none, fn.numpy_results = tracer.returns_none, numpy_results(tracer, result)
     fn.loc = SourceLoc(code.co_filename, code.co_firstlineno, code.co_name)
     verify(fn)

@@ -11,6 +11,7 @@ inputs, so the loaded path costs a few tens of nanoseconds per input instead of 
 """
 from __future__ import annotations
 
+from tracer.frontend import buffers
 from tracer.frontend.interpreter import Trace
 from tracer.frontend.sources import ABSENT, ArgSource, AttrSource, GatherSource, ItemSource, RootSource, Source
 from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, NARROW, NUMPY_DTYPE_NAMES, ArrayType
@@ -102,6 +103,10 @@ def make_loader(trace: Trace):
         name = f"g{len(names)}"
         names[id(source)] = name
         kind = source.kind
+        if kind[0] == "buffer":          # an array.array: its own memory, or a copy
+            written = any(s.key == source.key for s in trace.scattered)
+            lines.append(f"{name} = {buffers.loader_expression(base, kind[1], written)}")
+            return name
         m = kind[1] if kind[0] == "rows" else 0
         shape = f"(len({base}), {m})" if m else f"len({base})"
         dtype = "int64" if kind[0] == "i64" else "float64"
@@ -138,7 +143,7 @@ def make_loader(trace: Trace):
         import numpy
 
         from tracer.native import gather, same_values
-        constants.update(np_empty=numpy.empty, gather=gather, same_values=same_values)
+        constants.update(np_empty=numpy.empty, np_frombuffer=numpy.frombuffer, gather=gather, same_values=same_values)
     body = "\n".join("        " + line for line in lines)
     source_text = (f"def load(args):\n    try:\n{body}\n"
                    f"    except (AttributeError, IndexError, KeyError, TypeError, ValueError):\n        return None\n")

@@ -7,7 +7,7 @@ import math
 import operator
 import types
 
-from tracer.frontend import arrays, complexes, dicts, dynlists, instance_ops, instances, math_more
+from tracer.frontend import arrays, buffers, complexes, dicts, dynlists, instance_ops, instances, math_more
 from tracer.frontend.builder import is_traced
 from tracer.frontend.dtypes import numpy_constant
 from tracer.frontend.objects import NULL, ExternalList, ExternalObject, SymbolicFunction, TracedArray
@@ -135,6 +135,8 @@ class CallOps:
             if method is not None:
                 return method
             raise self.tracer.error(f"attribute .{name} of a traced number is not supported")
+        if isinstance(obj, buffers.ExternalBuffer):
+            return buffers.attribute(self.tracer, obj, name)
         if isinstance(obj, ExternalList):
             if getattr(obj, "carried", False):       # a gathered.ListView
                 raise self.tracer.error(f"calling .{name}() on a list that compiled code holds in an array (a "

@@ -7,7 +7,9 @@ its identity shortcut) and the type-name helpers used to reproduce CPython's `Ty
 from __future__ import annotations
 
 import operator
+from array import array
 
+from tracer.errors import UnsupportedError
 from tracer.frontend import dicts, dynlists, gathered, indexing, instance_ops, pybuiltins
 from tracer.frontend.builder import PYTHON_BINARY, Failed, Unknown, is_number, is_traced
 from tracer.frontend.iteration import ListChanged, RangeIter
@@ -109,6 +111,8 @@ def materialize(tracer, x) -> list:
 
 def plain(x):
     """An input list as a Python list/tuple of its (symbolic) items; anything else as it is."""
+    if isinstance(x, ExternalList) and type(x.obj) is array:
+        raise UnsupportedError(f"comparing {x!r} is not supported yet", None)
     return type(x.obj)(x.items()) if isinstance(x, ExternalList) else x
 
 
@@ -125,7 +129,7 @@ def proxy(x):
     if is_traced(x):
         return python_type(x)(0)
     if isinstance(x, ExternalList):
-        return type(x.obj)()
+        return array(x.obj.typecode) if type(x.obj) is array else type(x.obj)()
     return x
 
 
@@ -294,6 +298,8 @@ class ContainerOps:
             if isinstance(container, ExternalObject):
                 raise self.tracer.error(f"subscripting {container!r} is not supported")
             raise TypeError(f"'{type_name(container)}' object is not subscriptable")
+        if isinstance(index, slice) and gathered.sequence_noun(self.tracer, container) == "array":
+            raise self.tracer.error("slicing an array.array is not supported yet (it makes a new array)")
         if isinstance(container, gathered.ListView):
             return self._view_item(container, index)
         if isinstance(container, dicts.DynDict):
@@ -327,7 +333,8 @@ class ContainerOps:
         if isinstance(container, ExternalList):
             n = len(container)
             if type(index) not in (int, bool):
-                raise TypeError(f"{type(container.obj).__name__} indices must be integers or slices, not {type(index).__name__}")
+                raise TypeError("array indices must be integers" if type(container.obj) is array else
+                                f"{type(container.obj).__name__} indices must be integers or slices, not {type(index).__name__}")
             if not -n <= index < n:
                 raise IndexError(f"{type(container.obj).__name__} index out of range")
             return container.item(index % n if n else index)
@@ -343,10 +350,12 @@ class ContainerOps:
             return materialize(self.tracer, view)[self.concrete_slice(index)]
         if is_traced(index) and index.type == I64:
             return view.element(self.tracer, index)
+        noun = gathered.sequence_noun(self.tracer, view)
         if type(index) not in (int, bool):
-            raise TypeError(f"list indices must be integers or slices, not {type_name(index)}")
+            raise TypeError("array indices must be integers" if noun == "array" else
+                            f"list indices must be integers or slices, not {type_name(index)}")
         if not -len(view) <= index < len(view):
-            raise IndexError("list index out of range")
+            raise IndexError(f"{noun} index out of range")
         return view.element(self.tracer, int(index) % len(view))
 
     def concrete_slice(self, s: slice) -> slice:
@@ -558,6 +567,10 @@ class ContainerOps:
             return instance_ops.binary(self.tracer, op, a, b, inplace)
         python_op = (PYTHON_INPLACE if inplace else PYTHON_BINARY)[op]
         for x in (a, b):
+            if isinstance(x, ExternalList) and type(x.obj) is array:
+                python_op(proxy(a), proxy(b))       # array + 1.0: Python's TypeError
+                raise self.tracer.error(f"the operator {BINARY_SYMBOLS[op]} on an array.array (it makes or "
+                                        f"changes an array) is not supported yet")
             if isinstance(x, (ExternalObject, BoundMethod)):
                 raise self.tracer.error(f"the operator {BINARY_SYMBOLS[op]} with {x!r} is not supported")
         if op == "add":

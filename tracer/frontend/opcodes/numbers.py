@@ -121,7 +121,7 @@ class NumberOps:
         if isinstance(x, (ExternalObject, BoundMethod)):
             raise self.tracer.error(f"a unary operator on {x!r} is not supported")
         if isinstance(x, ExternalList):
-            python_op(type(x.obj)())      # Python's own TypeError: bad operand type for unary -: 'list'
+            python_op(proxy(x))           # Python's own TypeError: bad operand type for unary -: 'list'
         return python_op(x)
 
     def op_UNARY_NEGATIVE(self, instr):
