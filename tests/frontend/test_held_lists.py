@@ -129,3 +129,23 @@ def test_every_name_of_a_held_list_sees_its_changes(fn, x):
     every name and every list holding it reads the same array."""
     compiled = trace(fn, fullgraph=True)
     assert compiled(x) == fn(x)
+
+
+def mode_and_zeros(xs, nbins, missing):
+    counts = [0] * nbins
+    for x in xs:
+        counts[min(int(x * nbins), nbins - 1)] += 1
+    return counts.index(max(counts)), counts.count(0), counts.index(missing)
+
+
+@pytest.mark.parametrize("args", [([0.1, 0.5, 0.55, 0.3, 0.56] * 3, 10, 0), ([0.1, 0.5] * 3, 10, 99)])
+def test_index_and_count_of_a_held_list(args):
+    compiled = trace(mode_and_zeros, fullgraph=True)
+    for _ in range(2):
+        try:
+            expected = mode_and_zeros(*args)
+        except ValueError as exc:
+            with pytest.raises(ValueError, match=str(exc)):
+                compiled(*args)
+        else:
+            assert compiled(*args) == expected

@@ -77,7 +77,7 @@ from tracer.ir import I64_MAX, I64_MIN, ArrayType, Function, Value, verify
 _MISSING = object()
 MAX_INSTRUCTIONS = 2_000_000   # a trace this long is almost certainly an endless trace-time loop
 MAX_INLINE_DEPTH = 64
-MAX_RECURSION_UNROLL = 24      # calls of one function inside itself that a recursion unrolls
+MAX_RECURSION_UNROLL = 48      # calls of one function inside itself that a recursion unrolls
 CO_GENERATOR = 0x20
 IMMUTABLE_CONSTANTS = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type,
                        str, bytes, type(None), type(Ellipsis), range, types.MethodType, native.Dispatcher,

@@ -1,6 +1,6 @@
 """Builtins and modules over iterables: set(), map, filter, itertools, bisect; string builtins of
 constants (ord, chr, bin...); float's and int's arithmetic slots called as functions
-(`float.__add__`); and the hooks the helpers of tracer.frontend.pybuiltins use to make lists of
+(`float.__add__`); functools.cache and lru_cache applied in traced code; and the hooks the helpers of tracer.frontend.pybuiltins use to make lists of
 run-time length.
 
 Like tracer.frontend.library (which merges FUNCTIONS into its table), each entry takes the tracer
@@ -20,6 +20,7 @@ import operator
 from tracer.frontend import dicts, dynlists, pybuiltins
 from tracer.frontend.builder import is_traced
 from tracer.frontend.generators import SymbolicGenerator
+from tracer.frontend.objects import TransformedFunction
 from tracer.frontend.opcodes.containers import materialize
 from tracer.ir import BOOL, F64, I64
 
@@ -186,6 +187,47 @@ def _reduce(tracer, function, iterable, *initial):
 
 
 FUNCTIONS[functools.reduce] = _reduce
+
+
+class Memoized:
+    """functools.cache / lru_cache of a function, applied in traced code: a call on arguments
+    known at trace time gives the result of the first call on equal arguments (CPython runs the
+    function once per distinct arguments: its side effects too); traced arguments are refused."""
+
+    def __init__(self, fn):
+        self.fn, self.results = fn, {}
+
+    def trace_call(self, tracer, args: list, kwargs: dict):
+        if not all(map(_constant_argument, [*args, *kwargs.values()])):
+            raise tracer.error("calling a functools.cache function with arguments known only at run time is not "
+                               "supported")
+        key = (tuple(args), tuple(sorted(kwargs.items())))
+        if key not in self.results:
+            self.results[key] = tracer.call(self.fn, args, kwargs)
+        return self.results[key]
+
+
+class MemoizeWith:
+    """The decorator `functools.lru_cache(maxsize=...)` gives."""
+
+    def trace_call(self, tracer, args: list, kwargs: dict):
+        return _memoized(tracer, *args, **kwargs)
+
+
+def _memoized(tracer, fn, **options):
+    return TransformedFunction(Memoized(fn))
+
+
+def _lru_cache(tracer, maxsize=128, typed=False):
+    if maxsize is not None and type(maxsize) is not int:          # @lru_cache without arguments
+        return _memoized(tracer, maxsize)
+    if typed:
+        raise tracer.error("functools.lru_cache(typed=True) is not supported")
+    return TransformedFunction(MemoizeWith())
+
+
+FUNCTIONS[functools.cache] = _memoized
+FUNCTIONS[functools.lru_cache] = _lru_cache
 
 
 # ------------------------------------------------------------------------------------ helpers' hooks

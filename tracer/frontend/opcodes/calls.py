@@ -7,10 +7,10 @@ import math
 import operator
 import types
 
-from tracer.frontend import arrays, buffers, complexes, dicts, dynlists, instance_ops, instances, math_more
+from tracer.frontend import arrays, buffers, complexes, dicts, dynlists, instance_ops, instances, math_more, pybuiltins
 from tracer.frontend.builder import is_traced
 from tracer.frontend.dtypes import numpy_constant
-from tracer.frontend.objects import NULL, ExternalList, ExternalObject, SymbolicFunction, TracedArray
+from tracer.frontend.objects import NULL, BoundMethod, ExternalList, ExternalObject, SymbolicFunction, TracedArray
 from tracer.ir import BOOL, F64, I64
 
 # modules whose functions are treated as immutable: reading math.sqrt (or np.exp) is not guarded
@@ -138,6 +138,8 @@ class CallOps:
         if isinstance(obj, buffers.ExternalBuffer):
             return buffers.attribute(self.tracer, obj, name)
         if isinstance(obj, ExternalList):
+            if getattr(obj, "carried", False) and name in ("index", "count"):   # a gathered.ListView
+                return BoundMethod(pybuiltins.list_index if name == "index" else pybuiltins.list_count, obj)
             if getattr(obj, "carried", False):       # a gathered.ListView
                 raise self.tracer.error(f"calling .{name}() on a list that compiled code holds in an array (a "
                                         f"comprehension over a long list) is not supported; list(...) of it "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 from array import array
 
-from tracer.errors import UnsupportedError
+from tracer.errors import DataDependentControlFlow, UnsupportedError
 from tracer.frontend import dicts, dynlists, gathered, indexing, instance_ops, pybuiltins
 from tracer.frontend.builder import PYTHON_BINARY, Failed, Unknown, is_number, is_traced
 from tracer.frontend.iteration import ListChanged, RangeIter
@@ -416,7 +416,12 @@ class ContainerOps:
             index = self.concrete_slice(index)
         if is_traced(index) and isinstance(self.builder.examples.get(index), Unknown):
             self.hold_list(container)
-        container[self.builder.concretize(index, "this index")] = value
+        try:
+            position = self.builder.concretize(index, "this index")
+        except DataDependentControlFlow:        # (an index computed from floats: never pinned)
+            self.hold_list(container)
+            raise
+        container[position] = value
 
     def hold_list(self, lst: list) -> None:
         """A store into a list made in the trace at an index known only at run time: the call is
