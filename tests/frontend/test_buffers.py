@@ -175,3 +175,25 @@ def test_unsupported_typecode_is_named():
     with pytest.raises(UnsupportedError, match="array\\('u'\\)"):
         trace(lambda a: len(a), fullgraph=True)(array("u", "abc"))
     assert tracer.explain(total, array("Q", [1, 2])).compiled is False
+
+
+class Grid:
+    def __init__(self, n):
+        self.n = n
+        self.cells = array("d", [float(k % 7) for k in range(n)])
+
+
+def relax(g, sweeps):
+    c = g.cells
+    for _ in range(sweeps):
+        for i in range(1, g.n - 1):
+            c[i] = 0.5 * (c[i - 1] + c[i + 1])
+    return sum(g.cells)
+
+
+def test_an_array_an_object_holds():
+    compiled = trace(relax, fuse_fma=False, fullgraph=True)
+    for _ in range(2):
+        plain, traced = Grid(30), Grid(30)
+        assert bits(compiled(traced, 5)) == bits(relax(plain, 5))
+        assert traced.cells == plain.cells
