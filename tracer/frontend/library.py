@@ -21,6 +21,7 @@ from tracer.frontend import (
     instance_ops,
     numpy_bools,
     pybuiltins,
+    trace_time,
 )
 from tracer.frontend.builder import is_traced
 from tracer.frontend.dtypes import widen
@@ -49,6 +50,8 @@ _TABLE: dict = {}      # (the functions of tracer.frontend.math_more are merged 
 
 
 def lookup(fn):
+    if trace_time.owns(fn):       # a method of a deque, Counter... made in the trace: run by CPython
+        return trace_time.method(fn)
     try:
         return _TABLE.get(fn)
     except TypeError:   # unhashable callables are never library functions
@@ -359,6 +362,7 @@ _TABLE[builtins.max] = _extremum("max", max)
 _TABLE[builtins.min] = _extremum("min", min)
 _TABLE.update(MORE_MATH)      # gcd, lcm, factorial, comb, perm, isqrt, fsum, prod, dist, isclose, ulp, modf...
 _TABLE.update(ITERABLES)      # set(), map, filter, itertools, bisect
+_TABLE.update(trace_time.FUNCTIONS)   # collections.deque, Counter, defaultdict, OrderedDict
 _TABLE[builtins.__build_class__] = instance_ops.build_class
 
 

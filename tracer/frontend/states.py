@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from tracer import ir
 from tracer.errors import UnsupportedError
+from tracer.frontend import trace_time
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.instances import InstanceKind, TracedInstance
 from tracer.frontend.objects import NULL, ExternalList, MaybeNone, TracedArray
@@ -478,6 +479,9 @@ def mutable_snapshot(objects) -> list:
         if type(x) is list:
             out.append((x, list(x)))
             stack.extend(x)
+        elif (contents := trace_time.snapshot_contents(x)) is not None:    # a deque, Counter...
+            out.append((x, contents))
+            stack.extend(x.values() if isinstance(x, dict) else x)
         elif type(x) is dict:
             out.append((x, list(x.items())))
             stack.extend(x.values())
@@ -492,7 +496,7 @@ def changed_since(snapshot) -> list:
     """The lists (and dicts) of `snapshot` (mutable_snapshot) whose items changed since."""
     changed = []
     for obj, contents in snapshot:
-        now = list(obj.items()) if type(obj) is dict else list(obj)
+        now = list(obj.items()) if isinstance(obj, dict) else list(obj)
         if len(now) != len(contents) or any(a is not c and a != c for a, c in zip(now, contents)):
             changed.append(obj)
     return changed
@@ -505,5 +509,7 @@ def restore(snapshot) -> None:
         if type(obj) is dict:
             obj.clear()
             obj.update(contents)
+        elif isinstance(obj, trace_time.CLASSES):
+            trace_time.restore(obj, contents)
         else:
             obj[:] = contents

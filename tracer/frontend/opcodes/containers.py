@@ -10,7 +10,7 @@ import operator
 from array import array
 
 from tracer.errors import DataDependentControlFlow, UnsupportedError
-from tracer.frontend import dicts, dynlists, gathered, indexing, instance_ops, pybuiltins
+from tracer.frontend import dicts, dynlists, gathered, indexing, instance_ops, pybuiltins, trace_time
 from tracer.frontend.builder import PYTHON_BINARY, Failed, Unknown, is_number, is_traced
 from tracer.frontend.iteration import ListChanged, RangeIter
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
@@ -306,6 +306,7 @@ class ContainerOps:
             return dicts.get_item(self.tracer, container, index)
         if type(container) in (dict, dicts.InputDict) and dicts.symbolic(index):
             raise dicts.needs_run_time(self.tracer, container, index)
+        trace_time.check_key(self.tracer, container, index)
         if isinstance(container, dynlists.DynList):
             if isinstance(index, slice):
                 return self.tracer.call(pybuiltins.sliced_list, [container, index.start, index.stop, index.step], {})
@@ -400,7 +401,8 @@ class ContainerOps:
             return
         if type(container) is dicts.InputDict:
             raise self.tracer.error("assigning an item of a dict from outside the traced function is not supported")
-        if type(container) is dict:
+        if isinstance(container, dict):     # (a Counter, a defaultdict... made in the trace: at trace time too)
+            trace_time.check_key(self.tracer, container, index)
             if dicts.symbolic(index):
                 raise dicts.needs_run_time(self.tracer, container, index, value)
             container[index] = value
