@@ -274,7 +274,7 @@ class CodeCompiler:
     def _check_argument_types(self, args: tuple):
         names = self.code.co_varnames
         for name, a in zip(names, args):
-            if type(a) in (float, int, bool, complex, str, list, tuple, dict, array.array, types.FunctionType,
+            if type(a) in (float, int, bool, complex, str, list, tuple, dict, set, frozenset, array.array, types.FunctionType,
                            types.BuiltinFunctionType) \
                     or a is None or numpy_scalar_dtype(a) is not None:
                 continue
@@ -287,7 +287,7 @@ class CodeCompiler:
             if is_ndarray(a):
                 continue   # its dtype is checked by the trace
             raise TypeError(f"{self.name}() argument '{name}' is a {type(a).__name__}: traced functions "
-                            f"take float, int, bool and str arguments, NumPy arrays, array.array, and lists, tuples or "
+                            f"take float, int, bool and str arguments, NumPy arrays, array.array, and lists, tuples, dicts, sets or "
                             f"objects holding them")
 
 

@@ -356,3 +356,35 @@ def test_number_subclass_argument_gives_the_python_result_or_names_its_type(valu
     except TypeError as exc:
         got = ("raise", TypeError, str(exc))
     assert got == ("return", twice(arg)) or (got[0] == "raise" and type(arg).__name__ in got[2]), got
+
+
+def neighbours(cells, x):
+    out = []
+    for (i, j) in cells:
+        out.append(i * x + j)
+    return out, (1, 2) in cells, len(cells | {(9, 9)}), sorted(cells.union({(0, 0)}))
+
+
+def grows(cells):
+    cells.add((5, 5))
+    return len(cells)
+
+
+def grows_in_place(cells):
+    cells |= {(5, 5)}
+    return len(cells)
+
+
+def test_a_set_argument_is_a_constant_guarded_with_its_order():
+    """A set (or frozenset) of constants is a constant of the trace: its items, in CPython's
+    iteration order, are guarded; a set that changes it is refused (the call runs as Python)."""
+    compiled = trace(neighbours, fullgraph=True)
+    for cells in ({(1, 2), (3, 4)}, frozenset({(1, 2), (3, 4)}), {(3, 4)}, {(1, 2), (3, 4)}):
+        assert compiled(cells, 10) == neighbours(cells, 10)
+    assert compiled(frozenset({(1, 2), (3, 4)}), 2.5) == neighbours(frozenset({(1, 2), (3, 4)}), 2.5)
+    assert len(compiled.specializations) == 4          # the set, the frozenset, the other set; a float x
+    for fn in (grows, grows_in_place):
+        with pytest.raises(UnsupportedError, match="from outside the traced function"):
+            trace(fn, fullgraph=True)({(1, 2)})
+        cells, plain = {(1, 2)}, {(1, 2)}
+        assert trace(fn)(cells) == fn(plain) and cells == plain

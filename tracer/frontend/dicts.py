@@ -21,6 +21,7 @@ from __future__ import annotations
 from tracer.frontend import dynlists, gathered, pybuiltins
 from tracer.frontend.builder import is_traced
 from tracer.frontend.iteration import ListChanged
+from tracer.frontend.sources import ItemSource, StructureGuard
 
 DICT_METHODS = ("get", "setdefault", "items", "keys", "values", "pop", "update", "copy", "clear")
 _MISSING = object()
@@ -55,6 +56,28 @@ class InputDict(dict):
 
 
 InputDict.__name__ = InputDict.__qualname__ = "dict"     # (in CPython's messages: "'dict' and 'float'")
+
+
+class InputSet(set):
+    """A set argument (or one read from an argument) of constants, guarded with its order: a
+    constant of the trace. Compiled code reads it; changing it is reported."""
+
+
+InputSet.__name__ = InputSet.__qualname__ = "set"
+SET_READERS = ("__contains__", "copy", "union", "intersection", "difference", "symmetric_difference", "issubset",
+               "issuperset", "isdisjoint")
+
+
+def input_container(tracer, obj, source):
+    """A dict, set or frozenset argument whose keys are constants: its keys (in order) guarded;
+    a dict's values loaded per call (an InputDict); a set a constant (an InputSet)."""
+    tracer.structure_guards.setdefault(source.key, StructureGuard(source, type(obj), len(obj), tuple(obj)))
+    if type(obj) is dict:
+        return InputDict({k: tracer.wrap(v, ItemSource(source, k)) for k, v in obj.items()})
+    held = InputSet(obj) if type(obj) is set else obj
+    if tuple(held) != tuple(obj):       # (its iteration order is CPython's: a copy must keep it)
+        raise tracer.error(f"{source} is a set whose copy iterates in another order, which is not supported")
+    return held
 
 
 def constant_key(k) -> bool:
@@ -213,13 +236,15 @@ def _set_method(tracer, s: DynSet, name: str, args: list):
 def trace_time_method(tracer, d, name: str, args: list, kwargs: dict):
     """A method of a trace-time dict or set: run on it, unless a key is traced."""
     if type(d) is InputDict and name not in ("get", "keys", "values", "items", "copy", "__getitem__",
-                                             "__contains__"):
-        raise tracer.error(f"dict.{name}() of a dict from outside the traced function is not supported (it "
-                           f"changes it)")
+                                             "__contains__") or type(d) is InputSet and name not in SET_READERS:
+        raise tracer.error(f"{type(d).__name__}.{name}() of a {type(d).__name__} from outside the traced function "
+                           f"is not supported (it changes it)")
     keyed = ("get", "setdefault", "pop", "__getitem__", "__contains__", "add", "discard", "remove")
     if name in keyed and args and symbolic(args[0]):
         raise needs_run_time(tracer, d, args[0], args[1] if len(args) > 1 else _MISSING)
-    if name in ("update", "union", "difference", "intersection") and any(symbolic(a) for a in args):
+    if name in ("update", "union", "difference", "intersection") and any(
+            symbolic(a) and not (isinstance(a, (set, frozenset, list, dict)) and not any(map(symbolic, a)))
+            for a in args):
         raise tracer.error(f"{type(d).__name__}.{name}() of a container of run-time size is not supported yet")
     return getattr(d, name)(*args, **kwargs)
 

@@ -65,7 +65,6 @@ from tracer.frontend.sources import (
     AttrSource,
     BindingGuard,
     EachGuard,
-    ItemSource,
     MissingAttrGuard,
     RootSource,
     Source,
@@ -190,9 +189,8 @@ class Tracer:
                 param = self._array_param(obj, source)
                 self.arrays[key] = TracedArray(self, param, param=param)
             return self.arrays[key]
-        if type(obj) is dict and all(map(dicts.constant_key, obj)):   # keys guarded, values loaded per call
-            self.structure_guards.setdefault(key, StructureGuard(source, dict, len(obj), tuple(obj)))
-            return dicts.InputDict({k: self.wrap(v, ItemSource(source, k)) for k, v in obj.items()})
+        if type(obj) in (dict, set, frozenset) and all(map(dicts.constant_key, obj)):   # keys guarded
+            return dicts.input_container(self, obj, source)
         if type(obj) is str:               # a constant: equal strings on later calls reuse this trace
             self.identity_guards.setdefault(key, ValueGuard(source, obj))
             return obj
@@ -352,7 +350,7 @@ class Tracer:
             return self.call(fn.getattr("__call__"), args, kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) is list:
             return library.call_list_method(self, fn.__name__, fn.__self__, args, kwargs)
-        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (dict, set, dicts.InputDict):
+        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (dict, set, frozenset, dicts.InputDict, dicts.InputSet):
             return dicts.trace_time_method(self, fn.__self__, fn.__name__, list(args), kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in (str, bytes, int, float, bool) \
                 and (made := string_method(fn, args, kwargs)) is not NOT_CONSTANT:

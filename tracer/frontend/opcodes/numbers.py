@@ -77,6 +77,9 @@ class NumberOps:
                 return
             if isinstance(a, ExternalList) and isinstance(a.obj, list):
                 raise self.tracer.error("mutating a list passed in is not supported")
+        if type(a) is dicts.InputSet and instr.arg.name.startswith("INPLACE_"):
+            raise self.tracer.error(f"the operator {operator_symbol(instr.arg)} on a set from outside the traced "
+                                    f"function is not supported (it changes it)")
         if numpy_bools.involved(self.tracer, instr.arg, a, b):      # np.bool_ + np.bool_ is `or`...
             self.push(numpy_bools.binary(self.tracer, instr.arg, a, b))
             return
