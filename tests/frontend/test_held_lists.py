@@ -149,3 +149,21 @@ def test_index_and_count_of_a_held_list(args):
                 compiled(*args)
         else:
             assert compiled(*args) == expected
+
+
+def sift_pairs(values):
+    heap = []
+    for i, v in enumerate(values):             # a binary heap of (priority, index) pairs
+        heap.append((v, i))
+        k = len(heap) - 1
+        while k > 0 and heap[(k - 1) // 2] > heap[k]:
+            heap[(k - 1) // 2], heap[k] = heap[k], heap[(k - 1) // 2]
+            k = (k - 1) // 2
+    return heap
+
+
+@pytest.mark.parametrize("values", [[5.5, 1.25, 9.0, 3.5, 1.25, 0.5], [1.0], []])
+def test_a_list_of_tuples_changed_in_a_loop(values):
+    compiled = trace(sift_pairs, fullgraph=True)
+    for _ in range(2):
+        assert compiled(values) == sift_pairs(values)

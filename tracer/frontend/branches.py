@@ -314,11 +314,13 @@ class Branching:
             # the lists whose length changed are made as lists of run-time length next time
             # (with the type of their items: a read may come before the first append)
             # (a dict that changes is made a dict of run-time size, whatever changed)
-            # (only lists of numbers or tuples of numbers: others are held, or unrolled, as before)
+            # (only lists of numbers or tuples of numbers: others are held, or unrolled, as before;
+            # a list of tuples whose items changed is one too: an array holds numbers only)
             grown = {site: dicts.type_hint(self.builder, list(obj.items()) or contents) if type(obj) is dict
                      else dynlists.item_type(self.builder, (obj or contents)[0]) if obj or contents else None
                      for obj, contents in snapshot
-                     if (site := sites.get(id(obj))) is not None and (type(obj) is dict or len(obj) != len(contents))
+                     if (site := sites.get(id(obj))) is not None
+                     and (type(obj) is dict or len(obj) != len(contents) or any(type(x) is tuple for x in obj))
                      and (type(obj) is dict or dynlists.holds_items(self.builder, [*obj, *contents]))}
             restore(snapshot)                    # as it was: the caller may run this code again
             exc = ListChanged("a list is changed inside a data-dependent branch or "
