@@ -292,3 +292,53 @@ def churn(n, modulus):
 @pytest.mark.parametrize("n, modulus", [(20000, 3001), (500, 7), (3, 2)])
 def test_large_dicts_and_sets_like_cpython(n, modulus):
     test_like_cpython(churn, (n, modulus))
+
+
+def slice_assigned(n, start, stop, count):
+    """Slice assignments into a list of run-time length, at bounds known only at run time (a
+    count other than the slice's changes the length: the Python function runs)."""
+    xs = []
+    for i in range(n):
+        xs.append(i * i)
+    xs[start:stop] = xs[:count]
+    ys = list(xs)
+    ys[:2] = [7, 8]
+    ys[-stop:] = ys[-stop:]
+    return xs, ys
+
+
+def slice_reversed(n, start, stop):
+    xs = []
+    for i in range(n):
+        xs.append(i * i)
+    xs[start:stop] = xs[stop:start:-1]
+    return xs
+
+
+def rotated_by_insert(n, k):
+    xs = []
+    for i in range(n):
+        xs.append(i)
+    for _ in range(k):
+        j = xs[0] % len(xs)
+        xs.insert(j, xs.pop(0))            # (an index known only at run time)
+    return xs
+
+
+@pytest.mark.parametrize("fn, args", [
+    (slice_reversed, (10, 2, 6)), (slice_reversed, (10, -4, -1)), (slice_reversed, (10, 0, 20)),
+    (slice_reversed, (10, 7, 3)), (slice_reversed, (2, 0, 1)), (slice_reversed, (0, 0, 0)),
+    (slice_assigned, (10, 2, 6, 4)), (slice_assigned, (10, 2, 6, 3)), (slice_assigned, (10, -3, 20, 3)),
+    (slice_assigned, (3, 5, 6, 0)),
+])
+def test_slice_assignment_like_cpython(fn, args):
+    expected = outcome(fn, args)
+    got = outcome(trace(fullgraph=True)(fn), args)
+    assert same_outcome(got, expected), (got, expected)
+
+
+@pytest.mark.parametrize("args", [(7, 5), (12, 30), (1, 3)])
+def test_insert_and_pop_at_run_time_indices(args):
+    expected = outcome(rotated_by_insert, args)
+    got = outcome(trace(fullgraph=True)(rotated_by_insert), args)
+    assert same_outcome(got, expected), (got, expected)

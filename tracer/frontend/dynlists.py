@@ -18,7 +18,7 @@ the list compile to loops. A DynList that the function returns becomes a Python 
 from __future__ import annotations
 
 from tracer.frontend.builder import is_number, is_traced
-from tracer.frontend.iteration import RangeIter
+from tracer.frontend.iteration import ListChanged, RangeIter
 from tracer.frontend.objects import TracedArray
 from tracer.ir import BOOL, F64, I64, ArrayType, ListType, TupleType
 
@@ -72,6 +72,20 @@ def holds_items(b, items: list) -> bool:
     """Whether a DynList can hold these items (numbers, or tuples of numbers, of one type)."""
     types = {item_type(b, x) for x in items}
     return None not in types and len(types) <= 1
+
+
+def grow_at_run_time(tracer, lst: list, why: str) -> None:
+    """A list made in the trace that an operation at an index known only at run time changes in
+    length (`insert`, `pop`): ListChanged, so that the call is traced again with the lists made
+    where this one was made of run-time length (when they can be: numbers, tuples of numbers)."""
+    made = tracer.list_sites.get(id(lst))
+    if made is None or made[0] is not lst or made[1] in tracer.grown_sites or not lst \
+            or not holds_items(tracer.builder, lst):
+        return
+    exc = ListChanged(why, tracer.builder.loc)
+    exc.sites, exc.grown = frozenset({made[1]}), {made[1]: item_type(tracer.builder, lst[0])}
+    exc.final = True
+    raise exc
 
 
 def new(tracer) -> DynList:

@@ -524,9 +524,8 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         handler = getattr(self, "op_" + instr.name, None)
         if handler is None:
             raise self.tracer.error(unsupported_instruction(instr.name))
-        if instr.name in resume.BREAKABLE and self.may_break_here():
-            return self.call_or_break(handler, instr)
-        result = handler(instr)
+        breakable = instr.name in resume.BREAKABLE and self.may_break_here()
+        result = self.call_or_break(handler, instr) if breakable else handler(instr)
         if instr.name in LIST_MAKERS and self.stack and type(self.stack[-1]) in (list, dict, set):
             self.list_made((self.code, self.pc - 1))
         return result

@@ -631,9 +631,9 @@ def call_list_method(tracer, method_name: str, lst: list, args: list, kwargs: di
     elif method_name == "extend":
         lst.extend(tracer_items(tracer, args[0]))
     elif method_name == "pop":
-        return lst.pop(_list_index_argument(tracer, args[0], "list.pop()")) if args else lst.pop()
+        return lst.pop(_list_index_argument(tracer, args[0], "list.pop()", lst)) if args else lst.pop()
     elif method_name == "insert":
-        lst.insert(_list_index_argument(tracer, args[0], "list.insert()"), args[1])
+        lst.insert(_list_index_argument(tracer, args[0], "list.insert()", lst), args[1])
     elif method_name in ("reverse", "copy", "clear"):
         return getattr(lst, method_name)()
     elif method_name == "index":
@@ -653,11 +653,13 @@ def _equal(tracer, item, value, what: str) -> bool:
     return bool(tracer.builder.concretize(items_equal(tracer, item, value), f"the comparison in {what}"))
 
 
-def _list_index_argument(tracer, x, what: str):
+def _list_index_argument(tracer, x, what: str, lst: list):
     if is_traced(x) and x.type == F64:
         raise TypeError("'float' object cannot be interpreted as an integer")
     if isinstance(x, (ExternalList, ExternalObject, BoundMethod)):
         raise tracer.error(f"{what} with an index {x!r} is not supported")
+    if is_traced(x) and not tracer.builder.must_be_concrete(x):     # (traced again: a list of run-time length)
+        dynlists.grow_at_run_time(tracer, lst, f"{what} at an index known only at run time")
     return tracer.builder.concretize(x, f"the index of {what}")
 
 

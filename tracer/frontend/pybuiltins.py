@@ -193,6 +193,19 @@ def sliced_list(items, start, stop, step):
     return out
 
 
+def assign_slice(items, start, stop, values):
+    """items[start:stop] = values (no step): as many values as the slice has items, written in
+    place (the values listed first: they may be the list's own); another count changes the
+    list's length, which the Python function does."""
+    new = sliced_list(values, None, None, None)
+    low = 0 if start is None else len(sliced_list(items, None, start, None))
+    count = len(sliced_list(items, start, stop, None))
+    if len(new) != count:
+        raise NeedsPython("a slice assignment that changes the list's length")
+    for i in range(count):
+        items[low + i] = new[i]
+
+
 def position_of(items, value):
     """The first index whose item equals `value`, or -1 (a NaN, which CPython finds by identity,
     is left to Python)."""

@@ -396,6 +396,9 @@ class ContainerOps:
         if isinstance(container, dynlists.DynList) and not isinstance(index, slice):
             dynlists.set_item(self.tracer, container, index, value)
             return
+        if isinstance(container, dynlists.DynList) and index.step is None:     # lst[a:b] = values
+            self.tracer.call(pybuiltins.assign_slice, [container, index.start, index.stop, value], {})
+            return
         if isinstance(container, dicts.DynDict):
             dicts.set_item(self.tracer, container, index, value)
             return
