@@ -34,7 +34,16 @@ from tracer.frontend.dtypes import numpy_scalar_dtype
 from tracer.frontend.interpreter import trace_frame
 from tracer.frontend.loader import ALIASED
 from tracer.ir import I64_MAX, I64_MIN
-from tracer.specialize import BreakRun, Finished, NeedsPython, PythonRun, Specialization, argument_signature, logger
+from tracer.specialize import (
+    BreakRun,
+    Finished,
+    NeedsPython,
+    PythonRun,
+    RaisedAfterHeldWrites,
+    Specialization,
+    argument_signature,
+    logger,
+)
 
 DEFAULT_MAX_SPECIALIZATIONS = 16
 
@@ -94,10 +103,11 @@ class CodeCompiler:
         with _room_to_compile():
             self._compile(args, globals, builtins, closure)
 
-    def _compile(self, args: tuple, globals, builtins, closure) -> None:
+    def _compile(self, args: tuple, globals, builtins, closure, call_out: bool | None = None) -> None:
+        call_out = self.python_on_break if call_out is None else call_out
         try:
             trace = trace_frame(self.code, args, globals, builtins, closure, self.name,
-                                unroll_loops=self.transform is not None, call_out=self.python_on_break)
+                                unroll_loops=self.transform is not None, call_out=call_out)
             py_func = self.py_func or types.FunctionType(self.code, globals, self.name, None, closure)
             fallback = functools.partial(run_plain, py_func)
             if self.transform is not None:
@@ -106,6 +116,8 @@ class CodeCompiler:
             if trace.break_point is not None:
                 fallback = self._finish_as_python
             spec = Specialization.build(trace, trace.function.name, self.fuse_fma, fallback)
+        except RaisedAfterHeldWrites:
+            return self._compile(args, globals, builtins, closure, call_out=False)
         except UnsupportedError as exc:
             if not self.python_on_break or isinstance(exc, BigIntInput):
                 raise

@@ -8,7 +8,9 @@ user's file:line and quoting the source line.
 from __future__ import annotations
 
 import math
+from array import array
 
+import numpy as np
 import pytest
 from like_python import assert_like_python
 from like_python import outcome as python_outcome
@@ -395,3 +397,26 @@ def test_raise_with_an_f_string_compiles_whole(fn, calls):
         assert python_outcome(compiled, *traced) == python_outcome(fn, *plain)
         assert traced == plain
     assert not native.installed()
+
+
+def doubled_until_too_big(xs, limit):
+    for i in range(len(xs)):
+        if xs[i] > limit:
+            raise ValueError(f"item {i} is {xs[i]}")
+        xs[i] = xs[i] * 2.0
+    return xs[0]
+
+
+@pytest.mark.parametrize("make", [lambda: [1.0, 2.0, 3.0, 50.0] * 3, lambda: np.array([1.0, 2.0, 3.0, 50.0] * 3),
+                                  lambda: array("d", [1.0, 2.0, 3.0, 50.0] * 3)], ids=["list", "ndarray", "array"])
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_a_raise_after_writes_leaves_them_written(make, fullgraph):
+    """The compiled code holds the writes in a copy until it returns: the raise runs the Python
+    function (which makes the writes and the message), in the default mode too."""
+    compiled = trace(doubled_until_too_big, fullgraph=fullgraph)
+    for limit in (10.0, 100.0, 10.0):
+        plain, traced = make(), make()
+        assert python_outcome(compiled, traced, limit) == python_outcome(doubled_until_too_big, plain, limit)
+        assert list(traced) == list(plain)
+    import tracer
+    assert tracer.explain(compiled, make(), 10.0).compiled

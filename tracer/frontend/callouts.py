@@ -156,14 +156,23 @@ class DeferredException:
     def raise_now(self, tracer) -> BaseException:
         """Emit the call that raises it; what the trace raises from here (compiled code never
         gets past the call). Where compiled code makes no calls into CPython (fullgraph=True, a
-        try statement), the raise makes the call run the Python function instead, which raises
-        it (every failure does so then: ir.Function.python_on_failure)."""
-        if not tracer.call_out:
+        try statement) or holds the function's writes in copies (lists held in arrays, arrays
+        written in place), the raise makes the call run the Python function instead, which
+        raises it (every failure does so then: ir.Function.python_on_failure)."""
+        if not tracer.call_out or tracer.written_gathers or tracer.updated_arrays:
+            # (compiled code holding writes in copies it writes back only when it returns: a
+            # raise made by CPython from compiled code would leave them unwritten)
             tracer.catches = tracer.catches or tracer.loc
             return self.cls.__new__(self.cls, MessageMadeAtRunTime())
         # harmless: it never returns, so no failure after it can make Python run the function again
         call_out(tracer, _raise_new, [self.cls, *self.args], {}, harmless=True, label=f"raise {self.cls.__name__}(...)")
         return RuntimeError(f"{self.cls.__name__} was raised by CPython")
+
+
+class RaisedAfterHeldWrites(UnsupportedError):
+    """A raise made by CPython from compiled code that may come after writes the compiled code
+    holds in copies (lists held in arrays, arrays written in place): traced again without calls
+    into CPython, the raise runs the Python function instead (tracer.api)."""
 
 
 class MessageMadeAtRunTime(str):

@@ -681,7 +681,8 @@ def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_lo
     fn = tracer.builder.finish(result)
     fn.python_on_failure = tracer.uses_numpy or tracer.catches
     if tracer.catches and any(v.op == "python_call" for v in fn.walk()):
-        raise UnsupportedError("a call into CPython in a function with try/except (or a raise whose message Python "
+        raise (callouts.RaisedAfterHeldWrites if all(repr(v.attrs["callee"]).startswith("raise ") for v in fn.walk()
+                                                     if v.op == "python_call") else UnsupportedError)("a call into CPython in a function with try/except (or a raise whose message Python "
                                "makes): it would run again when the Python function answers", tracer.catches)
     fn.returns_none, fn.numpy_results = tracer.returns_none, numpy_results(tracer, result)
     fn.loc = SourceLoc(code.co_filename, code.co_firstlineno, code.co_name)
