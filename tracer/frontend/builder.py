@@ -119,6 +119,8 @@ class GraphBuilder:
         self.examples: dict[Value, object] = {}
         self.loc: SourceLoc | None = None       # the user's line being traced
         self.pinned: dict[Value, object] = {}   # params whose value the trace depends on
+        self.strings: list[str] = []            # strings chosen at run time index these (run_time_strings)
+        self.string_ids: dict[str, int] = {}
 
     # ------------------------------------------------------------------ building blocks
     def add_param(self, name: str, type: ScalarType, example, numpy: bool = False) -> Value:

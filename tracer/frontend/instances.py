@@ -33,6 +33,7 @@ from __future__ import annotations
 import types
 from dataclasses import dataclass, field
 
+from tracer.frontend import run_time_strings
 from tracer.frontend.builder import is_traced
 from tracer.frontend.complexes import TracedComplex
 from tracer.frontend.dicts import DynDict, DynSet
@@ -363,6 +364,8 @@ def result_shape(value, memo: dict | None = None):
         return ("tolist",)
     if type(value) in (str, bytes, frozenset):
         return ("constant", value)
+    if isinstance(value, (run_time_strings.RunTimeString, run_time_strings.JoinedString)):
+        return run_time_strings.result_shape(value.builder, value)
     if type(value) is set:             # (of constants: a DynSet holds traced items)
         return ("set constant", tuple(value))
     if isinstance(value, DynList):
@@ -394,6 +397,8 @@ def materialize(shape, result, made: dict | None = None):
         return result.tolist()
     if shape[0] == "constant":
         return shape[1]
+    if shape[0] == "string":
+        return run_time_strings.materialized(shape, result)
     if shape[0] == "optional":
         return materialize(shape[1], result[1], made) if result[0] else None
     if shape[0] == "complex":

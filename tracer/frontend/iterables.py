@@ -17,7 +17,7 @@ import functools
 import itertools
 import operator
 
-from tracer.frontend import dicts, dynlists, pybuiltins
+from tracer.frontend import dicts, dynlists, pybuiltins, run_time_strings
 from tracer.frontend.builder import is_traced
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.objects import TransformedFunction
@@ -137,6 +137,9 @@ def string_method(fn, args: list, kwargs: dict):
     """A str method called on constants (a generator of constants is listed first: `"".join(c
     for c in s)`): what Python gives; NOT_CONSTANT where an argument is traced."""
     args = [list(a) if isinstance(a, SymbolicGenerator) else a for a in args]
+    if fn.__name__ == "join" and type(fn.__self__) is str and len(args) == 1 and not kwargs \
+            and (joined := run_time_strings.join(fn.__self__, args[0])) is not None:
+        return joined                    # with strings chosen at run time: made when returned
     if not all(map(_constant_argument, [*args, *kwargs.values()])):
         return NOT_CONSTANT
     return fn(*args, **kwargs)

@@ -21,6 +21,7 @@ from tracer.frontend import (
     instance_ops,
     numpy_bools,
     pybuiltins,
+    run_time_strings,
     trace_time,
 )
 from tracer.frontend.builder import is_traced
@@ -471,6 +472,8 @@ class SumState:
 def _len(tracer, x):
     if isinstance(x, (ExternalList, gathered.ListView)):
         return len(x)
+    if isinstance(x, run_time_strings.RunTimeString):
+        return run_time_strings.length(tracer, x)
     if isinstance(x, dynlists.DynList):
         return dynlists.length(tracer, x)
     if isinstance(x, (dicts.DynDict, dicts.DynSet)):

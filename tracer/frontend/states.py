@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from tracer import ir
 from tracer.errors import UnsupportedError
-from tracer.frontend import trace_time
+from tracer.frontend import run_time_strings, trace_time
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.instances import InstanceKind, TracedInstance
 from tracer.frontend.objects import NULL, ExternalList, MaybeNone, TracedArray
@@ -165,6 +165,12 @@ class Maybe:
 
 
 @dataclass(frozen=True)
+class StrSlot:
+    """Strings that differ between paths: their index in the trace's table (run_time_strings)."""
+    builder: object = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class MaybeNoneLayout:
     inner: object
 
@@ -212,7 +218,8 @@ def layout_of(values: list, what: str, b, force=frozenset(), mutated=frozenset()
     if force is not ALL and any(_made_inside(v.value if isinstance(v, MaybeUnbound) else v, force) for v in values):
         raise MergeError(f"{what} is an array (or list) made inside a data-dependent branch or loop and used "
                          f"after it; compiled code carries only numbers and tuples of numbers out of one", b.loc)
-    if all(v is first for v in values) and not isinstance(first, (MaybeUnbound, MaybeNone, tuple)) \
+    if all(v is first for v in values) and not isinstance(first, (MaybeUnbound, MaybeNone, tuple,
+                                                                  run_time_strings.RunTimeString)) \
             and not getattr(type(first), "carried", False) and not (is_traced(first) and first in force):
         return Same(first)
     if is_copyable_iterator(first) and all(type(v) is type(first) and v.__reduce__() == first.__reduce__()
@@ -251,6 +258,8 @@ def layout_of(values: list, what: str, b, force=frozenset(), mutated=frozenset()
         return Many(type(first), tuple(layout_of(list(col), f"{what} (a {type(first).__name__})", b, force, mutated,
                                                  heaps)
                                        for col in zip(*(v.fields() for v in values))))
+    if all(run_time_strings.is_string(v) for v in values):
+        return StrSlot(b)
     kinds = ", ".join(sorted({_describe(v) for v in values}))
     raise MergeError(f"{what} differs between paths of a data-dependent branch or loop ({kinds}); "
                      f"only numbers and tuples of numbers can differ", b.loc)
@@ -384,6 +393,8 @@ def tuple_items(v):
 def layout_types(layout) -> list:
     if isinstance(layout, (Slot, ArraySlot)):
         return [layout.type]
+    if isinstance(layout, StrSlot):
+        return [I64]
     if isinstance(layout, Many):
         return [t for p in layout.parts for t in layout_types(p)]
     if isinstance(layout, (Maybe, MaybeNoneLayout)):
@@ -398,6 +409,8 @@ def flatten(layout, value, b, heap=None) -> list[Value]:
         return []
     if isinstance(layout, Slot):
         return [b.convert(value, layout.type) if not is_traced(value) else value]
+    if isinstance(layout, StrSlot):
+        return [b.value(run_time_strings.index_of(b, value))]
     if isinstance(layout, ArraySlot):
         v = value.value
         if v.type != layout.type:                # sizes this path knows, forgotten: a whole view
@@ -448,6 +461,8 @@ def rebuild(layout, leaves: list):
         return layout.value
     if isinstance(layout, Slot):
         return leaves.pop(0)
+    if isinstance(layout, StrSlot):
+        return run_time_strings.made(layout.builder, leaves.pop(0))
     if isinstance(layout, ArraySlot):
         merged = TracedArray(layout.tracer, leaves.pop(0))
         merged.merged = True

@@ -10,7 +10,7 @@ import operator
 from array import array
 
 from tracer.errors import DataDependentControlFlow, UnsupportedError
-from tracer.frontend import dicts, dynlists, gathered, indexing, instance_ops, pybuiltins, trace_time
+from tracer.frontend import dicts, dynlists, gathered, indexing, instance_ops, pybuiltins, run_time_strings, trace_time
 from tracer.frontend.builder import PYTHON_BINARY, Failed, Unknown, is_number, is_traced
 from tracer.frontend.iteration import ListChanged, RangeIter
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
@@ -166,6 +166,8 @@ def items_equal(tracer, a, b):
     The result is a Python bool or a traced bool."""
     if a is b:
         return True
+    if run_time_strings.involved(a, b):
+        return run_time_strings.compare(tracer, "eq", a, b)
     if instance_ops.involved(a, b):
         return instance_ops.truth_value(tracer, instance_ops.compare(tracer, "eq", a, b))
     if isinstance(a, (ExternalObject, BoundMethod)) or isinstance(b, (ExternalObject, BoundMethod)):
@@ -206,6 +208,8 @@ def sequences_equal(tracer, a, b):
 def compare_objects(tracer, op: str, a, b):
     """`a <op> b` when not both operands are numbers: sequences, None, strings, objects."""
     builder = tracer.builder
+    if run_time_strings.involved(a, b):
+        return run_time_strings.compare(tracer, op, a, b)
     if instance_ops.involved(a, b):
         return instance_ops.compare(tracer, op, a, b)
     if holds_object(a) or holds_object(b):
