@@ -42,12 +42,18 @@ def chosen_in_a_loop(n, x):
     return state, x
 
 
+def as_key(x):
+    s = "ab" if x > 0 else "cd"
+    return {s: 1, "cd": 2}
+
+
 @pytest.mark.parametrize("fn, args", [
     (sign_label, (2.0,)), (sign_label, (-1.0,)), (sign_label, (0.0,)),
     (classify_all, ([0.5, 2.0, 1.5], 1.0)), (row_picture, ([0.5, 2.0, 1.5, 3.0], 1.0)),
     (row_picture, ([0.5], 0.0)),
     (ordered, (1.0, 1.0)), (ordered, (1.0, -1.0)), (ordered, (-1.0, 1.0)), (ordered, (-1.0, -1.0)),
     (chosen_in_a_loop, (0, 1.0)), (chosen_in_a_loop, (3, 1.0)), (chosen_in_a_loop, (9, 1.0)),
+    (as_key, (1.0,)), (as_key, (-1.0,)),
 ])
 def test_compiled_whole_as_cpython(fn, args):
     for _ in range(2):
@@ -69,14 +75,42 @@ def formatted(x):
     return f"<{s}>"
 
 
-def as_key(x):
-    s = "ab" if x > 0 else "cd"
-    return {s: 1}
-
-
-@pytest.mark.parametrize("fn", [concatenated, indexed, formatted, as_key])
+@pytest.mark.parametrize("fn", [concatenated, indexed, formatted])
 def test_other_uses_are_refused_and_run_as_python(fn):
     with pytest.raises(UnsupportedError):
         trace(fn, fullgraph=True)(1.0)
     for x in (1.0, -1.0):
         assert trace(fn)(x) == fn(x)
+
+
+def moves_until(x, limit):
+    """A list of run-time length of strings, joined and returned."""
+    steps = []
+    while x < limit:
+        if x < limit / 2:
+            steps.append("double")
+            x = x * 2.0
+        else:
+            steps.append("inc")
+            x = x + 1.0
+    return steps, "-".join(steps), "".join(reversed(steps)), len(steps)
+
+
+def ranked(records):
+    """Names sorted by traced scores (strings in tuples that a sort swaps), a dict keyed by them."""
+    by_score = sorted(records, key=lambda r: (-r[1], r[0]))
+    ranks = {}
+    for i, (name, _) in enumerate(by_score):
+        ranks[name] = i + 1
+    above = [name for name, score in by_score if score > 2.0]
+    return [r[0] for r in by_score], ranks, above
+
+
+@pytest.mark.parametrize("fn, args", [
+    (moves_until, (1.0, 20.0)), (moves_until, (30.0, 20.0)), (moves_until, (0.5, 3.0)),
+    (ranked, ([("ada", 3.5), ("bob", 1.0), ("cy", 3.5), ("dee", 2.5)],)),
+    (ranked, ([("ada", 1.0), ("bob", 1.0)],)),
+])
+def test_lists_and_dicts_of_chosen_strings(fn, args):
+    for _ in range(2):
+        same(fn, *args)

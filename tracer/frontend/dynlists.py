@@ -17,6 +17,7 @@ the list compile to loops. A DynList that the function returns becomes a Python 
 """
 from __future__ import annotations
 
+from tracer.frontend import run_time_strings
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.iteration import ListChanged, RangeIter
 from tracer.frontend.objects import TracedArray
@@ -65,6 +66,8 @@ def item_type(b, value):
     if (is_traced(value) and not isinstance(value.type, ArrayType) and value.type in (F64, I64, BOOL)) \
             or (is_number(value) and type(value) in (float, int, bool)):
         return b.kind(value)
+    if run_time_strings.is_string(value):          # its index in the trace's string table
+        return run_time_strings.StrField()
     return None
 
 
@@ -128,7 +131,7 @@ def set_type(lst: DynList, t) -> None:
     """The IR holds an item as its flat fields (`list[(i64, i64, f64)]` for ((x, y), v))."""
     lst.item = t
     fields = flat_fields(t)
-    ir_item = TupleType(fields) if isinstance(t, TupleType) else t
+    ir_item = TupleType(fields) if isinstance(t, TupleType) else fields[0]
     lst.handle.type = ListType(ir_item)
     lst.handle.attrs["item"] = ir_item
 
@@ -136,20 +139,26 @@ def set_type(lst: DynList, t) -> None:
 def flat_fields(t) -> tuple:
     if isinstance(t, TupleType):
         return tuple(f for e in t.elements for f in flat_fields(e))
-    return (t,)
+    return (I64,) if isinstance(t, run_time_strings.StrField) else (t,)
 
 
-def _flatten(t, value) -> list:
+def _flatten(t, value, b) -> list:
     if isinstance(t, TupleType):
-        return [f for e, x in zip(t.elements, value) for f in _flatten(e, x)]
+        return [f for e, x in zip(t.elements, value) for f in _flatten(e, x, b)]
+    if isinstance(t, run_time_strings.StrField):
+        return [(run_time_strings.index_of(b, value), I64)]
     return [(value, t)]
 
 
-def _nest(t, leaves: list):
-    """The item of type `t` from its flat leaves (consumed from the front)."""
+def _nest(t, leaves: list, b):
+    """The item of type `t` from its flat leaves (consumed from the front; strings from their
+    indices in builder `b`'s table, or in a table of strings)."""
     if isinstance(t, TupleType):
-        return tuple(_nest(e, leaves) for e in t.elements)
-    return leaves.pop(0)
+        return tuple(_nest(e, leaves, b) for e in t.elements)
+    leaf = leaves.pop(0)
+    if isinstance(t, run_time_strings.StrField):
+        return b[leaf] if isinstance(b, tuple) else run_time_strings.made(b, leaf)
+    return leaf
 
 
 def _describe(value) -> str:
@@ -161,7 +170,7 @@ def _describe(value) -> str:
 def _fields(tracer, lst: DynList, value) -> tuple:
     fix_type(tracer, lst, value)
     b = tracer.builder
-    return tuple(b.convert(b.value(x), t) for x, t in _flatten(lst.item, value))
+    return tuple(b.convert(b.value(x), t) for x, t in _flatten(lst.item, value, b))
 
 
 # ------------------------------------------------------------------------------------- reading
@@ -198,8 +207,8 @@ def _unpack(tracer, lst: DynList, v):
     b = tracer.builder
     if isinstance(lst.item, TupleType):
         leaves = [b.emit("getitem", (v,), index=j) for j in range(len(flat_fields(lst.item)))]
-        return _nest(lst.item, leaves)
-    return v
+        return _nest(lst.item, leaves, b)
+    return run_time_strings.decoded(lst.item, v, b)
 
 
 def _load(tracer, lst: DynList, i):
@@ -318,8 +327,9 @@ def call_method(tracer, method: DynListMethod, args: list, kwargs: dict):
     raise tracer.error(f"list.{name}() with these arguments is not supported on a list of run-time length")
 
 
-def python_items(item, columns: list) -> list:
-    """The items of a returned DynList of item type `item`, from one list per flat field."""
+def python_items(item, columns: list, strings: tuple = ()) -> list:
+    """The items of a returned DynList of item type `item`, from one list per flat field (and
+    the trace's table of strings)."""
     if not isinstance(item, TupleType):
-        return columns[0]
-    return [_nest(item, list(row)) for row in zip(*columns)]
+        return [strings[x] for x in columns[0]] if isinstance(item, run_time_strings.StrField) else columns[0]
+    return [_nest(item, list(row), strings) for row in zip(*columns)]

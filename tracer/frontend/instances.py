@@ -369,7 +369,7 @@ def result_shape(value, memo: dict | None = None):
     if type(value) is set:             # (of constants: a DynSet holds traced items)
         return ("set constant", tuple(value))
     if isinstance(value, DynList):
-        return ("records", value.item)
+        return ("records", value.item, tuple(value.tracer.builder.strings))
     if isinstance(value, MaybeNone):
         return ("optional", result_shape(value.value, memo))
     if isinstance(value, TracedComplex):
@@ -412,7 +412,7 @@ def materialize(shape, result, made: dict | None = None):
     if shape[0] == "trace-time dict":
         return {k: materialize(s, r, made) for k, s, r in zip(shape[1], shape[2], result)}
     if shape[0] == "records":          # a DynList: one array per field of its items
-        return [] if shape[1] is None else python_items(shape[1], [a.tolist() for a in result])
+        return [] if shape[1] is None else python_items(shape[1], [a.tolist() for a in result], shape[2])
     if shape[0] == "list":
         if shape[1] not in made:
             made[shape[1]] = [materialize(s, r, made) for s, r in zip(shape[2], result)]

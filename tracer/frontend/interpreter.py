@@ -59,7 +59,7 @@ from tracer.frontend.opcodes.control import ControlFlowOps
 from tracer.frontend.opcodes.numbers import NumberOps
 from tracer.frontend.opcodes.stack import StackOps
 from tracer.frontend.opcodes.strings import StringOps
-from tracer.frontend.run_time_strings import JoinedString, RunTimeString, result_indices
+from tracer.frontend.run_time_strings import JoinedString, RunTimeString, result_values
 from tracer.frontend.sources import (
     ABSENT,
     ArgSource,
@@ -427,7 +427,7 @@ class Tracer:
         if isinstance(obj, ExternalList) and obj.built:
             return obj.array.value
         if isinstance(obj, (RunTimeString, JoinedString)):
-            return b.emit("tuple", tuple(result_indices(b, obj)))
+            return b.emit("tuple", tuple(result_values(self, obj)))
         if isinstance(obj, dicts.DynDict):
             return b.emit("tuple", (self.result_value(obj.keys, False), self.result_value(obj.values, False)))
         if isinstance(obj, dicts.DynSet):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import collections.abc
 import functools
 import itertools
 import operator
@@ -136,7 +137,7 @@ NOT_CONSTANT = object()
 def string_method(fn, args: list, kwargs: dict):
     """A str method called on constants (a generator of constants is listed first: `"".join(c
     for c in s)`): what Python gives; NOT_CONSTANT where an argument is traced."""
-    args = [list(a) if isinstance(a, SymbolicGenerator) else a for a in args]
+    args = [list(a) if isinstance(a, (SymbolicGenerator, collections.abc.Iterator)) else a for a in args]
     if fn.__name__ == "join" and type(fn.__self__) is str and len(args) == 1 and not kwargs \
             and (joined := run_time_strings.join(fn.__self__, args[0])) is not None:
         return joined                    # with strings chosen at run time: made when returned

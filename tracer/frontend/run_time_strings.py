@@ -11,6 +11,8 @@ formatting, a dict key, a list of run-time length of strings) is a clear Unsuppo
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tracer.errors import UnsupportedError
 from tracer.frontend.builder import is_traced
 
@@ -57,6 +59,15 @@ def made(builder, index):
     if index.op == "const":
         return builder.strings[index.attrs["value"]]
     return RunTimeString(builder, index)
+
+
+@dataclass(frozen=True)
+class StrField:
+    """The item type (or a tuple field) of a list of run-time length that holds strings: the
+    IR holds their indices in the trace's table, an i64 (tracer.frontend.dynlists)."""
+
+    def __str__(self):
+        return "str"
 
 
 def is_string(x) -> bool:
@@ -126,8 +137,10 @@ for _name in ("__len__", "__iter__", "__getitem__", "__contains__", "__add__", "
 
 
 def join(sep: str, items) -> JoinedString | None:
-    """sep.join(items) where an item is a RunTimeString (the others strings); None where one is
-    neither."""
+    """sep.join(items) where an item is a RunTimeString (the others strings), or of a list of
+    run-time length of strings; None for anything else."""
+    if isinstance(getattr(items, "item", None), StrField):        # a DynList of strings
+        return JoinedString(items.tracer.builder, sep, [items])
     if type(items) not in (list, tuple) or not all(is_string(x) for x in items):
         return None
     chosen = [x for x in items if isinstance(x, RunTimeString)]
@@ -135,16 +148,29 @@ def join(sep: str, items) -> JoinedString | None:
 
 
 def result_shape(builder, x) -> tuple:
-    """How instances.materialize makes the returned string: ("string", separator or None, table)."""
-    return ("string", x.sep if isinstance(x, JoinedString) else None, tuple(builder.strings))
+    """How instances.materialize makes the returned string: ("string", separator or None, table,
+    which parts are lists of run-time length)."""
+    if not isinstance(x, JoinedString):
+        return ("string", None, tuple(builder.strings), (False,))
+    return ("string", x.sep, tuple(builder.strings), tuple(not is_string(p) for p in x.parts))
 
 
-def materialized(shape, indices) -> str:
-    _, sep, table = shape
-    return table[indices[0]] if sep is None else sep.join(table[i] for i in indices)
+def materialized(shape, values) -> str:
+    _, sep, table, lists = shape
+    if sep is None:
+        return table[values[0]]
+    return sep.join(table[i] for v, many in zip(values, lists) for i in (v.tolist() if many else (v,)))
 
 
-def result_indices(builder, x) -> list:
-    """The traced or constant table indices a returned string carries."""
+def result_values(tracer, x) -> list:
+    """What a returned string carries: its parts' table indices (traced or constant), and for
+    a list of run-time length of strings, its array of indices."""
+    from tracer.frontend.dynlists import to_arrays
+    b = tracer.builder
     parts = x.parts if isinstance(x, JoinedString) else [x]
-    return [builder.value(index_of(builder, p)) for p in parts]
+    return [b.value(index_of(b, p)) if is_string(p) else to_arrays(tracer, p)[0].value for p in parts]
+
+
+def decoded(t, value, builder):
+    """A list item's field as the program sees it: a string for a StrField (from its index)."""
+    return made(builder, value) if isinstance(t, StrField) else value
