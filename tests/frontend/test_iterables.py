@@ -77,7 +77,22 @@ def reduce_nothing(values):
     return functools.reduce(operator.add, values)
 
 
+def lazy_over_endless(n, scale):
+    """map and filter of a generator that never ends are generators too; str() of an int the
+    trace knows."""
+    def naturals():
+        k = 1
+        while True:
+            yield k
+            k += 1
+    odd_squares = filter(lambda s: s % 2, map(lambda k: k * k, naturals()))
+    first = [next(odd_squares) for _ in range(n)]
+    halves = map(lambda v: v * scale, filter(None, iter([0, 1, 2, 0, 3])))
+    return first, list(halves), [str(v) for v in first[:3]], str(n)
+
+
 CASES = [
+    (lazy_over_endless, (5, 0.5)), (lazy_over_endless, (1, 2.0)),
     (reductions, ([3, 5, 9, 12, -7], 6)), (reductions, ([0, 2 ** 62, -2 ** 63], 1)), (reduce_nothing, ([],)),
     (combinatorics, ([3, 34, 4, 12, 5, 2, 9, 7], 21)),
     (searches, ([3.0, 1.0, 2.0, 2.0, 5.0], 2.0)), (searches, ([3.0, 1.0], 9.0)),
@@ -109,3 +124,47 @@ def test_iterating_a_set_of_run_time_size_is_reported():
     with pytest.raises(UnsupportedError, match="iterating over a set of run-time size"):
         trace(fullgraph=True)(iterate_a_set)([1.0, 2.0, 3.0])
     assert trace(iterate_a_set)([1.0, 2.0, 3.0]) == iterate_a_set([1.0, 2.0, 3.0])
+
+
+def next_in_a_compiled_loop(n):
+    it = iter([1, 2, 3, 4, 5, 6, 7, 8])
+    squares = (k * k for k in range(1, 100))
+    return [next(it) for _ in range(n)], [next(squares) for _ in range(n)]
+
+
+def early_exit_from_a_generator(n):
+    def odd():
+        k = 1
+        while True:
+            yield k
+            k += 2
+    out = []
+    for v in odd():
+        out.append(v)
+        if len(out) >= n:
+            break
+    return out
+
+
+def advanced_on_one_side(x):
+    it = iter([1.0, 2.0, 3.0])
+    if x > 0:
+        next(it)
+    return next(it)
+
+
+@pytest.mark.parametrize("fn, args", [(next_in_a_compiled_loop, (3,)), (next_in_a_compiled_loop, (0,)),
+                                      (early_exit_from_a_generator, (4,)), (early_exit_from_a_generator, (1,))])
+def test_iterators_advanced_in_loops_and_branches(fn, args):
+    """An iterator a loop advances makes the loop unroll (each iteration advances it once); one a
+    branch advances on one side is refused if used after the branch (never silently wrong)."""
+    for _ in range(2):
+        assert trace(fn, fullgraph=True)(*args) == fn(*args)
+
+
+def test_an_iterator_advanced_on_one_side_is_refused():
+    from tracer import UnsupportedError
+    with pytest.raises(UnsupportedError, match="iterator"):
+        trace(advanced_on_one_side, fullgraph=True)(1.0)
+    for x in (1.0, -1.0):
+        assert trace(advanced_on_one_side)(x) == advanced_on_one_side(x)

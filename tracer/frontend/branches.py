@@ -307,7 +307,7 @@ class Branching:
         if outcome is None:
             raise UnsupportedError("a generator that yields inside a data-dependent branch or loop "
                                    "is not supported", self.builder.loc)
-        changed = changed_since(snapshot)
+        changed = changed_since(snapshot, self.builder, loop_body=skip_first)
         if changed:
             made = self.tracer.list_sites
             sites = {id(x): made[id(x)][1] for x in changed if id(x) in made and made[id(x)][0] is x}
@@ -322,7 +322,7 @@ class Branching:
                      if (site := sites.get(id(obj))) is not None
                      and (type(obj) is dict or len(obj) != len(contents) or any(type(x) is tuple for x in obj))
                      and (type(obj) is dict or dynlists.holds_items(self.builder, [*obj, *contents]))}
-            restore(snapshot)                    # as it was: the caller may run this code again
+            restore(snapshot, self.builder.diverged)   # as it was: the caller may run this code again
             exc = ListChanged("a list is changed inside a data-dependent branch or "
                               "loop; compiled code cannot change it on one path only", self.builder.loc)
             exc.sites, exc.grown = frozenset(sites.values()), grown

@@ -121,6 +121,7 @@ class GraphBuilder:
         self.pinned: dict[Value, object] = {}   # params whose value the trace depends on
         self.strings: list[str] = []            # strings chosen at run time index these (run_time_strings)
         self.string_ids: dict[str, int] = {}
+        self.diverged: dict[int, object] = {}   # iterators a branch advanced on one side (states.changed_since)
 
     # ------------------------------------------------------------------ building blocks
     def add_param(self, name: str, type: ScalarType, example, numpy: bool = False) -> Value:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tracer.errors import UnsupportedError
 from tracer.frontend.objects import NULL
-from tracer.frontend.states import block_mark, cut_block
+from tracer.frontend.states import block_mark, cut_block, diverged_error
 
 SUM_LOCAL = "<sum>"         # the running sum of a generator consumed by sum() (library.SumState)
 
@@ -18,6 +18,8 @@ SUM_LOCAL = "<sum>"         # the running sum of a generator consumed by sum() (
 class SymbolicGenerator:
     """A generator created by traced code (a generator expression): like CPython's, it runs its
     frame only when the consumer asks for the next value, so late binding and laziness hold."""
+
+    advances = 0                        # values asked of it so far (states.mutable_snapshot)
 
     def __init__(self, frame):
         self.frame = frame              # its SymbolicFrame
@@ -34,6 +36,9 @@ class SymbolicGenerator:
         inside its own frame (the state is a variable of it, SUM_LOCAL): a loop that yields
         compiles to a loop op carrying the state. The final state."""
         frame, b = self.frame, self.frame.builder
+        if (error := diverged_error(b, self)) is not None:
+            raise error
+        self.advances += 1
         start, mark, caller_loc = frame.save(), block_mark(b.block), b.loc
         frame.is_generator, frame.sink = False, add
         frame.locals[SUM_LOCAL] = state
@@ -54,6 +59,9 @@ class SymbolicGenerator:
 
     def __next__(self):
         frame = self.frame
+        if (error := diverged_error(frame.builder, self)) is not None:
+            raise error
+        self.advances += 1
         if frame.return_value is not NULL:
             raise StopIteration
         caller_loc = frame.builder.loc

@@ -427,7 +427,7 @@ class Tracer:
         if isinstance(obj, ExternalList) and obj.built:
             return obj.array.value
         if isinstance(obj, (RunTimeString, JoinedString)):
-            return b.emit("tuple", tuple(result_values(self, obj)))
+            return b.emit("tuple", tuple(result_values(self, obj, dynlists.to_arrays)))
         if isinstance(obj, dicts.DynDict):
             return b.emit("tuple", (self.result_value(obj.keys, False), self.result_value(obj.values, False)))
         if isinstance(obj, dicts.DynSet):

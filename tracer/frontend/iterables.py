@@ -66,13 +66,15 @@ def _map(tracer, fn, *iterables):
     if not iterables:
         raise TypeError("map() must have at least two arguments.")
     if len(iterables) == 1:
-        return _call(tracer, pybuiltins.mapped, fn, iterables[0])
+        lazy = isinstance(iterables[0], SymbolicGenerator)        # (it may never end)
+        return _call(tracer, pybuiltins.mapped_lazily if lazy else pybuiltins.mapped, fn, iterables[0])
     return _call(tracer, pybuiltins.mapped_zip, fn, list(iterables))
 
 
 @implements(builtins.filter)
 def _filter(tracer, fn, iterable):
-    return _call(tracer, pybuiltins.filtered, fn, iterable)
+    lazy = isinstance(iterable, SymbolicGenerator)                # (it may never end)
+    return _call(tracer, pybuiltins.filtered_lazily if lazy else pybuiltins.filtered, fn, iterable)
 
 
 # ------------------------------------------------------------------------------------ itertools
@@ -126,7 +128,7 @@ def _of_constants(real):
     return impl
 
 
-for _f in (builtins.ord, builtins.chr, builtins.bin, builtins.hex, builtins.oct, builtins.repr, builtins.ascii,
+for _f in (builtins.ord, builtins.chr, builtins.bin, builtins.hex, builtins.oct, builtins.repr, builtins.ascii, builtins.str,
            builtins.format):
     FUNCTIONS[_f] = _of_constants(_f)
 

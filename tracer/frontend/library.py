@@ -44,7 +44,7 @@ from tracer.frontend.objects import (
     TracedArray,
 )
 from tracer.frontend.opcodes.containers import is_symbolic, items_equal, materialize, type_name
-from tracer.frontend.states import is_copyable_iterator
+from tracer.frontend.states import diverged_error, is_copyable_iterator
 from tracer.ir import BOOL, F64, I64, INTEGERS, NARROW
 
 _TABLE: dict = {}      # (the functions of tracer.frontend.math_more are merged in below)
@@ -553,6 +553,8 @@ def _next(tracer, iterator, *default):
         if is_traced(iterator) or isinstance(iterator, (list, tuple, RangeIter)):
             raise TypeError(f"'{type_name(iterator)}' object is not an iterator")
         raise tracer.error(f"next() of {type_name(iterator)} is not supported")
+    if (error := diverged_error(tracer.builder, iterator)) is not None:
+        raise error
     try:
         return next(iterator)
     except StopIteration:

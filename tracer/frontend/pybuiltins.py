@@ -392,6 +392,19 @@ def mapped_zip(fn, iterables):
     return [fn(*xs) for xs in zip(*iterables)]
 
 
+def mapped_lazily(fn, items):
+    """map(fn, generator): a generator (the items may never end)."""
+    for x in items:
+        yield fn(x)
+
+
+def filtered_lazily(fn, items):
+    """filter(fn, generator): a generator (the items may never end)."""
+    for x in items:
+        if x if fn is None else fn(x):
+            yield x
+
+
 def filtered(fn, items):
     """filter(fn, items), as a list (fn None: the true items)."""
     return [x for x in items if (x if fn is None else fn(x))]

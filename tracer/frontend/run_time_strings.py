@@ -162,10 +162,9 @@ def materialized(shape, values) -> str:
     return sep.join(table[i] for v, many in zip(values, lists) for i in (v.tolist() if many else (v,)))
 
 
-def result_values(tracer, x) -> list:
+def result_values(tracer, x, to_arrays) -> list:
     """What a returned string carries: its parts' table indices (traced or constant), and for
-    a list of run-time length of strings, its array of indices."""
-    from tracer.frontend.dynlists import to_arrays
+    a list of run-time length of strings, its array of indices (`to_arrays`: dynlists')."""
     b = tracer.builder
     parts = x.parts if isinstance(x, JoinedString) else [x]
     return [b.value(index_of(b, p)) if is_string(p) else to_arrays(tracer, p)[0].value for p in parts]

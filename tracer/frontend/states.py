@@ -504,23 +504,92 @@ def mutable_snapshot(objects) -> list:
             stack.extend(x)
         elif isinstance(x, TracedInstance):      # (its own attributes are merged: states.heap_layout)
             stack.extend(x.attrs.values())
+        elif is_copyable_iterator(x):            # a list's iterator...: its position
+            out.append((x, Position(x.__reduce__())))
+        elif type(x) in (zip, map, filter, enumerate) or _generator(x):
+            # (zip, map, filter: their iterators' positions; a generator's frame is saved and put
+            # back; enumerate's count cannot be: a change is reported, not undone)
+            if _generator(x):
+                out.append((x, Position((x.advances, x.frame.save()))))
+                frame = x.frame                      # (and what its frame holds: the generators it reads)
+                stack.extend([*frame.stack, *frame.locals.values(), *(c.contents for c in frame.cells.values())])
+            elif type(x) is enumerate:
+                out.append((x, Position(position_now(x), undoable=False)))
+            if not _generator(x):
+                stack.extend(x.__reduce__()[1])      # the iterators it reads
     return out
 
 
-def changed_since(snapshot) -> list:
-    """The lists (and dicts) of `snapshot` (mutable_snapshot) whose items changed since."""
+def _generator(x) -> bool:
+    """Whether x is a generator made by traced code (generators.SymbolicGenerator counts its
+    advances)."""
+    return getattr(type(x), "advances", None) is not None
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where an iterator was (mutable_snapshot): `undoable` when `restore` can put it back."""
+    state: object
+    undoable: bool = True
+
+
+class IteratorAdvanced(UnsupportedError):
+    """enumerate() advanced inside a data-dependent branch or loop: it would advance once at
+    trace time, not once per run of the branch or loop (and its count cannot be put back)."""
+
+
+def position_now(x):
+    return x.advances if _generator(x) else x.__reduce__()
+
+
+def _moved(x, position: Position) -> bool:
+    return x.advances != position.state[0] if _generator(x) else position_now(x) != position.state
+
+
+def changed_since(snapshot, builder, loop_body: bool = False) -> list:
+    """The lists (and dicts, iterators) of `snapshot` (mutable_snapshot) that changed since.
+    An iterator advanced in a loop's body is one (the loop unrolls); advanced on one side of a
+    branch, it is noted instead (`GraphBuilder.diverged`): using it again is refused, and a
+    side that never does (an early exit) is fine."""
     changed = []
     for obj, contents in snapshot:
+        if isinstance(contents, Position):
+            if not _moved(obj, contents):
+                continue
+            if not loop_body:
+                builder.diverged[id(obj)] = obj
+            elif not contents.undoable:
+                raise IteratorAdvanced("next() of enumerate() inside a data-dependent loop is not supported: "
+                                       "compiled code cannot advance it there", builder.loc)
+            else:
+                changed.append(obj)
+            continue
         now = list(obj.items()) if isinstance(obj, dict) else list(obj)
         if len(now) != len(contents) or any(a is not c and a != c for a, c in zip(now, contents)):
             changed.append(obj)
     return changed
 
 
-def restore(snapshot) -> None:
+def diverged_error(builder, iterator) -> UnsupportedError | None:
+    """The error for using an iterator a data-dependent branch advanced on one side only."""
+    if id(iterator) not in builder.diverged:
+        return None
+    return UnsupportedError("this iterator (or generator) was advanced on one side of a data-dependent branch: "
+                            "compiled code cannot use it after the branch", builder.loc)
+
+
+def restore(snapshot, diverged: dict) -> None:
     """Put the contents of the lists and dicts of `snapshot` back (the caller may run this code
     again)."""
     for obj, contents in snapshot:
+        if isinstance(contents, Position):
+            diverged.pop(id(obj), None)         # (run again from here: as it was)
+            if _generator(obj):
+                obj.advances = contents.state[0]
+                obj.frame.restore(contents.state[1])
+            elif contents.undoable and len(contents.state) > 2:
+                obj.__setstate__(contents.state[2])
+            continue
         if type(obj) is dict:
             obj.clear()
             obj.update(contents)

@@ -27,7 +27,7 @@ from tracer.frontend.objects import (
     TracedArray,
 )
 from tracer.frontend.opcodes.containers import type_name
-from tracer.frontend.states import block_mark, cut_block
+from tracer.frontend.states import block_mark, cut_block, diverged_error
 
 PY313 = sys.version_info >= (3, 13)
 GROWN_UNROLL_LIMIT = 64    # a longer loop that appends to a list is compiled with a list of run-time length
@@ -144,6 +144,8 @@ class ControlFlowOps:
         iterator = self.stack[-1]
         if isinstance(iterator, RangeIter):
             return self.branch_for_iter()
+        if (error := diverged_error(self.builder, iterator)) is not None:
+            raise error
         try:
             self.push(next(iterator))
         except StopIteration:
