@@ -167,3 +167,54 @@ def test_a_list_of_tuples_changed_in_a_loop(values):
     compiled = trace(sift_pairs, fullgraph=True)
     for _ in range(2):
         assert compiled(values) == sift_pairs(values)
+
+
+def follow_links(xs, start):
+    """A short list of None or ints, and of pairs, indexed by a value a data-dependent loop made."""
+    links = [None, 0, 1, None, 3, 4]
+    names = [(1.5, 2), (2.5, 3), (0.5, 1), (4.0, 0), (3.0, 5), (1.0, 4)]
+    i = start
+    total = 0.0
+    steps = 0
+    while i is not None:
+        w, k = names[i]
+        total += w * xs[k]
+        steps += 1
+        i = links[i]
+    return total, steps, names[-start]
+
+
+def chain_back(seq):
+    """The path back along links a loop made: the reversed list is made where the loop ends."""
+    tails_at, parent = [], [None] * len(seq)
+    for i, x in enumerate(seq):
+        parent[i] = tails_at[-1] if tails_at and x > 3 else None
+        if x > 2:
+            tails_at.append(i)
+    out = []
+    i = len(seq) - 1
+    while i is not None:
+        out.append(seq[i])
+        i = parent[i]
+    return out[::-1]
+
+
+@pytest.mark.parametrize("start", [5, 2, 0, 3, -1, 6])
+def test_a_short_list_at_a_run_time_index(start):
+    xs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    compiled = trace(follow_links, fullgraph=True)
+    for _ in range(2):
+        try:
+            expected = follow_links(xs, start)
+        except IndexError as exc:
+            with pytest.raises(IndexError, match=str(exc)):
+                compiled(xs, start)
+        else:
+            assert compiled(xs, start) == expected
+
+
+def test_a_list_made_on_one_path_and_returned_is_refused_cleanly():
+    """(It made IR that used the list outside the branch that made it.)"""
+    with pytest.raises(UnsupportedError, match="made inside a data-dependent branch or loop"):
+        trace(chain_back, fullgraph=True)([3, 1, 4, 1, 5])
+    assert trace(chain_back)([3, 1, 4, 1, 5]) == chain_back([3, 1, 4, 1, 5])

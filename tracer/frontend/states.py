@@ -17,6 +17,7 @@ from tracer import ir
 from tracer.errors import UnsupportedError
 from tracer.frontend import run_time_strings, trace_time
 from tracer.frontend.builder import is_number, is_traced
+from tracer.frontend.dynlists import DynList
 from tracer.frontend.instances import InstanceKind, TracedInstance
 from tracer.frontend.objects import NULL, ExternalList, MaybeNone, TracedArray
 from tracer.ir import BOOL, F64, I64, Value
@@ -355,6 +356,8 @@ def _made_inside(x, force) -> bool:
         return x.value in force or (x.base is not None and _made_inside(x.base, force))
     if type(x) is list:
         return any((is_traced(v) and v in force) or _made_inside(v, force) for v in x)
+    if isinstance(x, DynList):               # (a list of run-time length made there: its list_new)
+        return x.handle in force
     return False
 
 

@@ -10,7 +10,17 @@ import operator
 from array import array
 
 from tracer.errors import DataDependentControlFlow, UnsupportedError
-from tracer.frontend import dicts, dynlists, gathered, indexing, instance_ops, pybuiltins, run_time_strings, trace_time
+from tracer.frontend import (
+    dicts,
+    dynlists,
+    gathered,
+    indexing,
+    instance_ops,
+    pybuiltins,
+    run_time_strings,
+    selected,
+    trace_time,
+)
 from tracer.frontend.builder import PYTHON_BINARY, Failed, Unknown, is_number, is_traced
 from tracer.frontend.iteration import ListChanged, RangeIter
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, TracedArray
@@ -334,6 +344,8 @@ class ContainerOps:
                 positions = range(len(container))[index]        # load only the items sliced
                 return type(container.obj)(container.item(i) for i in positions)   # a tuple's slice is a tuple
             return container[index]
+        if run_time and index.type in (I64, BOOL) and selected.selectable(container):
+            return selected.select_item(self.tracer, container, index)   # a short list: a select per item
         index = self.builder.concretize(index, "this index")
         if isinstance(container, ExternalList):
             n = len(container)
