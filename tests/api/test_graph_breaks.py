@@ -607,14 +607,14 @@ def test_tracebacks_through_a_call_into_python_name_the_users_lines():
 
 
 def captured_argument(n):
-    label = str(n)                  # the break
+    label = str(n * 0.5)            # the break (a string of a float known at run time)
     get = lambda: n                 # (n is a cell variable of this function)
     return get() * 2, label
 
 
 def captured_local(xs):
     scale = 2.5
-    label = str(len(xs))            # the break
+    label = str(xs[0])              # the break
     return [xs[i] * scale for i in range(2)], label
 
 
