@@ -30,7 +30,8 @@ def select_item(tracer, container, index):
     try:
         layout = layout_of(items, "an item of this list", b, force=ALL)
     except UnsupportedError as exc:
-        raise UnsupportedError(f"indexing this list at an index known only at run time: {exc}", b.loc) from None
+        raise UnsupportedError(f"indexing this list at an index known only at run time: {exc.message}", b.loc) \
+            from None
     leaves = [flatten(layout, item, b) for item in items]
     chosen = list(leaves[-1])
     for k in range(n - 2, -1, -1):
