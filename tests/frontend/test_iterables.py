@@ -3,6 +3,7 @@ int.bit_count, and sets of run-time size (tracer.frontend.iterables, tracer.fron
 compiled whole, checked against CPython."""
 import bisect
 import functools
+import heapq
 import itertools
 import operator
 
@@ -91,7 +92,40 @@ def lazy_over_endless(n, scale):
     return first, list(halves), [str(v) for v in first[:3]], str(n)
 
 
+def event_queue(times, horizon):
+    """heapq on a list made in the function, pushed and popped in a data-dependent loop."""
+    q = []
+    for i, t in enumerate(times):
+        heapq.heappush(q, (t, i))
+    order = []
+    now = 0.0
+    while q:
+        t, i = heapq.heappop(q)
+        now = t
+        order.append(i)
+        if t < horizon:
+            heapq.heappush(q, (t + 1.5 * (i + 1), i))
+    return order, now
+
+
+def top_three(xs):
+    h = list(xs[:3])
+    heapq.heapify(h)
+    for x in xs[3:]:
+        heapq.heappushpop(h, x)
+    smallest = heapq.heapreplace(h, 0.0)
+    return sorted(h), smallest, h
+
+
+def pop_empty(n):
+    h = [n]
+    heapq.heappop(h)
+    return heapq.heappop(h)
+
+
 CASES = [
+    (event_queue, ([3.0, 1.0, 2.5, 0.5], 4.0)), (event_queue, ([], 1.0)),
+    (top_three, ([5.0, 1.0, 9.0, 3.0, 7.0, 2.0, 8.0],)), (top_three, ([2.0, 1.0, 3.0],)), (pop_empty, (1,)),
     (lazy_over_endless, (5, 0.5)), (lazy_over_endless, (1, 2.0)),
     (reductions, ([3, 5, 9, 12, -7], 6)), (reductions, ([0, 2 ** 62, -2 ** 63], 1)), (reduce_nothing, ([],)),
     (combinatorics, ([3, 34, 4, 12, 5, 2, 9, 7], 21)),

@@ -15,10 +15,11 @@ import bisect
 import builtins
 import collections.abc
 import functools
+import heapq
 import itertools
 import operator
 
-from tracer.frontend import dicts, dynlists, pybuiltins, run_time_strings
+from tracer.frontend import dicts, dynlists, gathered, pybuiltins, run_time_strings
 from tracer.frontend.builder import is_traced
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.objects import TransformedFunction
@@ -231,6 +232,23 @@ def _lru_cache(tracer, maxsize=128, typed=False):
         raise tracer.error("functools.lru_cache(typed=True) is not supported")
     return TransformedFunction(MemoizeWith())
 
+
+def _heap(real, helper):
+    """heapq.<real> as CPython's does it, with heapq's own sift functions (inlined)."""
+    def impl(tracer, heap, *args):
+        if type(heap) is not list and not isinstance(heap, (dynlists.DynList, gathered.ListView)):
+            if isinstance(heap, (tuple, str, int, float, bool)) or is_traced(heap):
+                argument = "argument" if real is heapq.heapify else "argument 1"
+                raise TypeError(f"{real.__name__}() {argument} must be list, not {type(heap).__name__ if not is_traced(heap) else 'float'}")
+            raise tracer.error(f"heapq.{real.__name__}() of {heap!r} is not supported (of a list made in the function, it is)")
+        return _call(tracer, helper, heap, *args)
+    return impl
+
+
+for _f, _helper in ((heapq.heappush, pybuiltins.heap_push), (heapq.heappop, pybuiltins.heap_pop),
+                    (heapq.heapreplace, pybuiltins.heap_replace), (heapq.heappushpop, pybuiltins.heap_push_pop),
+                    (heapq.heapify, pybuiltins.heapified)):
+    FUNCTIONS[_f] = _heap(_f, _helper)
 
 FUNCTIONS[functools.cache] = _memoized
 FUNCTIONS[functools.lru_cache] = _lru_cache

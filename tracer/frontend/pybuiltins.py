@@ -9,6 +9,8 @@ stable (also with `reverse=True`), each key is computed once per item, in order.
 """
 from __future__ import annotations
 
+import heapq
+
 from tracer.frontend.builder import NeedsPython
 
 
@@ -524,3 +526,42 @@ def op_neg(a):
 
 def op_abs(a):
     return abs(a)
+
+
+# ------------------------------------------------------------------ heapq (its own sift functions)
+def heap_push(heap, item):
+    heap.append(item)
+    heapq._siftdown(heap, 0, len(heap) - 1)
+
+
+def heap_pop(heap):
+    if not heap:
+        raise IndexError("index out of range")
+    last = heap.pop()
+    if heap:
+        top = heap[0]
+        heap[0] = last
+        heapq._siftup(heap, 0)
+        return top
+    return last
+
+
+def heap_replace(heap, item):
+    if not heap:
+        raise IndexError("index out of range")
+    top = heap[0]
+    heap[0] = item
+    heapq._siftup(heap, 0)
+    return top
+
+
+def heap_push_pop(heap, item):
+    if heap and heap[0] < item:
+        item, heap[0] = heap[0], item
+        heapq._siftup(heap, 0)
+    return item
+
+
+def heapified(heap):
+    for i in reversed(range(len(heap) // 2)):
+        heapq._siftup(heap, i)
