@@ -322,7 +322,7 @@ class Branching:
                      if (site := sites.get(id(obj))) is not None
                      and (type(obj) is dict or len(obj) != len(contents) or any(type(x) is tuple for x in obj))
                      and (type(obj) is dict or dynlists.holds_items(self.builder, [*obj, *contents]))}
-            restore(snapshot, self.builder.diverged)   # as it was: the caller may run this code again
+            restore(snapshot, self.builder)      # as it was: the caller may run this code again
             exc = ListChanged("a list is changed inside a data-dependent branch or "
                               "loop; compiled code cannot change it on one path only", self.builder.loc)
             exc.sites, exc.grown = frozenset(sites.values()), grown

@@ -581,17 +581,23 @@ def diverged_error(builder, iterator) -> UnsupportedError | None:
                             "compiled code cannot use it after the branch", builder.loc)
 
 
-def restore(snapshot, diverged: dict) -> None:
+def restore(snapshot, builder) -> None:
     """Put the contents of the lists and dicts of `snapshot` back (the caller may run this code
     again)."""
     for obj, contents in snapshot:
         if isinstance(contents, Position):
-            diverged.pop(id(obj), None)         # (run again from here: as it was)
+            builder.diverged.pop(id(obj), None)      # (run again from here: as it was)
+            if not _moved(obj, contents):
+                continue
             if _generator(obj):
                 obj.advances = contents.state[0]
                 obj.frame.restore(contents.state[1])
-            elif contents.undoable and len(contents.state) > 2:
+                continue
+            if contents.undoable and len(contents.state) > 2 and contents.state[2] is not None:
                 obj.__setstate__(contents.state[2])
+            if position_now(obj) != contents.state:     # (an iterator run to its end stays there)
+                raise IteratorAdvanced("an iterator run to its end inside a data-dependent branch or loop is "
+                                       "not supported", builder.loc)
             continue
         if type(obj) is dict:
             obj.clear()
