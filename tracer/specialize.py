@@ -21,7 +21,7 @@ from tracer import native
 from tracer.errors import UnsupportedError
 from tracer.frontend import buffers
 from tracer.frontend.arrays import is_ndarray
-from tracer.frontend.callouts import RaisedAfterHeldWrites
+from tracer.frontend.callouts import RaisedAfterHeldWrites, is_raise
 from tracer.frontend.instances import materialize
 from tracer.frontend.interpreter import Trace
 from tracer.frontend.loader import ALIASED, make_loader, type_label
@@ -180,8 +180,7 @@ def _check_calls_out_once(trace: Trace, optimized: Function) -> None:
     """A function whose compiled code calls into CPython (a print) must never be run again by
     Python from the start: the call would happen twice. UnsupportedError (it runs as Python) where
     it could be."""
-    raising = next((v for v in optimized.walk() if v.op == "python_call" and repr(v.attrs["callee"]).startswith("raise ")),
-                   None)
+    raising = next((v for v in optimized.walk() if is_raise(v)), None)
     if raising is not None and (trace.scattered or any(v.op == "writeback" for v in optimized.walk())):
         raise RaisedAfterHeldWrites(f"{raising.attrs['callee']} is made by CPython from compiled code here, after "
                                     f"writes the compiled code holds in copies until it returns", raising.loc)

@@ -202,3 +202,21 @@ def test_an_iterator_advanced_on_one_side_is_refused():
         trace(advanced_on_one_side, fullgraph=True)(1.0)
     for x in (1.0, -1.0):
         assert trace(advanced_on_one_side)(x) == advanced_on_one_side(x)
+
+
+def cached_squares(n, size):
+    @functools.lru_cache(maxsize=size)
+    def square(k):
+        return k * k
+    return [square(i % 3) for i in range(n)]
+
+
+def test_lru_cache_sizes():
+    """maxsize=0 caches nothing; a cache that would evict (CPython calls the function again) is
+    refused rather than kept whole."""
+    from tracer import UnsupportedError
+    for size in (None, 0, 3, 128):
+        assert trace(cached_squares, fullgraph=True)(7, size) == cached_squares(7, size)
+    with pytest.raises(UnsupportedError, match="more distinct arguments"):
+        trace(cached_squares, fullgraph=True)(7, 2)
+    assert trace(cached_squares)(7, 2) == cached_squares(7, 2)

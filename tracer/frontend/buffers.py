@@ -21,12 +21,13 @@ from __future__ import annotations
 
 from array import array
 
+from tracer.frontend import pybuiltins
 from tracer.frontend.builder import NeedsPython, is_number, is_traced
 from tracer.frontend.objects import BoundMethod, ExternalList
 from tracer.frontend.sources import AttrSource, StructureGuard, ValueGuard
-from tracer.ir import BOOL, F64, I64
+from tracer.ir import BOOL, F64, I64, ArrayType
 
-# typecode -> (the range of its items, or None for float), the kind its items read as
+# integer typecode -> the range of its items
 INT_RANGES = {"b": (-2**7, 2**7 - 1), "B": (0, 2**8 - 1), "h": (-2**15, 2**15 - 1), "H": (0, 2**16 - 1),
               "i": (-2**31, 2**31 - 1), "I": (0, 2**32 - 1), "l": (-2**63, 2**63 - 1), "q": (-2**63, 2**63 - 1)}
 FLOAT_CODES = ("f", "d")
@@ -43,10 +44,6 @@ class ExternalBuffer(ExternalList):
 
     def __repr__(self):
         return f"<array('{self.typecode}') {self.source}>"
-
-
-def is_buffer(obj) -> bool:
-    return type(obj) is array
 
 
 def wrap(tracer, obj: array, source) -> ExternalBuffer:
@@ -89,7 +86,7 @@ def stored(tracer, typecode: str, value):
     an int outside a narrow array's range makes the call run the Python function (which raises
     CPython's OverflowError)."""
     b = tracer.builder
-    if not (is_traced(value) or is_number(value)) or isinstance(getattr(value, "type", None), tuple):
+    if not (is_traced(value) or is_number(value)) or isinstance(getattr(value, "type", None), ArrayType):
         raise tracer.error(f"storing {value!r} into an array('{typecode}') is not supported")
     kind = b.kind(value)
     if typecode in FLOAT_CODES:
@@ -141,12 +138,6 @@ def _index(a, x):
     raise ValueError("array.index(x): x not in array")
 
 
-def _reverse(a):
-    n = len(a)
-    for i in range(n // 2):
-        a[i], a[n - 1 - i] = a[n - 1 - i], a[i]
-
-
 def _tolist(a):
     return list(a)
 
@@ -159,4 +150,4 @@ def _len(a):
     return len(a)
 
 
-METHODS = {"count": _count, "index": _index, "reverse": _reverse, "tolist": _tolist, "__getitem__": _getitem, "__len__": _len}
+METHODS = {"count": _count, "index": _index, "reverse": pybuiltins.reverse_list, "tolist": _tolist, "__getitem__": _getitem, "__len__": _len}

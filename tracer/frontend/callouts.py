@@ -184,6 +184,11 @@ def _raise_new(cls, *args):
     raise cls(*args)
 
 
+def is_raise(v) -> bool:
+    """Whether IR value `v` is a `python_call` that raises an exception CPython makes (raise_now)."""
+    return v.op == "python_call" and getattr(v.attrs["callee"], "fn", None) is _raise_new
+
+
 def exception_of(fn, args: list, kwargs: dict):
     """A DeferredException for `fn(*args)`, an exception class called with traced numbers or
     f-strings of them (constants too); None for anything else."""

@@ -252,8 +252,7 @@ def store(tracer, view: ListView, index, value) -> None:
                            f"in traced code (it is held in an array of {noun}s)")
     if not is_traced(index):
         if type(index) not in (int, bool):
-            raise TypeError("array indices must be integers" if noun == "array" else
-                            f"list indices must be integers or slices, not {type(index).__name__}")
+            raise index_type_error(noun, type(index).__name__)
         if not -len(view) <= index < len(view):
             raise IndexError(f"{noun} assignment index out of range")
         index = int(index) % len(view)
@@ -268,6 +267,13 @@ def gather_source(tracer, view: ListView):
     while root.base is not None:
         root = root.base
     return tracer.gathered_sources[root.param][0] if root.param in tracer.gathered_sources else None
+
+
+def index_type_error(noun: str, index_type: str) -> TypeError:
+    """CPython's TypeError for an index of the wrong type into a list, tuple or array.array."""
+    if noun == "array":
+        return TypeError("array indices must be integers")
+    return TypeError(f"{noun} indices must be integers or slices, not {index_type}")
 
 
 def sequence_noun(tracer, x) -> str:

@@ -683,10 +683,11 @@ def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_lo
         tracer.builder.emit("writeback", tuple(pairs))
     fn = tracer.builder.finish(result)
     fn.python_on_failure = tracer.uses_numpy or tracer.catches
-    if tracer.catches and any(v.op == "python_call" for v in fn.walk()):
-        raise (callouts.RaisedAfterHeldWrites if all(repr(v.attrs["callee"]).startswith("raise ") for v in fn.walk()
-                                                     if v.op == "python_call") else UnsupportedError)("a call into CPython in a function with try/except (or a raise whose message Python "
-                               "makes): it would run again when the Python function answers", tracer.catches)
+    calls = [v for v in fn.walk() if v.op == "python_call"]
+    if tracer.catches and calls:     # (only raises made by CPython: traced again without them, tracer.api)
+        error = callouts.RaisedAfterHeldWrites if all(map(callouts.is_raise, calls)) else UnsupportedError
+        raise error("a call into CPython in a function with try/except (or a raise whose message Python makes): it "
+                    "would run again when the Python function answers", tracer.catches)
     fn.returns_none, fn.numpy_results = tracer.returns_none, numpy_results(tracer, result)
     fn.loc = SourceLoc(code.co_filename, code.co_firstlineno, code.co_name)
     verify(fn)

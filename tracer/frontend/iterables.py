@@ -1,6 +1,7 @@
 """Builtins and modules over iterables: set(), map, filter, itertools, bisect; string builtins of
 constants (ord, chr, bin...); float's and int's arithmetic slots called as functions
-(`float.__add__`); functools.cache and lru_cache applied in traced code; and the hooks the helpers of tracer.frontend.pybuiltins use to make lists of
+(`float.__add__`); functools.cache and lru_cache applied in traced code; heapq; and the hooks
+the helpers of tracer.frontend.pybuiltins use to make lists of
 run-time length.
 
 Like tracer.frontend.library (which merges FUNCTIONS into its table), each entry takes the tracer
@@ -199,10 +200,11 @@ FUNCTIONS[functools.reduce] = _reduce
 class Memoized:
     """functools.cache / lru_cache of a function, applied in traced code: a call on arguments
     known at trace time gives the result of the first call on equal arguments (CPython runs the
-    function once per distinct arguments: its side effects too); traced arguments are refused."""
+    function once per distinct arguments: its side effects too). Traced arguments are refused,
+    and so are more distinct arguments than `maxsize` (CPython would evict and run it again)."""
 
-    def __init__(self, fn):
-        self.fn, self.results = fn, {}
+    def __init__(self, fn, maxsize=None):
+        self.fn, self.maxsize, self.results = fn, maxsize, {}
 
     def trace_call(self, tracer, args: list, kwargs: dict):
         if not all(map(_constant_argument, [*args, *kwargs.values()])):
@@ -210,6 +212,9 @@ class Memoized:
                                "supported")
         key = (tuple(args), tuple(sorted(kwargs.items())))
         if key not in self.results:
+            if self.maxsize is not None and len(self.results) >= self.maxsize:
+                raise tracer.error(f"a functools.lru_cache(maxsize={self.maxsize}) function called with more "
+                                   f"distinct arguments than it keeps is not supported")
             self.results[key] = tracer.call(self.fn, args, kwargs)
         return self.results[key]
 
@@ -217,20 +222,26 @@ class Memoized:
 class MemoizeWith:
     """The decorator `functools.lru_cache(maxsize=...)` gives."""
 
+    def __init__(self, maxsize):
+        self.maxsize = maxsize
+
     def trace_call(self, tracer, args: list, kwargs: dict):
-        return _memoized(tracer, *args, **kwargs)
+        (fn,) = args
+        return fn if self.maxsize == 0 else TransformedFunction(Memoized(fn, self.maxsize))   # (0: no cache)
 
 
-def _memoized(tracer, fn, **options):
+def _memoized(tracer, fn):
     return TransformedFunction(Memoized(fn))
 
 
 def _lru_cache(tracer, maxsize=128, typed=False):
+    if is_traced(maxsize):                # an int argument: pinned
+        maxsize = tracer.builder.concretize(maxsize, "the maxsize of functools.lru_cache()")
     if maxsize is not None and type(maxsize) is not int:          # @lru_cache without arguments
-        return _memoized(tracer, maxsize)
+        return TransformedFunction(Memoized(maxsize, 128))
     if typed:
         raise tracer.error("functools.lru_cache(typed=True) is not supported")
-    return TransformedFunction(MemoizeWith())
+    return TransformedFunction(MemoizeWith(None if maxsize is None else max(maxsize, 0)))
 
 
 def _heap(real, helper):

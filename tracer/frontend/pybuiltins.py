@@ -153,12 +153,10 @@ def clear_list(lst):
 
 
 def reverse_list(lst):
-    i, j = 0, len(lst) - 1
-    while i < j:
-        a, b = lst[i], lst[j]
-        lst[i], lst[j] = b, a
-        i += 1
-        j -= 1
+    """lst.reverse() in place (a loop over a range: it compiles to a loop for a long list)."""
+    n = len(lst)
+    for i in range(n // 2):
+        lst[i], lst[n - 1 - i] = lst[n - 1 - i], lst[i]
 
 
 def reversed_list(items):

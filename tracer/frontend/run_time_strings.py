@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from tracer.errors import UnsupportedError
 from tracer.frontend.builder import is_traced
+from tracer.ir import BOOL, F64
 
 
 class RunTimeString:
@@ -32,9 +33,11 @@ def _refuse(self, *args):
                            "joined and returned; not this", self.builder.loc)
 
 
-for _name in ("__len__", "__iter__", "__getitem__", "__contains__", "__add__", "__radd__", "__mul__", "__rmul__",
-              "__mod__", "__eq__", "__ne__", "__hash__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__str__",
-              "__format__", "__int__", "__float__", "__index__"):
+# (no Python-level ==, hash or truth: the tracer's own code must never answer for one)
+REFUSED = ("__len__", "__iter__", "__getitem__", "__contains__", "__add__", "__radd__", "__mul__", "__rmul__", "__mod__",
+           "__eq__", "__ne__", "__hash__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__str__", "__format__",
+           "__int__", "__float__", "__index__")
+for _name in REFUSED:
     setattr(RunTimeString, _name, _refuse)
 
 
@@ -101,8 +104,9 @@ SYMBOLS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
 def _type(x) -> str:
-    return "str" if is_string(x) else "float" if is_traced(x) and x.type.name == "f64" else \
-        "int" if is_traced(x) else type(x).__name__
+    if is_traced(x):
+        return {F64: "float", BOOL: "bool"}.get(x.type, "int")
+    return "str" if is_string(x) else type(x).__name__
 
 
 def _mapped(b, index, table: dict):
@@ -131,8 +135,7 @@ class JoinedString:
         return "<a string joined at run time>"
 
 
-for _name in ("__len__", "__iter__", "__getitem__", "__contains__", "__add__", "__radd__", "__mul__", "__rmul__",
-              "__mod__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__str__", "__format__"):
+for _name in REFUSED:
     setattr(JoinedString, _name, _refuse)
 
 

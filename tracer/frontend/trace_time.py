@@ -77,11 +77,9 @@ def check_key(tracer, container, key) -> None:
 
 def snapshot_contents(x):
     """What states.mutable_snapshot keeps of such a container (its items), or None."""
-    if isinstance(x, dict) and type(x) is not dict and isinstance(x, CLASSES):
-        return list(x.items())
-    if type(x) is collections.deque:
-        return list(x)
-    return None
+    if not isinstance(x, CLASSES):
+        return None
+    return list(x.items()) if isinstance(x, dict) else list(x)
 
 
 def restore(x, contents) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 from array import array
 
-from tracer.errors import DataDependentControlFlow, UnsupportedError
+from tracer.errors import DataDependentControlFlow
 from tracer.frontend import (
     dicts,
     dynlists,
@@ -120,10 +120,15 @@ def materialize(tracer, x) -> list:
 
 
 def plain(x):
-    """An input list as a Python list/tuple of its (symbolic) items; anything else as it is."""
-    if isinstance(x, ExternalList) and type(x.obj) is array:
-        raise UnsupportedError(f"comparing {x!r} is not supported yet", None)
+    """An input list as a Python list/tuple of its (symbolic) items; anything else as it is
+    (an array.array argument is refused before: `refuse_array_comparison`)."""
     return type(x.obj)(x.items()) if isinstance(x, ExternalList) else x
+
+
+def refuse_array_comparison(tracer, a, b) -> None:
+    for x in (a, b):
+        if isinstance(x, ExternalList) and type(x.obj) is array:
+            raise tracer.error(f"comparing {x!r} is not supported yet")
 
 
 def deep_plain(x):
@@ -204,6 +209,7 @@ def items_equal(tracer, a, b):
 
 def sequences_equal(tracer, a, b):
     """`a == b` for two lists or two tuples (input lists included): a Python or traced bool."""
+    refuse_array_comparison(tracer, a, b)
     xs, ys = plain(a), plain(b)
     if len(xs) != len(ys):
         return False
@@ -220,6 +226,7 @@ def compare_objects(tracer, op: str, a, b):
     builder = tracer.builder
     if run_time_strings.involved(a, b):
         return run_time_strings.compare(tracer, op, a, b)
+    refuse_array_comparison(tracer, a, b)
     if instance_ops.involved(a, b):
         return instance_ops.compare(tracer, op, a, b)
     if holds_object(a) or holds_object(b):
@@ -350,8 +357,7 @@ class ContainerOps:
         if isinstance(container, ExternalList):
             n = len(container)
             if type(index) not in (int, bool):
-                raise TypeError("array indices must be integers" if type(container.obj) is array else
-                                f"{type(container.obj).__name__} indices must be integers or slices, not {type(index).__name__}")
+                raise gathered.index_type_error(type(container.obj).__name__, type(index).__name__)
             if not -n <= index < n:
                 raise IndexError(f"{type(container.obj).__name__} index out of range")
             return container.item(index % n if n else index)
@@ -369,8 +375,7 @@ class ContainerOps:
             return view.element(self.tracer, index)
         noun = gathered.sequence_noun(self.tracer, view)
         if type(index) not in (int, bool):
-            raise TypeError("array indices must be integers" if noun == "array" else
-                            f"list indices must be integers or slices, not {type_name(index)}")
+            raise gathered.index_type_error(noun, type_name(index))
         if not -len(view) <= index < len(view):
             raise IndexError(f"{noun} index out of range")
         return view.element(self.tracer, int(index) % len(view))
