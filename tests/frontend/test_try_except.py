@@ -1,11 +1,12 @@
-"""try/except in traced code (ControlFlowOps.enter_try), against CPython.
+"""try/except/finally in traced code (tracer.frontend.opcodes.exceptions), against CPython.
 
 The compiled code is the try body's own path; an exception there ends the compiled call and the
 Python function runs again from the start, where CPython's handler catches it. So every call
 must give CPython's result and leave its arguments as CPython leaves them, and a call that raises
 nothing must be answered by the compiled code alone (the IR interpreter on the optimized function
-gives the same result without failing). What cannot be compiled that way (a finally block, a
-bare except, except BaseException, a call into CPython) runs as Python, and `explain` says why.
+gives the same result without failing). What cannot be compiled that way (a call into CPython;
+a loop inside a try body whose handler would catch an interrupt) runs as Python, and `explain`
+says why. `with`, and raises caught at trace time: tests/frontend/test_with_statements.py.
 """
 from __future__ import annotations
 
@@ -126,6 +127,30 @@ def empty_finally(x):
     return y
 
 
+def with_finally(x):
+    try:
+        y = 1.0 / x
+    finally:
+        z = 3.0
+    return y + z
+
+
+def bare_except(x):
+    try:
+        y = 1.0 / x
+    except:                                # noqa: E722 (what is tested)
+        y = 2.0
+    return y
+
+
+def catches_interrupts(x):
+    try:
+        y = 1.0 / x
+    except (KeyboardInterrupt, ZeroDivisionError):
+        y = 2.0
+    return y
+
+
 SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]])
 REGULAR = np.array([[3.0, 1.0], [1.0, 2.0]])
 VECTOR = np.array([9.0, 8.0])
@@ -143,6 +168,9 @@ COMPILED = [
     (solve_or_zero, [(REGULAR, VECTOR), (SINGULAR, VECTOR)]),
     (nested, [(4.0, 2.0), (4.0, 0.0), (-4.0, 0.0)]),
     (empty_finally, [(4.0,), (0.0,)]),
+    (with_finally, [(2.0,), (0.0,)]),
+    (bare_except, [(2.0,), (0.0,)]),
+    (catches_interrupts, [(2.0,), (0.0,)]),
 ]
 
 
@@ -190,30 +218,6 @@ def test_a_call_that_raises_nothing_is_answered_by_compiled_code(fn, args):
     assert value == fn(*args)
 
 
-def with_finally(x):
-    try:
-        y = 1.0 / x
-    finally:
-        z = 3.0
-    return y + z
-
-
-def bare_except(x):
-    try:
-        y = 1.0 / x
-    except:                                # noqa: E722 (what is tested)
-        y = 2.0
-    return y
-
-
-def catches_interrupts(x):
-    try:
-        y = 1.0 / x
-    except (KeyboardInterrupt, ZeroDivisionError):
-        y = 2.0
-    return y
-
-
 def prints_then_catches(x):
     print("dividing", x)
     try:
@@ -223,18 +227,28 @@ def prints_then_catches(x):
     return y
 
 
-@pytest.mark.parametrize("fn, reason", [
-    (with_finally, "try/finally, a bare except and except* are not supported yet"),
-    (bare_except, "try/finally, a bare except and except* are not supported yet"),
-    (catches_interrupts, "except KeyboardInterrupt is not supported"),
-    (prints_then_catches, "a call into CPython in a function with try/except"),
+def sums_then_cleans_up(x, n):
+    total = 0.0
+    try:
+        for i in range(n):               # (n known only at run time: a loop Ctrl-C could stop)
+            total += x / (i + 1)
+    finally:
+        total = -total
+    return total
+
+
+@pytest.mark.parametrize("fn, args, reason", [
+    (prints_then_catches, (2.0,), "a call into CPython in a function with try/except"),
+    (sums_then_cleans_up, (2.0, 10),
+     "a loop or an array operation inside a try body whose handler would catch an interrupt"),
 ])
-def test_what_cannot_compile_runs_as_python_and_says_why(fn, reason, capsys):
+def test_what_cannot_compile_runs_as_python_and_says_why(fn, args, reason, capsys):
     traced = tracer.trace(fn)
     for x in (2.0, 0.0):
-        (got, got_exc), (expected, expected_exc) = outcome(traced, (x,)), outcome(fn, (x,))
+        call = (x, *args[1:])
+        (got, got_exc), (expected, expected_exc) = outcome(traced, call), outcome(fn, call)
         assert got == expected and type(got_exc) is type(expected_exc)
-    explanation = str(tracer.explain(fn, 2.0))
+    explanation = str(tracer.explain(fn, *args))
     assert "runs as Python" in explanation and reason in explanation, explanation
     with pytest.raises(tracer.UnsupportedError, match="try"):
-        tracer.trace(fn, fullgraph=True)(2.0)
+        tracer.trace(fn, fullgraph=True)(*args)

@@ -259,6 +259,7 @@ class Branching:
         iterations becoming carried values. The Outcome of the loop, or None to go on unrolling
         (also when the body needs those numbers at trace time, e.g. as list indexes)."""
         h = self.pc
+        self.loop_allowed(h)
         loop = self.graph.header_pcs[h]
         if previous is None or self.graph.block_at[previous] not in loop.blocks or h not in entries:
             # entering the loop; or back at its header in a run that started inside it (a side of
@@ -453,6 +454,7 @@ class Branching:
     def build_loop(self):
         """Build a `loop` op for the loop whose header is at self.pc (the frame is there)."""
         h = self.pc
+        self.loop_allowed(h)
         loop = self.graph.header_pcs[h]
         exits = frozenset(self.graph.exit_pcs(loop))
         stops = self.stops | exits | {h}

@@ -102,6 +102,23 @@ FLOAT32_SCALARS = ("a {dtype} scalar (an element or a reduction of a {dtype} arr
                    "supported in NumPy operations and arithmetic only yet: convert it with float(...) or int(...)")
 
 
+# array ops that never loop at run time (views, one element); every other op on arrays loops
+ONE_STEP_ARRAY_OPS = frozenset({"dim", "load", "index", "slice", "store"})
+LOOPING_OPS = frozenset({"loop", "map", "python_call", "list_find", "list_array"})
+NO_LOOPS = ("a loop or an array operation inside a try body whose handler would catch an interrupt (a `with`, "
+            "a `finally`, a bare `except` or `except BaseException`): compiled code checks for Ctrl-C in loops, "
+            "and an interrupt found there would skip that handler")
+
+
+def loops(op: str, args: tuple, result_type) -> bool:
+    """Whether an op runs a loop at run time (where compiled code checks for Ctrl-C)."""
+    if op in LOOPING_OPS:
+        return True
+    if op in ONE_STEP_ARRAY_OPS:
+        return op == "store" and isinstance(args[-1].type, ArrayType)
+    return isinstance(result_type, ArrayType) or any(isinstance(a.type, ArrayType) for a in args)
+
+
 def is_number(x) -> bool:
     return isinstance(x, NUMBER_TYPES)
 
@@ -122,6 +139,7 @@ class GraphBuilder:
         self.strings: list[str] = []            # strings chosen at run time index these (run_time_strings)
         self.string_ids: dict[str, int] = {}
         self.diverged: dict[int, object] = {}   # iterators a branch advanced on one side (states.changed_since)
+        self.no_loops = 0       # frames in a try body whose handler catches an interrupt (opcodes.exceptions)
 
     # ------------------------------------------------------------------ building blocks
     def add_param(self, name: str, type: ScalarType, example, numpy: bool = False) -> Value:
@@ -143,6 +161,8 @@ class GraphBuilder:
                                    f"yet", self.loc)
         opdef = ops.OPS[op]
         result_type = opdef.result_type(tuple(a.type for a in args), attrs)
+        if self.no_loops and loops(op, args, result_type):
+            raise UnsupportedError(NO_LOOPS, self.loc)
         v = Value(op, args, result_type, attrs, loc=self.loc)
         self.block.values.append(v)
         if opdef.effect or isinstance(result_type, ArrayType) or any(isinstance(a.type, ArrayType) for a in args):

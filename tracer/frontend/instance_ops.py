@@ -239,6 +239,8 @@ def call(tracer, fn, args: list, kwargs: dict):
         if method is MISSING:
             raise TypeError(f"'{fn.cls.__name__}' object is not callable")
         return call_method(tracer, method, fn, list(args), kwargs)
+    if fn is type and len(args) == 1 and not kwargs:
+        return type_of(tracer, args[0])
     if fn is super and len(args) == 2 and not kwargs and isinstance(args[1], TracedInstance):
         tracer.result_dropped = False
         return make_super(tracer, args[0], args[1])
@@ -250,6 +252,15 @@ def call(tracer, fn, args: list, kwargs: dict):
         return NOT_HANDLED
     tracer.result_dropped = False
     return handled(tracer, inst, *rest)
+
+
+def type_of(tracer, x) -> type:
+    """`type(x)`: the class of what `x` stands for (an instance made in the trace, a traced
+    number, an object from outside), never one of the tracer's own classes."""
+    cls = python_type(x)
+    if cls.__module__.split(".")[0] == "tracer" or (cls is object and is_traced(x)):
+        raise tracer.error(f"type() of this value ({type(x).__name__}) is not supported")
+    return cls
 
 
 def _key(fn):

@@ -56,6 +56,7 @@ from tracer.frontend.objects import (
 from tracer.frontend.opcodes.calls import CallOps
 from tracer.frontend.opcodes.containers import ContainerOps
 from tracer.frontend.opcodes.control import ControlFlowOps
+from tracer.frontend.opcodes.exceptions import ExceptionOps
 from tracer.frontend.opcodes.numbers import NumberOps
 from tracer.frontend.opcodes.stack import StackOps
 from tracer.frontend.opcodes.strings import StringOps
@@ -145,6 +146,7 @@ class Tracer:
         self.result_dropped = False    # the call being traced is a statement: CALL, then POP_TOP
         self.call_out = False          # such calls may run in CPython from compiled code (callouts)
         self.catches = None            # where a try or a raise only Python makes was met: every failure runs Python
+        self.raised: dict[int, BaseException] = {}   # what raise statements raised (ExceptionOps.catch)
         # lists made in the trace: id -> (the list, where it was made: (code, instruction index));
         # a list made at a site in `held_sites` is held in an array from the start (trace_frame)
         self.list_sites: dict = {}
@@ -461,7 +463,7 @@ def describe(obj) -> str:
     return f"a {type(obj).__name__}"
 
 
-class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, StringOps, Branching,
+class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ExceptionOps, ContainerOps, StringOps, Branching,
                     resume.Breaking):
     """One Python frame being interpreted symbolically."""
 
@@ -490,6 +492,7 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         self.active_headers: dict[int, int] = {}  # headers with a rollback checkpoint
         self.peel_counts: dict[int, int] = {}
         self.unrolled_headers: set[int] = set()  # while loops that could not be built as loops
+        self.exception_table, self.no_loops = None, False   # (opcodes.exceptions)
 
     def run(self):
         """Run the frame to its return (a generator function returns a SymbolicGenerator)."""
@@ -505,6 +508,8 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         except RestartLoop as exc:               # (never a user's exception: not compiled as one)
             raise InternalError(f"internal error in the tracer (a loop at {exc.header} to restart was not "
                                 f"being unrolled); please report it", self.builder.loc) from exc
+        finally:
+            self.leave_frame()
         if outcome is None:                      # a generator yielded
             return
         if not outcome.places:                   # every path raises (the raises are in the IR)
@@ -527,32 +532,17 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ContainerOps, 
         handler = getattr(self, "op_" + instr.name, None)
         if handler is None:
             raise self.tracer.error(unsupported_instruction(instr.name))
+        self.note_interruptible(self.pc - 1)
         breakable = instr.name in resume.BREAKABLE and self.may_break_here()
-        result = self.call_or_break(handler, instr) if breakable else handler(instr)
+        try:
+            result = self.call_or_break(handler, instr) if breakable else handler(instr)
+        except Exception as exc:         # a raise statement's exception, caught here at trace time
+            if self.catch(exc, self.pc - 1):
+                return None
+            raise
         if instr.name in LIST_MAKERS and self.stack and type(self.stack[-1]) in (list, dict, set):
             self.list_made((self.code, self.pc - 1))
         return result
-
-    def list_made(self, site) -> None:
-        """Note where the list on top of the stack was made; one made where a list that a
-        data-dependent branch or loop changed was made, in an earlier trace, is held in an array
-        (gathered.ListView) from here on, so that branch or loop can change it (trace_frame)."""
-        lst = self.stack[-1]
-        if id(lst) in self.tracer.list_sites:
-            return                         # made earlier (a call may return a list it was given)
-        # only a list nothing else refers to yet (the stack, `lst`, getrefcount's argument) is
-        # new here and can be held in an array instead: no other name sees the Python list
-        if site in self.tracer.held_sites and sys.getrefcount(lst) <= 3:
-            view = dicts.held_form(self.tracer, lst, site)
-            if view is not None:
-                self.stack[-1] = view
-                return
-        self.tracer.list_sites[id(lst)] = (lst, site)
-
-    def starts_exception_handler(self, label) -> bool:
-        """Whether a try-block's handler is user code (a `try` statement), not the cleanup
-        CPython 3.12+ wraps around inlined comprehensions: user handlers push the exception."""
-        return self.instrs[self.next_instruction(self.labels[label])].name == "PUSH_EXC_INFO"
 
     def jump(self, label):
         self.pc = self.labels[label]

@@ -123,11 +123,16 @@ def _of_constants(real):
         b = tracer.builder           # (an int it depends on only, like a shift given as an int argument, is pinned)
         args = [b.concretize(a, f"the argument of {real.__name__}()") if is_traced(a) and a.type != F64
                 and b.must_be_concrete(a) else a for a in args]
-        if any(dicts.symbolic(a) for a in [*args, *kwargs.values()]):
+        if any(dicts.symbolic(a.args if isinstance(a, BaseException) else a) for a in [*args, *kwargs.values()]):
             raise tracer.error(f"{real.__name__}() of a number known only at run time is not supported (it makes a "
                                f"string)")
         return real(*args, **kwargs)
     return impl
+
+
+@implements(builtins.issubclass)
+def _issubclass(tracer, cls, classinfo):
+    return issubclass(cls, classinfo)    # (classes are constants: anything else is CPython's TypeError)
 
 
 for _f in (builtins.ord, builtins.chr, builtins.bin, builtins.hex, builtins.oct, builtins.repr, builtins.ascii, builtins.str,

@@ -41,8 +41,13 @@ class CallOps:
         self.tracer.result_dropped = self.next_instruction_name() == "POP_TOP"
         if fn is super and not args and not kwargs:
             fn, args = super, self.super_arguments()
-        result = instance_ops.call(self.tracer, fn, list(args), kwargs)   # a user class, or an instance of one
-        self.push(self.tracer.call(fn, list(args), kwargs) if result is instance_ops.NOT_HANDLED else result)
+        self.push(self.call_value(fn, args, kwargs))
+
+    def call_value(self, fn, args: list, kwargs: dict | None = None):
+        """What calling `fn` gives (a user class, or an instance of one, as CPython calls them)."""
+        kwargs = kwargs or {}
+        result = instance_ops.call(self.tracer, fn, list(args), kwargs)
+        return self.tracer.call(fn, list(args), kwargs) if result is instance_ops.NOT_HANDLED else result
 
     def super_arguments(self) -> list:
         """(the `__class__` cell, the first argument) of this frame: zero-argument super()'s."""

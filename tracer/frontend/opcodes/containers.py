@@ -7,6 +7,7 @@ its identity shortcut) and the type-name helpers used to reproduce CPython's `Ty
 from __future__ import annotations
 
 import operator
+import sys
 from array import array
 
 from tracer.errors import DataDependentControlFlow
@@ -306,6 +307,22 @@ def _python_compare(op, a, b):
 class ContainerOps:
     def materialize(self, x) -> list:
         return materialize(self.tracer, x)
+
+    def list_made(self, site) -> None:
+        """Note where the list on top of the stack was made; one made where a list that a
+        data-dependent branch or loop changed was made, in an earlier trace, is held in an array
+        (gathered.ListView) from here on, so that branch or loop can change it (trace_frame)."""
+        lst = self.stack[-1]
+        if id(lst) in self.tracer.list_sites:
+            return                         # made earlier (a call may return a list it was given)
+        # only a list nothing else refers to yet (the stack, `lst`, getrefcount's argument) is
+        # new here and can be held in an array instead: no other name sees the Python list
+        if site in self.tracer.held_sites and sys.getrefcount(lst) <= 3:
+            view = dicts.held_form(self.tracer, lst, site)
+            if view is not None:
+                self.stack[-1] = view
+                return
+        self.tracer.list_sites[id(lst)] = (lst, site)
 
     def compare_objects(self, op: str, a, b):
         return compare_objects(self.tracer, op, a, b)

@@ -1,4 +1,4 @@
-"""Opcode handlers: jumps, loops, generators, raise and assert, try/except.
+"""Opcode handlers: jumps, loops, generators, assert.
 
 A condition known at trace time is simply followed (an `if` on a constant takes one side, a loop
 over a short constant range unrolls). A condition on a traced value forks the frame
@@ -14,7 +14,6 @@ from bytecode import Instr
 from tracer.errors import BigIntInput, NeedsConcreteValue, UnsupportedError
 from tracer.frontend import arrays, dicts, dynlists, gathered
 from tracer.frontend.builder import is_traced
-from tracer.frontend.callouts import DeferredException
 from tracer.frontend.generators import SUM_LOCAL
 from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged, RangeIter
 from tracer.frontend.objects import (
@@ -27,15 +26,12 @@ from tracer.frontend.objects import (
     TracedArray,
 )
 from tracer.frontend.opcodes.containers import type_name
+from tracer.frontend.opcodes.exceptions import next_instruction
 from tracer.frontend.states import block_mark, cut_block, diverged_error
 
 PY313 = sys.version_info >= (3, 13)
 GROWN_UNROLL_LIMIT = 64    # a longer loop that appends to a list is compiled with a list of run-time length
 
-# what an except clause may not name: compiled code lets an interrupt (KeyboardInterrupt) through
-# at once, where CPython would run such a clause
-CATCH_ALL = {"BaseException", "KeyboardInterrupt", "SystemExit", "GeneratorExit"}
-CLASS_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST", "LOAD_ATTR", "BUILD_TUPLE")
 
 
 class ControlFlowOps:
@@ -269,68 +265,10 @@ class ControlFlowOps:
         else:
             raise self.tracer.error(f"the intrinsic {name} is not supported")
 
-    # -- raise and assert: the exception is raised for real, at trace time, as CPython would
+    # -- assert (raise, try and with: tracer.frontend.opcodes.exceptions)
     def op_LOAD_ASSERTION_ERROR(self, instr):
         self.push(AssertionError)
 
-    def op_RAISE_VARARGS(self, instr):
-        if instr.arg == 0:
-            raise self.tracer.error("a bare `raise` (re-raising) is not supported")
-        cause = self.pop() if instr.arg == 2 else None
-        exc = self._exception(self.pop(), "exceptions")
-        if instr.arg == 2:              # raise exc from cause (None: from None); the Python function raises it
-            exc.__cause__ = None if cause is None else self._exception(cause, "exception causes")
-        raise exc
-
-    def _exception(self, exc, what: str):
-        """The exception object a `raise` names (a class is called), as CPython makes it."""
-        if isinstance(exc, DeferredException):
-            exc = exc.raise_now(self.tracer)
-        if isinstance(exc, type) and issubclass(exc, BaseException):
-            exc = exc()
-        if not isinstance(exc, BaseException):
-            raise TypeError(f"{what} must derive from BaseException")
-        return exc
-
-    # try/except: the compiled code is the try body's own path (the handlers are never traced).
-    # An exception there is a failure of the call, and in a function with a try statement every
-    # failure runs the Python function again from the start (ir.Function.python_on_failure),
-    # where CPython's handler catches it. So nothing in the call may run twice: no calls into
-    # CPython (callouts, graph breaks) in such a function.
-    def enter_try(self, handler) -> None:
-        names = self.except_clause_names(handler)
-        if names is None:
-            raise self.tracer.error("try/finally, a bare except and except* are not supported yet")
-        if names & CATCH_ALL:
-            raise self.tracer.error(f"except {', '.join(sorted(names & CATCH_ALL))} is not supported (compiled code "
-                                    f"lets an interrupt through)")
-        self.tracer.call_out = False
-        self.tracer.catches = self.tracer.catches or self.builder.loc
-
-    def except_clause_names(self, handler) -> set | None:
-        """The names an exception handler's except clauses load (their classes, `np`, `linalg`
-        of np.linalg.LinAlgError), or None for a handler that catches everything (a bare except,
-        a finally block) or is not a chain of `except <classes>:` clauses."""
-        names, pc = set(), self.next_instruction(self.labels[handler])
-        if self.instrs[pc].name != "PUSH_EXC_INFO":
-            return None
-        pc = self.next_instruction(pc + 1)
-        while self.instrs[pc].name != "RERAISE":       # (no clause matched: the exception goes on)
-            while self.instrs[pc].name != "CHECK_EXC_MATCH":
-                instr = self.instrs[pc]
-                if instr.name not in CLASS_LOADS:
-                    return None
-                arg = instr.arg[1] if isinstance(instr.arg, tuple) else instr.arg
-                names.add(str(getattr(arg, "name", arg)))
-                pc = self.next_instruction(pc + 1)
-            jump = self.instrs[self.next_instruction(pc + 1)]     # to the next clause when none matches
-            if not jump.name.startswith("POP_JUMP"):
-                return None
-            pc = self.next_instruction(self.labels[jump.arg])
-        return names
-
     def next_instruction(self, pc: int) -> int:
         """The index of the first instruction at or after `pc` (past labels and markers)."""
-        while not isinstance(self.instrs[pc], Instr):
-            pc += 1
-        return pc
+        return next_instruction(self.instrs, pc)
