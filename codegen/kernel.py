@@ -433,10 +433,11 @@ class KernelBuilder:
 
 
 # --------------------------------------------------------------------------------- loops
-def for_range(k: KernelBuilder, n, body, carried=()) -> list:
+def for_range(k: KernelBuilder, n, body, carried=(), poll: bool = True) -> list:
     """for i in range(n): body(i), emitted at the builder's position. With `carried` (initial
     values), body(i, *values) returns the next values (loop-carried, as phis), and the values
-    after the loop are returned.
+    after the loop are returned. Without `poll`, the loop never checks for signals (work an op
+    does on the side, like a dict's hash index: the loops around it poll).
 
     Where the kernel polls for signals (KernelBuilder.poll_signals), an innermost loop (one
     whose body does not poll) inside no other (over a 1-D array) runs in strips of at most
@@ -448,7 +449,7 @@ def for_range(k: KernelBuilder, n, body, carried=()) -> list:
     iterations known at compile time is counted by the loop around it, as if its body were
     written out that many times."""
     b = k.builder
-    if k.check_signals is None or k.rows_polled:
+    if k.check_signals is None or k.rows_polled or not poll:
         return _counted_loop(k, k.i64(0), n, body, carried)[0]
     polls = k.polls
     if isinstance(n, ll.Constant) and n.constant <= STRIP:

@@ -213,7 +213,7 @@ def _index_items(k: KernelBuilder, header, start, stop, types) -> None:
             b.store(b.add(i, k.i64(1)), address)
             return k.i64(0)
         _probe(k, header, record, types, empty, lambda j: k.i64(0))
-    for_range(k, b.sub(stop, start), insert)
+    for_range(k, b.sub(stop, start), insert, poll=False)     # (a find never polls: opcodes.exceptions)
 
 
 def _ensure_index(k: KernelBuilder, header, length, types) -> None:
@@ -230,7 +230,7 @@ def _ensure_index(k: KernelBuilder, header, length, types) -> None:
         def grow(_):
             n = b.load(size)
             b.store(b.select(b.icmp_signed("<", n, need), b.mul(n, k.i64(2)), n), size)
-        for_range(k, k.i64(58), grow)
+        for_range(k, k.i64(58), grow, poll=False)
         n = b.load(size)
         k.call_c("free", ll.VoidType(), [PTR], b.load(header_word(k, header, INDEX), typ=PTR))
         table = k.call_c("calloc", PTR, [I64, I64], n, k.i64(8))

@@ -318,11 +318,11 @@ class Branching:
             # (only lists of numbers or tuples of numbers: others are held, or unrolled, as before;
             # a list of tuples whose items changed is one too: an array holds numbers only)
             grown = {site: dicts.type_hint(self.builder, list(obj.items()) or contents) if type(obj) is dict
-                     else dynlists.item_type(self.builder, (obj or contents)[0]) if obj or contents else None
+                     else dynlists.common_type(self.builder, [*obj, *contents]) if obj or contents else None
                      for obj, contents in snapshot
                      if (site := sites.get(id(obj))) is not None
                      and (type(obj) is dict or len(obj) != len(contents) or any(type(x) is tuple for x in obj))
-                     and (type(obj) is dict or dynlists.holds_items(self.builder, [*obj, *contents]))}
+                     and (type(obj) is dict or dynlists.common_type(self.builder, [*obj, *contents]) is not None)}
             restore(snapshot, self.builder)      # as it was: the caller may run this code again
             exc = ListChanged("a list is changed inside a data-dependent branch or "
                               "loop; compiled code cannot change it on one path only", self.builder.loc)

@@ -104,7 +104,7 @@ FLOAT32_SCALARS = ("a {dtype} scalar (an element or a reduction of a {dtype} arr
 
 # array ops that never loop at run time (views, one element); every other op on arrays loops
 ONE_STEP_ARRAY_OPS = frozenset({"dim", "load", "index", "slice", "store"})
-LOOPING_OPS = frozenset({"loop", "map", "python_call", "list_find", "list_array"})
+LOOPING_OPS = frozenset({"loop", "map", "python_call", "list_array"})    # (list_find: codegen.lists)
 NO_LOOPS = ("a loop or an array operation inside a try body whose handler would catch an interrupt (a `with`, "
             "a `finally`, a bare `except` or `except BaseException`): compiled code checks for Ctrl-C in loops, "
             "and an interrupt found there would skip that handler")

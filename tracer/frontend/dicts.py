@@ -261,6 +261,8 @@ def held_form(tracer, obj, site):
     if type(obj) is set:
         return set_made_from(tracer, obj, grown.get(site)) if site in grown else None
     made = dynlists.made_from(tracer, obj, grown[site]) if site in grown else None
+    if made is not None:
+        made.site = site
     return made or gathered.view_of(tracer, obj, always=True)
 
 

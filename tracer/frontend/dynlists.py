@@ -9,14 +9,20 @@ where the list is made, then one op per append, pop, item read or write, in orde
 one IR value for the whole function, so branches and loops change the list in place and carry
 nothing for it.
 
-Items are numbers of one type (float, int or bool) or tuples of numbers of one layout; the type
-is fixed by the first item (an empty list learns it at its first append). Indices are checked as
+Items are numbers of one type (float, int or bool), strings, or tuples of them of one layout; the
+type is fixed by the first item (an empty list learns it at its first append). A list whose items
+differ in type (a log of ints, floats, strings and None) is traced again as a list of `Mixed`
+items (a tag, an int and a float per item): such a list is appended to, written, measured and
+returned; an item whose type is known only at run time cannot be read. Indices are checked as
 CPython checks them (IndexError with its messages). What needs the whole list (sum, sorted,
 slices, min, max, `in`) runs small Python helpers (tracer.frontend.pybuiltins) whose loops over
 the list compile to loops. A DynList that the function returns becomes a Python list.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from tracer.errors import UnsupportedError
 from tracer.frontend import run_time_strings
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.iteration import ListChanged, RangeIter
@@ -32,6 +38,7 @@ class DynList:
 
     def __init__(self, tracer, handle, item=None):
         self.tracer, self.handle, self.item = tracer, handle, item
+        self.site = None        # where the list is made (a retrace may change its item type there)
 
     def __repr__(self):
         return "<list of run-time length>"
@@ -46,6 +53,52 @@ class DynList:
 
     def unrolled(self, tracer, start):
         raise tracer.error("a loop over a list whose length is known only at run time cannot unroll here")
+
+
+@dataclass(frozen=True)
+class Mixed:
+    """The item type (or a tuple field) of a list of run-time length whose items differ in type
+    (float, int, bool, str, None): the IR holds a tag (MIXED_TAGS), an int (an int's or bool's
+    value, a string's index in the trace's table) and a float per item."""
+
+    def __str__(self):
+        return "mixed"
+
+
+NONE_ITEM = "None"                   # the type of a None item (held only as Mixed)
+MIXED_TAGS = {NONE_ITEM: 0, BOOL: 1, I64: 2, F64: 3, "str": 4}
+
+
+def _tag_of(t) -> int:
+    return MIXED_TAGS["str" if isinstance(t, run_time_strings.StrField) else t]
+
+
+def merged(a, b):
+    """The item type that holds items of types `a` and `b`, or None."""
+    if a == b:
+        return a
+    if _is_leaf(a) and _is_leaf(b):
+        return Mixed()
+    if isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.elements) == len(b.elements):
+        parts = tuple(merged(x, y) for x, y in zip(a.elements, b.elements))
+        return None if None in parts else TupleType(parts)
+    return None
+
+
+def _is_leaf(t) -> bool:
+    return t in (F64, I64, BOOL, NONE_ITEM) or isinstance(t, (run_time_strings.StrField, Mixed))
+
+
+def common_type(b, items: list, start=None):
+    """The item type of a list of run-time length that holds `items` (and items of type `start`):
+    their one type, or Mixed; None when no DynList holds them."""
+    t = start
+    for x in items:
+        u = NONE_ITEM if x is None else item_type(b, x)
+        t = u if t is None else merged(t, u) if u is not None else None
+        if t is None:
+            return None
+    return Mixed() if t == NONE_ITEM else t
 
 
 class DynListMethod:
@@ -102,36 +155,41 @@ def made_from(tracer, items: list, item=None):
     numbers (or tuples of numbers) of one type. `item`: the item type, when an earlier trace
     saw one (a list made empty)."""
     b = tracer.builder
-    types = {item_type(b, x) for x in items} | ({item} if item is not None else set())
-    if None in types or len(types) > 1:
-        return None
+    t = common_type(b, items, item)
+    if t is None or (item is None and not holds_items(b, items)):
+        return None                    # (items of different types: Mixed only where a trace asked)
     lst = new(tracer)
-    if item is not None:
-        set_type(lst, item)
+    set_type(lst, t)
     for x in items:
         append(tracer, lst, x)
     return lst
 
 
 def fix_type(tracer, lst: DynList, value) -> None:
-    """Learn the item type from `value` (the first item), or check `value` has it."""
+    """Learn the item type from `value` (the first item), or check `value` has it. An item of
+    another type makes the call traced again, the list made a list of Mixed items."""
     b = tracer.builder
-    t = item_type(b, value)
+    t = NONE_ITEM if value is None else item_type(b, value)
     if t is None:
-        raise tracer.error(f"a list of run-time length holds numbers or tuples of numbers, not "
+        raise tracer.error(f"a list of run-time length holds numbers, strings or tuples of them, not "
                            f"{_describe(value)}")
     if lst.item is None:
-        set_type(lst, t)
-    elif t != lst.item:
-        raise tracer.error(f"a list of run-time length whose items change type ({lst.item}, then {t}) is not "
-                           f"supported; convert them (e.g. with float())")
+        set_type(lst, Mixed() if t == NONE_ITEM else t)
+    elif merged(lst.item, t) != lst.item:
+        wider = merged(lst.item, t)
+        if wider is None or lst.site is None:
+            raise tracer.error(f"a list of run-time length whose items change type ({lst.item}, then {t}) is "
+                               f"not supported; convert them (e.g. with float())")
+        exc = ListChanged(f"a list of run-time length whose items change type ({lst.item}, then {t})", b.loc)
+        exc.sites, exc.grown, exc.final = frozenset({lst.site}), {lst.site: wider}, True
+        raise exc
 
 
 def set_type(lst: DynList, t) -> None:
     """The IR holds an item as its flat fields (`list[(i64, i64, f64)]` for ((x, y), v))."""
     lst.item = t
     fields = flat_fields(t)
-    ir_item = TupleType(fields) if isinstance(t, TupleType) else fields[0]
+    ir_item = TupleType(fields) if len(fields) > 1 or isinstance(t, TupleType) else fields[0]
     lst.handle.type = ListType(ir_item)
     lst.handle.attrs["item"] = ir_item
 
@@ -139,6 +197,8 @@ def set_type(lst: DynList, t) -> None:
 def flat_fields(t) -> tuple:
     if isinstance(t, TupleType):
         return tuple(f for e in t.elements for f in flat_fields(e))
+    if isinstance(t, Mixed):
+        return (I64, I64, F64)
     return (I64,) if isinstance(t, run_time_strings.StrField) else (t,)
 
 
@@ -147,6 +207,11 @@ def _flatten(t, value, b) -> list:
         return [f for e, x in zip(t.elements, value) for f in _flatten(e, x, b)]
     if isinstance(t, run_time_strings.StrField):
         return [(run_time_strings.index_of(b, value), I64)]
+    if isinstance(t, Mixed):
+        kind = NONE_ITEM if value is None else item_type(b, value)
+        number = (0 if value is None else run_time_strings.index_of(b, value) if kind not in (F64, I64, BOOL)
+                  else value)
+        return [(_tag_of(kind), I64), (0 if kind == F64 else number, I64), (number if kind == F64 else 0.0, F64)]
     return [(value, t)]
 
 
@@ -158,7 +223,28 @@ def _nest(t, leaves: list, b):
     leaf = leaves.pop(0)
     if isinstance(t, run_time_strings.StrField):
         return b[leaf] if isinstance(b, tuple) else run_time_strings.made(b, leaf)
+    if isinstance(t, Mixed):
+        return _mixed_item(leaf, leaves.pop(0), leaves.pop(0), b)
     return leaf
+
+
+def _mixed_item(tag, number, real, b):
+    """A Mixed item from its tag, int and float: decoded where the tag is known at trace time."""
+    if is_traced(tag):
+        if tag.op != "const":
+            raise UnsupportedError("reading an item of a list whose items differ in type (int, float, str, None), "
+                                   "where its type is known only at run time, is not supported", b.loc)
+        tag = tag.attrs["value"]
+    kind = {v: k for k, v in MIXED_TAGS.items()}[tag]
+    if kind == NONE_ITEM:
+        return None
+    if kind == "str":
+        return b[number] if isinstance(b, tuple) else run_time_strings.made(b, number)
+    if kind == F64:
+        return real
+    if isinstance(b, tuple):
+        return bool(number) if kind == BOOL else number
+    return b.convert(b.value(number), kind)
 
 
 def _describe(value) -> str:
@@ -205,7 +291,7 @@ def _checked_index(tracer, lst: DynList, index, message: str, extra: int = 0):
 
 def _unpack(tracer, lst: DynList, v):
     b = tracer.builder
-    if isinstance(lst.item, TupleType):
+    if isinstance(lst.item, (TupleType, Mixed)):
         leaves = [b.emit("getitem", (v,), index=j) for j in range(len(flat_fields(lst.item)))]
         return _nest(lst.item, leaves, b)
     return run_time_strings.decoded(lst.item, v, b)
@@ -330,6 +416,8 @@ def call_method(tracer, method: DynListMethod, args: list, kwargs: dict):
 def python_items(item, columns: list, strings: tuple = ()) -> list:
     """The items of a returned DynList of item type `item`, from one list per flat field (and
     the trace's table of strings)."""
-    if not isinstance(item, TupleType):
-        return [strings[x] for x in columns[0]] if isinstance(item, run_time_strings.StrField) else columns[0]
+    if isinstance(item, run_time_strings.StrField):
+        return [strings[x] for x in columns[0]]
+    if not isinstance(item, (TupleType, Mixed)):
+        return columns[0]
     return [_nest(item, list(row), strings) for row in zip(*columns)]

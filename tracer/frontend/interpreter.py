@@ -582,7 +582,7 @@ def trace_frame(code, args: tuple, globals: dict, builtins: dict, closure, name:
             if isinstance(exc, BigIntInput) or (first is None and not isinstance(exc, ListChanged)):
                 raise
             first = first or exc
-            new_grown = {s: t for s, t in getattr(exc, "grown", {}).items() if s not in grown}
+            new_grown = {s: t for s, t in getattr(exc, "grown", {}).items() if grown.get(s, exc) != t}
             sites = getattr(exc, "sites", frozenset()) - held
             if not sites and not new_grown:
                 if not isinstance(exc, ListChanged):    # what stops the list held or grown

@@ -117,6 +117,14 @@ def next_instruction(instrs: list, pc: int) -> int:
     return pc
 
 
+def made_at_trace_time(named, exc) -> bool:
+    """Whether the exception (or cause) a raise statement names is CPython's own, made at trace
+    time: not one whose message compiled code makes (an f-string of a traced number)."""
+    if isinstance(named, DeferredException):
+        return False
+    return exc is None or all(type(a) in (str, int, float, bool, type(None)) for a in exc.args)
+
+
 def is_exception_class(cls) -> bool:
     if isinstance(cls, tuple):
         return all(map(is_exception_class, cls))
@@ -186,10 +194,12 @@ class ExceptionOps:
                 raise self.tracer.error("a bare `raise` outside an except clause is not supported")
             raise exc
         cause = self.pop() if instr.arg == 2 else None
-        exc = self.exception_object(self.pop(), "exceptions")
+        named = self.pop()
+        exc = self.exception_object(named, "exceptions")
         if instr.arg == 2:              # raise exc from cause (None: from None)
             exc.__cause__ = None if cause is None else self.exception_object(cause, "exception causes")
-        self.tracer.raised[id(exc)] = exc
+        if made_at_trace_time(named, exc) and made_at_trace_time(cause, exc.__cause__):
+            self.tracer.raised[id(exc)] = exc
         raise exc
 
     def op_RERAISE(self, instr):
