@@ -30,6 +30,7 @@ call runs as Python.
 """
 from __future__ import annotations
 
+import array
 import types
 from dataclasses import dataclass, field
 
@@ -38,6 +39,7 @@ from tracer.frontend.builder import is_traced
 from tracer.frontend.complexes import TracedComplex
 from tracer.frontend.dicts import DynDict, DynSet
 from tracer.frontend.dynlists import DynList, python_items
+from tracer.frontend.made_arrays import MadeArray
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, MaybeNone
 from tracer.ir import BOOL, F64, I64
 
@@ -209,6 +211,8 @@ def instantiate(tracer, cls: type, args: list, kwargs: dict):
 def python_type(x) -> type:
     if isinstance(x, TracedInstance):
         return x.cls
+    if isinstance(x, MadeArray):
+        return MadeArray.__class__.fget(x)
     if is_traced(x):
         return {F64: float, I64: int, BOOL: bool}.get(x.type, object)
     if isinstance(x, (ExternalList, ExternalObject)):
@@ -362,6 +366,8 @@ def result_shape(value, memo: dict | None = None):
         return ("list", key, [("constant", None) if x is None else result_shape(x, memo) for x in value])
     if isinstance(value, ExternalList) and value.built:
         return ("tolist",)
+    if isinstance(value, MadeArray):
+        return ("array.array", value.typecode, result_shape(value.items, memo))
     if type(value) in (str, bytes, frozenset):
         return ("constant", value)
     if isinstance(value, (run_time_strings.RunTimeString, run_time_strings.JoinedString)):
@@ -395,6 +401,8 @@ def materialize(shape, result, made: dict | None = None):
         return tuple(materialize(s, r, made) for s, r in zip(shape[1], result))
     if shape[0] == "tolist":
         return result.tolist()
+    if shape[0] == "array.array":
+        return array.array(shape[1], materialize(shape[2], result, made))
     if shape[0] == "constant":
         return shape[1]
     if shape[0] == "string":

@@ -40,6 +40,7 @@ from tracer.frontend.flow import flow_graph
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.iterables import NOT_CONSTANT, string_method
 from tracer.frontend.iteration import ListChanged
+from tracer.frontend.made_arrays import MadeArray
 from tracer.frontend.numpy_scalars import numpy_results
 from tracer.frontend.objects import (
     NULL,
@@ -424,7 +425,7 @@ class Tracer:
             return b.emit("tuple", ())   # a constant (a set of constants), put back by instances.materialize
         if isinstance(obj, tuple):
             return b.emit("tuple", tuple(self.result_value(x, False) for x in obj))
-        if type(obj) is list:                           # made again by instances.materialize
+        if type(obj) is list or isinstance(obj, MadeArray):     # made again by instances.materialize
             return b.emit("tuple", tuple(self.result_value(x, False) for x in obj))
         if isinstance(obj, ExternalList) and obj.built:
             return obj.array.value

@@ -12,6 +12,7 @@ runs a Python helper that the tracer inlines, whose loops and branches compile.
 """
 from __future__ import annotations
 
+import array
 import bisect
 import builtins
 import collections.abc
@@ -20,10 +21,10 @@ import heapq
 import itertools
 import operator
 
-from tracer.frontend import dicts, dynlists, gathered, pybuiltins, run_time_strings
+from tracer.frontend import dicts, dynlists, gathered, made_arrays, pybuiltins, run_time_strings
 from tracer.frontend.builder import is_traced
 from tracer.frontend.generators import SymbolicGenerator
-from tracer.frontend.objects import TransformedFunction
+from tracer.frontend.objects import ExternalList, ExternalObject, TransformedFunction
 from tracer.frontend.opcodes.containers import materialize
 from tracer.ir import BOOL, F64, I64
 
@@ -130,12 +131,40 @@ def _of_constants(real):
     return impl
 
 
+# ------------------------------------------------------------------------------------ array.array
+@implements(array.array)
+def _array(tracer, typecode, initializer=None):
+    if isinstance(initializer, str):
+        raise TypeError(f"cannot use a str to initialize an array with typecode '{typecode}'")
+    if initializer is None or isinstance(initializer, (bytes, bytearray)):
+        return made_arrays.make(tracer, typecode, initializer)
+    return made_arrays.make(tracer, typecode, materialize(tracer, initializer))
+
+
+@implements(made_arrays.extend)
+def _extend_array(tracer, a, iterable):
+    return made_arrays.extend(tracer, a, iterable, materialize(tracer, iterable))
+
+
+FUNCTIONS.update(made_arrays.FUNCTIONS)
+
+
+@implements(builtins.isinstance)
+def _isinstance(tracer, obj, classinfo):
+    if is_traced(obj):
+        python_type = {F64: float, I64: int, BOOL: bool}[obj.type]
+        return issubclass(python_type, classinfo)
+    if isinstance(obj, (ExternalList, ExternalObject)):
+        return isinstance(obj.obj, classinfo)
+    return isinstance(obj, classinfo)
+
+
 @implements(builtins.issubclass)
 def _issubclass(tracer, cls, classinfo):
     return issubclass(cls, classinfo)    # (classes are constants: anything else is CPython's TypeError)
 
 
-for _f in (builtins.ord, builtins.chr, builtins.bin, builtins.hex, builtins.oct, builtins.repr, builtins.ascii, builtins.str,
+for _f in (builtins.bytes, builtins.ord, builtins.chr, builtins.bin, builtins.hex, builtins.oct, builtins.repr, builtins.ascii, builtins.str,
            builtins.format):
     FUNCTIONS[_f] = _of_constants(_f)
 

@@ -43,7 +43,7 @@ from tracer.frontend.objects import (
     SymbolicRange,
     TracedArray,
 )
-from tracer.frontend.opcodes.containers import is_symbolic, items_equal, materialize, type_name
+from tracer.frontend.opcodes.containers import is_symbolic, items_equal, materialize, pinned_already, type_name
 from tracer.frontend.states import diverged_error, is_copyable_iterator
 from tracer.ir import BOOL, F64, I64, INTEGERS, NARROW
 
@@ -499,6 +499,8 @@ def _range(tracer, *args):
         if not (is_traced(a) and a.type in (I64, BOOL)) and type(a) not in (int, bool):
             raise TypeError(f"'{type_name(a)}' object cannot be interpreted as an integer")
     args = [b.convert(a, I64) if is_traced(a) else int(a) for a in args]
+    if all(pinned_already(b, a) for a in args if is_traced(a)):       # (known already: no new guard)
+        return range(*(b.concretize(a, "a range bound") if is_traced(a) else a for a in args))
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1) if len(args) == 2 else args
     if is_traced(step):
         b.raise_if(b.compare("eq", step, 0), ValueError("range() arg 3 must not be zero"))
@@ -603,16 +605,6 @@ def _list(tracer, iterable=()):
 @implements(builtins.tuple)
 def _tuple(tracer, iterable=()):
     return tuple(tracer_items(tracer, iterable))
-
-
-@implements(builtins.isinstance)
-def _isinstance(tracer, obj, classinfo):
-    if is_traced(obj):
-        python_type = {F64: float, I64: int, BOOL: bool}[obj.type]
-        return issubclass(python_type, classinfo)
-    if isinstance(obj, (ExternalList, ExternalObject)):
-        return isinstance(obj.obj, classinfo)
-    return isinstance(obj, classinfo)
 
 
 # ---------------------------------------------------------------- methods of lists built in the trace

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from tracer import ir
 from tracer.errors import UnsupportedError
-from tracer.frontend import run_time_strings, trace_time
+from tracer.frontend import made_arrays, run_time_strings, trace_time
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.dynlists import DynList
 from tracer.frontend.instances import InstanceKind, TracedInstance
@@ -497,6 +497,8 @@ def mutable_snapshot(objects) -> list:
         if type(x) is list:
             out.append((x, list(x)))
             stack.extend(x)
+        elif isinstance(x, made_arrays.MadeArray):   # (its items: a list)
+            stack.append(x.items)
         elif (contents := trace_time.snapshot_contents(x)) is not None:    # a deque, Counter...
             out.append((x, contents))
             stack.extend(x.values() if isinstance(x, dict) else x)

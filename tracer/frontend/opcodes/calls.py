@@ -7,7 +7,18 @@ import math
 import operator
 import types
 
-from tracer.frontend import arrays, buffers, complexes, dicts, dynlists, instance_ops, instances, math_more, pybuiltins
+from tracer.frontend import (
+    arrays,
+    buffers,
+    complexes,
+    dicts,
+    dynlists,
+    instance_ops,
+    instances,
+    made_arrays,
+    math_more,
+    pybuiltins,
+)
 from tracer.frontend.builder import is_traced
 from tracer.frontend.dtypes import numpy_constant
 from tracer.frontend.objects import NULL, BoundMethod, ExternalList, ExternalObject, SymbolicFunction, TracedArray
@@ -142,6 +153,8 @@ class CallOps:
             raise self.tracer.error(f"attribute .{name} of a traced number is not supported")
         if isinstance(obj, buffers.ExternalBuffer):
             return buffers.attribute(self.tracer, obj, name)
+        if isinstance(obj, made_arrays.MadeArray):
+            return made_arrays.attribute(self.tracer, obj, name)
         if isinstance(obj, ExternalList):
             if getattr(obj, "carried", False) and name in ("index", "count"):   # a gathered.ListView
                 return BoundMethod(pybuiltins.list_index if name == "index" else pybuiltins.list_count, obj)

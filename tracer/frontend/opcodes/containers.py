@@ -17,6 +17,7 @@ from tracer.frontend import (
     gathered,
     indexing,
     instance_ops,
+    made_arrays,
     pybuiltins,
     run_time_strings,
     selected,
@@ -282,7 +283,7 @@ def _top_level_same(tracer, a):
     return items_equal(tracer, plain(a), plain(a))  # a sequence: every item is itself
 
 
-def _pinned_already(builder, x) -> bool:
+def pinned_already(builder, x) -> bool:
     """Whether traced `x` depends only on arguments the trace has pinned already (so knowing its
     value at trace time adds no guard), with a known value."""
     if x not in builder.examples or isinstance(builder.examples[x], (Unknown, Failed)):
@@ -330,6 +331,11 @@ class ContainerOps:
     def subscript(self, container, index):
         if isinstance(container, instance_ops.TracedInstance):
             return instance_ops.get_item(self.tracer, container, index)
+        if isinstance(container, made_arrays.MadeArray):
+            if is_traced(index) and index.type in (I64, BOOL) and not self.builder.must_be_concrete(index) \
+                    and selected.selectable(container.items):
+                return selected.select_item(self.tracer, container.items, index)   # a short array
+            return made_arrays.get_item(self.tracer, container, index)
         if isinstance(container, TracedArray):
             return indexing.subscript(self.tracer, container, index)
         if is_traced(container) or isinstance(container, ExternalObject):
@@ -349,7 +355,7 @@ class ContainerOps:
             if isinstance(index, slice):
                 return self.tracer.call(pybuiltins.sliced_list, [container, index.start, index.stop, index.step], {})
             return dynlists.get(self.tracer, container, index)
-        if is_traced(index) and _pinned_already(self.builder, index):
+        if is_traced(index) and pinned_already(self.builder, index):
             index = self.builder.concretize(index, "this index")     # (no new guard)
         run_time = is_traced(index) and not self.builder.must_be_concrete(index)
         if isinstance(container, ExternalList) and is_traced(index) and index.type == I64 \
@@ -430,6 +436,9 @@ class ContainerOps:
             return
         if isinstance(container, TracedArray):
             indexing.store_item(self.tracer, container, index, value)
+            return
+        if isinstance(container, made_arrays.MadeArray):
+            made_arrays.set_item(self.tracer, container, index, value)
             return
         if isinstance(container, dynlists.DynList) and not isinstance(index, slice):
             dynlists.set_item(self.tracer, container, index, value)
