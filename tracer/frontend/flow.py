@@ -257,14 +257,30 @@ class FlowGraph:
         """The first pcs of the blocks a loop's blocks jump to outside it, except blocks that
         only return or raise: those are the end of the path, run as part of it (they pop the
         stack entries of inner loops, which may differ between the paths that get there). Where
-        a `for` loop's exhausted iterator goes is always an exit: the code after the loop runs
-        after the loop op (so an array it makes need not leave the loop's body)."""
+        a `for` loop's exhausted iterator goes is always an exit, and so is where a while loop's
+        test sends it when it fails (the jumps there all come from the test, which also jumps
+        back to the header): the code after the loop runs after the loop op (so an array it
+        makes need not leave the loop's body)."""
         exits = {self.blocks[s].start for b in loop.blocks for s in self.blocks[b].successors
                  if s not in loop.blocks and self.blocks[s].successors}
         header = self.instrs[loop.header_pc]
         if header.name == "FOR_ITER":             # where the exhausted iterator goes (its stack is the loop's)
             exits.add(self.blocks[self.block_at[self.for_iter_exit(self.labels[header.arg])]].start)
+        else:                                     # a while loop's own test failing (its stack: the loop's)
+            leaving = [(b, s) for b in loop.blocks for s in self.blocks[b].successors if s not in loop.blocks]
+            exits |= {self.blocks[s].start for _, s in leaving
+                      if all(self._tests_again(loop, b) for b, t in leaving if t == s)}
         return exits
+
+    def _tests_again(self, loop: Loop, b: int) -> bool:
+        """Whether block `b` ends with the loop's test: a jump whose other way is the header (or
+        a block that only jumps back there, as 3.12 compiles a while loop)."""
+        def back(s: int) -> bool:
+            block = self.blocks[s]
+            items = [x for x in self.instrs[block.start:block.end] if isinstance(x, Instr)]
+            return s == loop.header or (len(items) == 1 and items[0].name in UNCONDITIONAL
+                                        and block.successors == [loop.header])
+        return any(back(s) for s in self.blocks[b].successors)
 
     # ------------------------------------------------------------------ liveness
     def _liveness(self):
