@@ -342,3 +342,43 @@ def test_insert_and_pop_at_run_time_indices(args):
     expected = outcome(rotated_by_insert, args)
     got = outcome(trace(fullgraph=True)(rotated_by_insert), args)
     assert same_outcome(got, expected), (got, expected)
+
+
+def split_at_threshold(xs, k):
+    i = 0
+    while i < len(xs) and xs[i] < k:       # (i known only at run time)
+        i += 1
+    return xs[i:], sum(xs[:i]), xs[-1:i:-1]
+
+
+def doubled_tail(xs, k):
+    out = [x * 2.0 for x in xs]
+    i = 0
+    while i < len(out) and out[i] < k:
+        i += 1
+    rest = out[i:-1]
+    return rest, len(rest)
+
+
+def trail_after_none(xs):
+    parent = [None] * len(xs)
+    for i in range(1, len(xs)):
+        parent[i] = i - 1 if xs[i] > xs[i - 1] else None
+    chain = []
+    i = len(xs) - 1
+    while i is not None:                   # (the loop's exit: only a return follows)
+        chain.append(xs[i])
+        i = parent[i]
+    return chain[::-1]
+
+
+@pytest.mark.parametrize("fn, args", [
+    (split_at_threshold, ([1.0, 2.0, 5.0, 7.0], 4.0)), (split_at_threshold, ([1.0, 2.0], 9.0)),
+    (split_at_threshold, ([5.0, 1.0], 0.0)), (doubled_tail, ([1.0, 2.0, 5.0, 7.0, 8.0], 4.0)),
+    (doubled_tail, ([1.0], 0.0)), (trail_after_none, ([3.0, 1.0, 2.0, 4.0, 6.0],)),
+    (trail_after_none, ([5.0, 4.0, 3.0],)),
+])
+def test_slices_with_bounds_known_only_at_run_time(fn, args):
+    expected = outcome(fn, args)
+    got = outcome(trace(fullgraph=True)(fn), args)
+    assert same_outcome(got, expected), (got, expected)

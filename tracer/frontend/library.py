@@ -24,7 +24,7 @@ from tracer.frontend import (
     run_time_strings,
     trace_time,
 )
-from tracer.frontend.builder import is_traced
+from tracer.frontend.builder import NeedsPython, is_traced
 from tracer.frontend.dtypes import widen
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.iterables import FUNCTIONS as ITERABLES
@@ -405,8 +405,11 @@ def _sum(tracer, iterable, start=0):
         state = SumState.starting(tracer, start)
         if iterable.item == F64 and state.phase == "int":
             # CPython adds the first float to the int sum and goes on as floats: the same as
-            # starting from float(start) (the phase cannot change inside the loop)
-            state = SumState("float", tracer.builder.convert(start, F64) if is_traced(start) else float(start))
+            # starting from float(start) (the phase cannot change inside the loop); an empty
+            # list's sum is the int itself, which the Python function gives
+            b = tracer.builder
+            b.raise_if(b.compare("eq", dynlists.length(tracer, iterable), 0), NeedsPython("sum() of no floats"))
+            state = SumState("float", b.convert(start, F64) if is_traced(start) else float(start))
         return tracer.call(pybuiltins.sum_list, [iterable, state], {}).finish(tracer)
     items = tracer_items(tracer, iterable)
     if _all_constant([start, *items]):

@@ -368,6 +368,9 @@ class ContainerOps:
             # numbers built in the trace, packed and loaded, not pinned (not under grad: a load's
             # gradient is a store, which a second derivative cannot go through)
             return self._view_item(view, index)
+        if isinstance(index, slice) and list in (type(container), type(getattr(container, "obj", None))) \
+                and self.run_time_bounds(index):          # a new list of run-time length
+            return self.tracer.call(pybuiltins.sliced_list, [container, index.start, index.stop, index.step], {})
         if isinstance(index, slice):
             index = self.concrete_slice(index)
             if isinstance(container, ExternalList):
@@ -402,6 +405,10 @@ class ContainerOps:
         if not -len(view) <= index < len(view):
             raise IndexError(f"{noun} index out of range")
         return view.element(self.tracer, int(index) % len(view))
+
+    def run_time_bounds(self, s: slice) -> bool:
+        """Whether a slice has a bound known only at run time (not one the trace pinned)."""
+        return any(is_traced(p) and not self.builder.must_be_concrete(p) for p in (s.start, s.stop, s.step))
 
     def concrete_slice(self, s: slice) -> slice:
         """A list's slice: its bounds must be known when the function is compiled."""
