@@ -231,6 +231,8 @@ class Branching:
         b = self.builder
         top = b.enclosing[0] if b.enclosing else b.block
         if len(top.values) > MAX_TRACE_VALUES:
+            if self.tracer.unrolled_for:           # loops unrolled because they change lists: hold those
+                raise self.tracer.unrolled_for[0]
             raise UnsupportedError(f"the trace is too long (over {MAX_TRACE_VALUES} operations, from loops that "
                                    f"could not compile to loops and were unrolled)", b.loc)
 
@@ -259,7 +261,6 @@ class Branching:
         iterations becoming carried values. The Outcome of the loop, or None to go on unrolling
         (also when the body needs those numbers at trace time, e.g. as list indexes)."""
         h = self.pc
-        self.loop_allowed(h)
         loop = self.graph.header_pcs[h]
         if previous is None or self.graph.block_at[previous] not in loop.blocks or h not in entries:
             # entering the loop; or back at its header in a run that started inside it (a side of
@@ -277,7 +278,9 @@ class Branching:
         self.restore(state)
         try:
             return self.build_loop()
-        except UnsupportedError:
+        except UnsupportedError as exc:
+            if isinstance(exc, ListChanged) and getattr(exc, "sites", None):
+                self.tracer.unrolled_for.append(exc)     # (a trace too long is traced again, those lists held)
             self.unrolled_headers.add(h)     # unroll this loop to the end, as before
             cut_block(block, mark)
             block.values.extend(unrolled)

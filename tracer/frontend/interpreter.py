@@ -148,6 +148,7 @@ class Tracer:
         self.call_out = False          # such calls may run in CPython from compiled code (callouts)
         self.catches = None            # where a try or a raise only Python makes was met: every failure runs Python
         self.raised: dict[int, BaseException] = {}   # what raise statements raised (ExceptionOps.catch)
+        self.unrolled_for: list = []   # ListChanged of loops unrolled instead (branches._check_trace_length)
         # lists made in the trace: id -> (the list, where it was made: (code, instruction index));
         # a list made at a site in `held_sites` is held in an array from the start (trace_frame)
         self.list_sites: dict = {}

@@ -197,6 +197,8 @@ class ControlFlowOps:
             if getattr(exc, "grown", None) and len(range(*(b.concretize(x, "the range of a loop")
                                                           for x in (it.index, it.stop, it.step)))) > GROWN_UNROLL_LIMIT:
                 raise          # a long loop that changes a list's length: the next trace holds the list
+            if isinstance(exc, ListChanged) and getattr(exc, "sites", None):
+                self.tracer.unrolled_for.append(exc)   # (a trace too long is traced again, those lists held)
             return self._unroll_range(it, instr)
 
     def _unroll_range(self, it, instr):
