@@ -125,7 +125,9 @@ def test_the_printed_traceback_quotes_the_line_without_markers():
 def test_the_tracers_own_errors_keep_their_frames():
     def unsupported(x):
         try:
-            return x + 1.0
+            for _ in range(int(x)):    # (a loop inside try/finally: unsupported)
+                x = x + 1.0
+            return x
         finally:
             x = 0.0
     t = tracer.trace(unsupported, fullgraph=True)

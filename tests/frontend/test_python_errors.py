@@ -196,8 +196,9 @@ def uses_fstring(x):
 
 def uses_try(x):
     y = -1.0
-    try:   # MARK-TRY
-        y = 1.0 / x
+    try:
+        for _ in range(int(x)):   # MARK-TRY (a loop inside try/finally: Ctrl-C would skip the finally)
+            y = y + 1.0 / x
     finally:
         y = y + 1.0
     return y
@@ -233,7 +234,7 @@ def test_unsupported_construct_is_a_tracer_error_naming_the_line(fn, marker):
     assert not native.installed()
 
 
-def test_try_finally_is_a_tracer_error_naming_the_line():
+def test_a_loop_inside_try_finally_is_a_tracer_error_naming_the_line():
     compiled = trace(uses_try, fullgraph=True)
     with pytest.raises(TracerError) as error:
         compiled(2.0)
