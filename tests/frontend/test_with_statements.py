@@ -243,3 +243,36 @@ def test_a_loop_inside_a_with_runs_as_python_and_says_why():
     assert "runs as Python" in explanation and "would catch an interrupt" in explanation, explanation
     with pytest.raises(tracer.UnsupportedError, match="Ctrl-C"):
         tracer.trace(loop_inside, fullgraph=True)(2.0, 5)
+
+
+def skip_negatives(xs):
+    total = 0.0
+    for x in xs:                         # (a long list: a compiled loop)
+        try:
+            if x < 0.0:
+                raise ValueError("negative")
+            total += x
+        except ValueError:
+            total -= 1.0
+    return total
+
+
+def stop_at_negative(xs):
+    total = 0.0
+    try:
+        for x in xs:
+            if x < 0.0:
+                raise ValueError("negative")
+            total += x
+    except ValueError:
+        total = -total
+    return total
+
+
+@pytest.mark.parametrize("fn", [skip_negatives, stop_at_negative])
+def test_a_raise_on_a_data_dependent_path_is_handled_by_compiled_code(fn):
+    traced = tracer.trace(fn, fullgraph=True)
+    for xs in ([1.0, -2.0, 3.0] * 10, [1.0, 2.0] * 20, [-1.0] * 20, []):
+        assert traced(xs) == fn(xs)
+    (spec, *_) = traced.specializations
+    assert not [v for v in spec.optimized.walk() if v.op == "raise"]      # no failure: the handler is compiled

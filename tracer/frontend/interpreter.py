@@ -534,12 +534,13 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ExceptionOps, 
         handler = getattr(self, "op_" + instr.name, None)
         if handler is None:
             raise self.tracer.error(unsupported_instruction(instr.name))
-        self.note_interruptible(self.pc - 1)
+        here = self.pc - 1
+        self.note_interruptible(here)
         breakable = instr.name in resume.BREAKABLE and self.may_break_here()
         try:
             result = self.call_or_break(handler, instr) if breakable else handler(instr)
         except Exception as exc:         # a raise statement's exception, caught here at trace time
-            if self.catch(exc, self.pc - 1):
+            if self.catch(exc, here):
                 return None
             raise
         if instr.name in LIST_MAKERS and self.stack and type(self.stack[-1]) in (list, dict, set):
