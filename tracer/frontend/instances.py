@@ -367,7 +367,8 @@ def result_shape(value, memo: dict | None = None):
     if isinstance(value, ExternalList) and value.built:
         return ("tolist",)
     if isinstance(value, MadeArray):
-        return ("array.array", value.typecode, result_shape(value.items, memo))
+        key = memo.setdefault(id(value), len(memo))
+        return ("array.array", key, value.typecode, result_shape(value.items, memo))
     if type(value) in (str, bytes, frozenset):
         return ("constant", value)
     if isinstance(value, (run_time_strings.RunTimeString, run_time_strings.JoinedString)):
@@ -402,7 +403,9 @@ def materialize(shape, result, made: dict | None = None):
     if shape[0] == "tolist":
         return result.tolist()
     if shape[0] == "array.array":
-        return array.array(shape[1], materialize(shape[2], result, made))
+        if shape[1] not in made:
+            made[shape[1]] = array.array(shape[2], materialize(shape[3], result, made))
+        return made[shape[1]]
     if shape[0] == "constant":
         return shape[1]
     if shape[0] == "string":

@@ -109,7 +109,7 @@ def append(tracer, a, x):
 
 def extend(tracer, a, other, items: list):
     """a.extend(other), given the items of `other` (tracer.frontend.iterables calls it)."""
-    if isinstance(other, array) and other.typecode != a.typecode:
+    if (isinstance(other, array) or isinstance(getattr(other, "obj", None), array)) and other.typecode != a.typecode:
         raise TypeError("can only extend with array of same kind")
     a.items.extend([stored(tracer, a.typecode, x) for x in items])
 
