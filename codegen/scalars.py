@@ -377,7 +377,16 @@ def _math_binary(compute):
 lowers("atan2")(_math_binary(lambda k, y, x: k.libm("atan2", y, x)))
 lowers("copysign")(_math_binary(lambda k, x, y: k.intrinsic("copysign", x, y)))
 lowers("fmod")(_math_binary(lambda k, x, y: k.builder.frem(x, y)))
-lowers("remainder")(_math_binary(lambda k, x, y: k.libm("remainder", x, y)))   # exact: libm's is CPython's
+lowers("remainder")(_math_binary(lambda k, x, y: _remainder(k, x, y)))
+
+
+def _remainder(k, x, y):
+    """libm's remainder (exact, as CPython's), except that a zero has x's sign, as CPython's
+    always has (glibc's can be -0.0 for a subnormal y)."""
+    b = k.builder
+    r = k.libm("remainder", x, y)
+    zero = b.fcmp_ordered("==", r, ll.Constant(r.type, 0.0))
+    return b.select(zero, k.intrinsic("copysign", ll.Constant(r.type, 0.0), x), r)
 
 
 @lowers("hypot")

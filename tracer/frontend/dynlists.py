@@ -156,10 +156,11 @@ def made_from(tracer, items: list, item=None):
     saw one (a list made empty)."""
     b = tracer.builder
     t = common_type(b, items, item)
-    if t is None or (item is None and not holds_items(b, items)):
+    if items and (t is None or (item is None and not holds_items(b, items))):
         return None                    # (items of different types: Mixed only where a trace asked)
     lst = new(tracer)
-    set_type(lst, t)
+    if t is not None:
+        set_type(lst, t)
     for x in items:
         append(tracer, lst, x)
     return lst
