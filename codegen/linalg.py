@@ -19,7 +19,8 @@ from tracer.errors import Status
 from tracer.ir.linalg_ops import LINALG_OPS, lapack_library
 
 ROUTINES = {"linalg_solve": ("dgesv",), "linalg_inv": ("dgesv",), "linalg_det": ("dgetrf",),
-            "linalg_slogdet": ("dgetrf",), "linalg_cholesky": ("dpotrf",), "linalg_eigh": ("dsyevd",)}
+            "linalg_slogdet": ("dgetrf",), "linalg_cholesky": ("dpotrf",), "linalg_eigh": ("dsyevd",),
+            "linalg_qr": ("dgeqrf", "dorgqr"), "linalg_svd": ("dgesdd",)}
 ITEM = 8
 I8 = ll.IntType(8)
 
@@ -197,3 +198,97 @@ def eigh(k: KernelBuilder, v: ir.Value, a: ArrayValue):
           iwork.data, _slot(k, I64, liwork), info)
     _fail_unless_zero(k, info)
     return values, _c_order(k, vectors)
+
+
+def _smaller(k: KernelBuilder, m: ll.Value, n: ll.Value) -> ll.Value:
+    return k.builder.select(k.builder.icmp_signed("<", m, n), m, n)
+
+
+def _larger(k: KernelBuilder, m: ll.Value, n: ll.Value) -> ll.Value:
+    return k.builder.select(k.builder.icmp_signed(">", m, n), m, n)
+
+
+def _work_size(k: KernelBuilder, query: ll.Value) -> ll.Value:
+    """The workspace size a query (lwork = -1) left in its first word, as LAPACK's int."""
+    return k.builder.fptosi(k.builder.load(query, typ=DOUBLE), I64)
+
+
+def _column_major_view(k: KernelBuilder, data: ll.Value, rows: ll.Value, cols: ll.Value, lead: ll.Value):
+    """A (rows, cols) view of a column-major buffer whose columns start `lead` items apart."""
+    return ArrayValue(data, (rows, cols), (k.i64(ITEM), k.builder.mul(lead, k.i64(ITEM))))
+
+
+@lowers("linalg_qr")
+def qr(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    """NumPy's qr: geqrf on a column-major copy (R is its upper triangle), then orgqr on a
+    column-major copy of the factors for Q's columns; each with the workspace its query asks for
+    (at least n), as umath_linalg's qr_r_raw and qr_reduced / qr_complete call them."""
+    b = k.builder
+    m, n = a.sizes
+    mn = _smaller(k, m, n)
+    columns = b.select(b.icmp_signed(">", m, n), m, mn) if v.attrs["complete"] else mn
+    factors = column_major(k, a)
+    tau = allocate(k, ir.F64, (_at_least_one(k, mn),))
+    rows, cols, lead, info = _slot(k, I64, m), _slot(k, I64, n), _slot(k, I64, _at_least_one(k, m)), _slot(k, I64, k.i64(0))
+    query, minus_one = _slot(k, DOUBLE, k.f64(0.0)), _slot(k, I64, k.i64(-1))
+    _call(k, "dgeqrf", rows, cols, factors.data, lead, tau.data, query, minus_one, info)
+    _fail_unless_zero(k, info)
+    lwork = _larger(k, _at_least_one(k, n), _work_size(k, query))
+    work = allocate(k, ir.F64, (lwork,))
+    _call(k, "dgeqrf", rows, cols, factors.data, lead, tau.data, work.data, _slot(k, I64, lwork), info)
+    _fail_unless_zero(k, info)
+    r = allocate(k, ir.F64, (columns, n))
+    def upper(idx):
+        above = b.icmp_signed("<=", idx[0], idx[1])
+        value = b.select(above, load_element(k, factors, idx, ir.F64), k.f64(0.0))
+        store_element(k, r, idx, ir.F64, value)
+    for_each_index(k, (columns, n), upper)
+    # Q: the factors' first columns (orgqr sets any past them to the identity's), in m x columns
+    q = allocate(k, ir.F64, (_larger(k, columns, n), _at_least_one(k, m)))
+    q_view = _column_major_view(k, q.data, m, _smaller(k, columns, n), m)
+    copy_elements(k, ArrayValue(factors.data, (m, _smaller(k, columns, n)), factors.strides), q_view, ir.F64)
+    q_columns, reflectors = _slot(k, I64, columns), _slot(k, I64, mn)
+    _call(k, "dorgqr", rows, q_columns, reflectors, q.data, lead, tau.data, query, minus_one, info)
+    _fail_unless_zero(k, info)
+    lwork = _larger(k, _at_least_one(k, n), _work_size(k, query))
+    work = allocate(k, ir.F64, (lwork,))
+    _call(k, "dorgqr", rows, q_columns, reflectors, q.data, lead, tau.data, work.data, _slot(k, I64, lwork), info)
+    _fail_unless_zero(k, info)
+    return _c_order(k, _column_major_view(k, q.data, m, columns, m)), r
+
+
+@lowers("linalg_svd")
+def svd(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    """NumPy's svd: gesdd on a column-major copy, with the workspace its query asks for (jobz
+    'A', 'S' or 'N' as full_matrices and compute_uv say); U and Vh read back in C order, and the
+    identity for them where min(m, n) is 0 (LAPACK leaves them unset)."""
+    b = k.builder
+    jobz = v.attrs["jobz"]
+    m, n = a.sizes
+    mn = _smaller(k, m, n)
+    u_columns, vt_rows = {"A": (m, n), "S": (mn, mn), "N": (k.i64(0), k.i64(0))}[jobz]
+    matrix = column_major(k, a)
+    s = allocate(k, ir.F64, (mn,))
+    u = allocate(k, ir.F64, (_at_least_one(k, b.mul(u_columns, m)),))
+    vt = allocate(k, ir.F64, (_at_least_one(k, b.mul(n, vt_rows)),))
+    iwork = allocate(k, ir.I64, (_at_least_one(k, b.mul(mn, k.i64(8))),))
+    lead, vt_lead = _at_least_one(k, m), _at_least_one(k, vt_rows)
+    args = [_char(k, jobz), _slot(k, I64, m), _slot(k, I64, n), matrix.data, _slot(k, I64, lead), s.data, u.data,
+            _slot(k, I64, lead), vt.data, _slot(k, I64, vt_lead)]
+    info, query = _slot(k, I64, k.i64(0)), _slot(k, DOUBLE, k.f64(0.0))
+    _call(k, "dgesdd", *args, query, _slot(k, I64, k.i64(-1)), iwork.data, info)
+    _fail_unless_zero(k, info)
+    lwork = _at_least_one(k, _work_size(k, query))
+    work = allocate(k, ir.F64, (lwork,))
+    _call(k, "dgesdd", *args, work.data, _slot(k, I64, lwork), iwork.data, info)
+    _fail_unless_zero(k, info)                      # (no convergence: NumPy's LinAlgError)
+    if jobz == "N":
+        return s
+    if jobz == "A":
+        with b.if_then(b.icmp_signed("==", mn, k.i64(0))):
+            for data, size in ((u.data, m), (vt.data, n)):
+                square = ArrayValue(data, (size, size), (b.mul(size, k.i64(ITEM)), k.i64(ITEM)))
+                for_each_index(k, (size, size), lambda idx, square=square: store_element(
+                    k, square, idx, ir.F64, b.uitofp(b.icmp_signed("==", idx[0], idx[1]), DOUBLE)))
+    return (_c_order(k, _column_major_view(k, u.data, m, u_columns, lead)), s,
+            _c_order(k, _column_major_view(k, vt.data, vt_rows, n, vt_lead)))

@@ -1,7 +1,8 @@
 """np.linalg in traced code (tracer.frontend.numpy_linalg, codegen.linalg) against NumPy itself:
 the same LAPACK routines on the same column-major copies, so results are compared bit for bit,
-on matrices of several sizes (one compile serves them all), transposed and strided views, int
-matrices, and the failures NumPy raises (singular, not positive definite, not square).
+on matrices of several sizes and shapes (one compile serves them all), transposed and strided
+views, int matrices, and the failures NumPy raises (singular, not positive definite, not square,
+an SVD that does not converge).
 """
 from __future__ import annotations
 
@@ -135,3 +136,72 @@ def test_refusals_are_clear():
         tracer.trace(inverse, fullgraph=True)(np.eye(3, dtype=np.float32))
     with pytest.raises(tracer.UnsupportedError, match="stack of matrices"):
         tracer.trace(inverse, fullgraph=True)(np.ones((2, 3, 3)))
+
+
+# ------------------------------------------------------------------------------- qr and svd
+SHAPES = ((3, 3), (5, 3), (3, 5), (1, 4), (4, 1), (60, 40), (40, 60), (0, 3), (3, 0), (200, 150))
+
+
+def qr_reduced(a):
+    return np.linalg.qr(a)
+
+
+def qr_complete(a):
+    return np.linalg.qr(a, mode="complete")
+
+
+def qr_r(a):
+    return np.linalg.qr(a, mode="r")
+
+
+def svd_full(a):
+    return np.linalg.svd(a)
+
+
+def svd_reduced(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return u, s, vh
+
+
+def singular_values(a):
+    return np.linalg.svd(a, compute_uv=False), np.linalg.svdvals(a)
+
+
+@pytest.mark.parametrize("fn", [qr_reduced, qr_complete, qr_r, svd_full, svd_reduced, singular_values])
+def test_qr_and_svd_of_every_shape(fn):
+    rng = np.random.default_rng(7)
+    for shape in SHAPES:                      # (one compile: the sizes are known at run time only)
+        check(fn, rng.standard_normal(shape))
+    check(fn, np.arange(12).reshape(4, 3))    # ints: float64, as NumPy
+    check(fn, rng.standard_normal((6, 4)).T)  # a view
+
+
+def least_squares_by_qr(a, b):
+    q, r = np.linalg.qr(a)
+    x = np.linalg.solve(r, q.T @ b)
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return x, s[0] / s[-1], vh.T @ ((u.T @ b) / s)
+
+
+def test_qr_and_svd_in_a_least_squares_fit():
+    """(`@` is this compiler's matmul, not OpenBLAS's: the fits agree to rounding, the factors exactly.)"""
+    rng = np.random.default_rng(3)
+    traced = tracer.trace(least_squares_by_qr, fullgraph=True)
+    for rows in (8, 30):
+        a, b = rng.standard_normal((rows, 3)), np.arange(float(rows))
+        (x, ratio, y), (x0, ratio0, y0) = traced(a, b), least_squares_by_qr(a, b)
+        assert ratio == ratio0
+        np.testing.assert_allclose(x, x0, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(y, y0, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(x, np.linalg.lstsq(a, b, rcond=None)[0], rtol=1e-10, atol=1e-10)
+
+
+def test_qr_and_svd_failures_and_refusals():
+    check(singular_values, np.array([[1.0, np.nan], [2.0, 3.0]]))     # NumPy's "SVD did not converge"
+    check(qr_reduced, np.array([[1.0, np.nan], [2.0, 3.0]]))
+    check(qr_reduced, np.ones(3))                                       # not two-dimensional
+    check(lambda a: np.linalg.qr(a, mode="bogus"), np.eye(2))
+    with pytest.raises(tracer.UnsupportedError, match="mode='raw'"):
+        tracer.trace(lambda a: np.linalg.qr(a, mode="raw"), fullgraph=True)(np.eye(2))
+    with pytest.raises(tracer.UnsupportedError, match="float32"):
+        tracer.trace(svd_full, fullgraph=True)(np.eye(3, dtype=np.float32))

@@ -1,4 +1,4 @@
-"""`np.linalg` in traced code: solve, inv, det, slogdet, cholesky and eigh, each one op
+"""`np.linalg` in traced code: solve, inv, det, slogdet, cholesky, eigh, qr and svd, each one op
 (tracer.ir.linalg_ops) that calls the LAPACK routine NumPy calls, from NumPy's own LAPACK, so the
 results are NumPy's bit for bit. (`np.linalg.norm` is in numpy_stats.)
 
@@ -7,8 +7,8 @@ of matrices, float32 (NumPy computes that in single precision) and a NumPy witho
 64-bit-integer OpenBLAS are refused clearly. A matrix whose sizes the trace knows and that is not
 square is NumPy's LinAlgError at trace time; a singular one (solve, inv), or one that is not
 positive definite (cholesky), makes the call run the Python function, which raises NumPy's
-LinAlgError. `slogdet` and `eigh` return plain tuples where NumPy returns named tuples (unpacking
-them is the same).
+LinAlgError, as does an SVD that does not converge. `slogdet`, `eigh`, `qr` and `svd` return plain
+tuples where NumPy returns named tuples (unpacking them is the same).
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from tracer.ir import F32, F64, FLOATS
 from tracer.ir.linalg_ops import lapack_library
 
 
-def _matrix(tracer, x, what: str):
-    """x as a float64 matrix value (NumPy's checks of its rank and squareness)."""
+def _matrix(tracer, x, what: str, square: bool = True):
+    """x as a float64 matrix value (NumPy's checks of its rank, and squareness)."""
     import numpy
     if lapack_library() is None:
         raise tracer.error(f"{what}: this NumPy does not bundle a 64-bit-integer OpenBLAS to call")
@@ -30,7 +30,7 @@ def _matrix(tracer, x, what: str):
     if a.rank > 2:
         raise tracer.error(f"{what} of a stack of matrices is not supported yet")
     rows, cols = a.type.shape
-    if rows is not None and cols is not None and rows != cols:
+    if square and rows is not None and cols is not None and rows != cols:
         raise numpy.linalg.LinAlgError("Last 2 dimensions of the array must be square")
     return _float64(tracer, a.value, what)
 
@@ -80,3 +80,37 @@ def eigh(tracer, a, UPLO="L"):
         raise tracer.error("np.linalg.eigh(..., UPLO='U') is not supported yet")
     pair = tracer.builder.emit("linalg_eigh", (_matrix(tracer, a, "np.linalg.eigh"),))
     return tuple(wrap(tracer, tracer.builder.emit("getitem", (pair,), index=i)) for i in range(2))
+
+
+QR_MODES = ("reduced", "complete", "r")
+
+
+@numpy_function("linalg.qr")
+def qr(tracer, a, mode="reduced"):
+    if mode not in QR_MODES:
+        if mode in ("raw", "economic", "e", "full", "f"):
+            raise tracer.error(f"np.linalg.qr(..., mode={mode!r}) is not supported (modes: {', '.join(QR_MODES)})")
+        raise ValueError(f"Unrecognized mode '{mode}'")
+    matrix = _matrix(tracer, a, "np.linalg.qr", square=False)
+    pair = tracer.builder.emit("linalg_qr", (matrix,), complete=mode == "complete")
+    q, r = (wrap(tracer, tracer.builder.emit("getitem", (pair,), index=i)) for i in range(2))
+    return r if mode == "r" else (q, r)
+
+
+@numpy_function("linalg.svd")
+def svd(tracer, a, full_matrices=True, compute_uv=True, hermitian=False):
+    if hermitian:
+        raise tracer.error("np.linalg.svd(..., hermitian=True) is not supported yet")
+    if type(full_matrices) is not bool or type(compute_uv) is not bool:
+        raise tracer.error("np.linalg.svd's full_matrices and compute_uv must be True or False")
+    matrix = _matrix(tracer, a, "np.linalg.svd", square=False)
+    if not compute_uv:
+        return wrap(tracer, tracer.builder.emit("linalg_svd", (matrix,), jobz="N"))
+    triple = tracer.builder.emit("linalg_svd", (matrix,), jobz="A" if full_matrices else "S")
+    return tuple(wrap(tracer, tracer.builder.emit("getitem", (triple,), index=i)) for i in range(3))
+
+
+@numpy_function("linalg.svdvals", array_result=True)
+def svdvals(tracer, x):
+    return wrap(tracer, tracer.builder.emit("linalg_svd", (_matrix(tracer, x, "np.linalg.svdvals", square=False),),
+                                            jobz="N"))

@@ -9,6 +9,8 @@ positive definite) fails with FALLBACK: the Python function runs and NumPy raise
     linalg_slogdet(a)      (sign, logdet) from getrf's factors
     linalg_cholesky(a)     the lower factor L (a = L @ L.T): potrf, the upper triangle zeroed
     linalg_eigh(a)         (eigenvalues ascending, eigenvectors as columns) of a symmetric matrix: syevd
+    linalg_qr(a)           (Q, R): geqrf, then orgqr for Q's columns (min(m, n), or m with attrs['complete'])
+    linalg_svd(a)          (U, S, Vh), or S alone (attrs['jobz']: 'A' full, 'S' reduced, 'N' none): gesdd
 """
 from __future__ import annotations
 
@@ -31,13 +33,58 @@ def lapack_library():
     return None
 
 
-LINALG_OPS = ("linalg_solve", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_eigh")
+LINALG_OPS = ("linalg_solve", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_eigh", "linalg_qr",
+              "linalg_svd")
 
 
-def _square(t, what: str) -> ArrayType:
+def _matrix(t, what: str) -> ArrayType:
     if not isinstance(t, ArrayType) or t.rank != 2 or t.dtype != F64:
         raise TypeError(f"{what} takes a float64 matrix")
     return t
+
+
+_square = _matrix
+
+
+def _smaller(m, n):
+    """min(m, n) of two sizes, None (known only at run time) unless both are known."""
+    return None if m is None or n is None else min(m, n)
+
+
+def _qr_type(types, attrs):
+    m, n = _matrix(types[0], "linalg_qr").shape
+    columns = _smaller(m, n)
+    if attrs["complete"] and columns is not None:
+        columns = max(m, columns) if m > n else columns
+    elif attrs["complete"]:
+        columns = None                     # (m or min(m, n): known at run time)
+    return TupleType((ArrayType(F64, (m, columns)), ArrayType(F64, (columns, n))))
+
+
+def _qr(a, complete):
+    import numpy
+    q, r = numpy.linalg.qr(a, mode="complete" if complete else "reduced")
+    return q, r
+
+
+def _svd_type(types, attrs):
+    m, n = _matrix(types[0], "linalg_svd").shape
+    k = _smaller(m, n)
+    s = ArrayType(F64, (k,))
+    if attrs["jobz"] == "N":
+        return s
+    full = attrs["jobz"] == "A"
+    return TupleType((ArrayType(F64, (m, m if full else k)), s, ArrayType(F64, (n if full else k, n))))
+
+
+def _svd(a, jobz):
+    import numpy
+    try:
+        if jobz == "N":
+            return numpy.linalg.svd(a, compute_uv=False)
+        return tuple(numpy.linalg.svd(a, full_matrices=jobz == "A"))
+    except numpy.linalg.LinAlgError:
+        raise OpFailure(Status.FALLBACK) from None
 
 
 def _numpy_linalg(name: str):
@@ -83,3 +130,9 @@ define("linalg_eigh", "(ascending eigenvalues, eigenvectors) of symmetric a from
        "(syevd, as np.linalg.eigh)",
        lambda t, a: TupleType((ArrayType(F64, _square(t[0], "linalg_eigh").shape[:1]), t[0])), _eigh,
        [Status.FALLBACK, Status.NO_MEMORY])
+define("linalg_qr", "(Q, R) of a (geqrf, then orgqr, as np.linalg.qr; Q has m columns with "
+       "attrs['complete'] when m > n, else min(m, n))", _qr_type, _qr, [Status.FALLBACK, Status.NO_MEMORY],
+       attrs=("complete",))
+define("linalg_svd", "(U, S, Vh) of a, or S alone (gesdd with attrs['jobz']: 'A' full matrices, 'S' reduced, "
+       "'N' the singular values only, as np.linalg.svd)", _svd_type, _svd, [Status.FALLBACK, Status.NO_MEMORY],
+       attrs=("jobz",))
