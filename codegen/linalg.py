@@ -20,7 +20,7 @@ from tracer.ir.linalg_ops import LINALG_OPS, lapack_library
 
 ROUTINES = {"linalg_solve": ("dgesv",), "linalg_inv": ("dgesv",), "linalg_det": ("dgetrf",),
             "linalg_slogdet": ("dgetrf",), "linalg_cholesky": ("dpotrf",), "linalg_eigh": ("dsyevd",),
-            "linalg_qr": ("dgeqrf", "dorgqr"), "linalg_svd": ("dgesdd",)}
+            "linalg_qr": ("dgeqrf", "dorgqr"), "linalg_svd": ("dgesdd",), "linalg_lstsq": ("dgelsd",)}
 ITEM = 8
 I8 = ll.IntType(8)
 
@@ -292,3 +292,51 @@ def svd(k: KernelBuilder, v: ir.Value, a: ArrayValue):
                     k, square, idx, ir.F64, b.uitofp(b.icmp_signed("==", idx[0], idx[1]), DOUBLE)))
     return (_c_order(k, _column_major_view(k, u.data, m, u_columns, lead)), s,
             _c_order(k, _column_major_view(k, vt.data, vt_rows, n, vt_lead)))
+
+
+@lowers("linalg_lstsq")
+def lstsq(k: KernelBuilder, v: ir.Value, a: ArrayValue, rhs: ArrayValue, rcond: ll.Value):
+    """NumPy's lstsq: gelsd on column-major copies (b's in a buffer of max(m, n) rows), with the
+    workspaces its query asks for; x is the buffer's first n rows, and each column's residual
+    the sum of the squares of its rows n..m-1 (added in order, as umath_linalg's abs2) where the
+    rank is n and m > n. No rows, or no right-hand side: the Python function (NumPy pads them)."""
+    b = k.builder
+    m, n = a.sizes
+    vector = len(rhs.sizes) == 1
+    matrix = rhs if not vector else ArrayValue(rhs.data, (rhs.sizes[0], k.i64(1)), (rhs.strides[0], k.i64(0)))
+    nrhs = matrix.sizes[1]
+    k.fail_if(b.icmp_signed("!=", matrix.sizes[0], m), Status.FALLBACK)     # LinAlgError: incompatible
+    k.fail_if(b.or_(b.icmp_signed("==", m, k.i64(0)), b.icmp_signed("==", nrhs, k.i64(0))), Status.FALLBACK)
+    lead_b = _at_least_one(k, _larger(k, m, n))
+    factors = column_major(k, a)
+    solution = allocate(k, ir.F64, (nrhs, lead_b))
+    for_each_index(k, (lead_b, nrhs), lambda idx: store_element(
+        k, _column_major_view(k, solution.data, lead_b, nrhs, lead_b), idx, ir.F64, k.f64(0.0)))
+    copy_elements(k, matrix, _column_major_view(k, solution.data, m, nrhs, lead_b), ir.F64)
+    s = allocate(k, ir.F64, (_smaller(k, m, n),))
+    rank, info = _slot(k, I64, k.i64(0)), _slot(k, I64, k.i64(0))
+    args = [_slot(k, I64, m), _slot(k, I64, n), _slot(k, I64, nrhs), factors.data, _slot(k, I64, _at_least_one(k, m)),
+            solution.data, _slot(k, I64, lead_b), s.data, _slot(k, DOUBLE, rcond), rank]
+    query, iwork_query = _slot(k, DOUBLE, k.f64(0.0)), _slot(k, I64, k.i64(0))
+    _call(k, "dgelsd", *args, query, _slot(k, I64, k.i64(-1)), iwork_query, info)
+    _fail_unless_zero(k, info)
+    lwork = _work_size(k, query)
+    work = allocate(k, ir.F64, (_at_least_one(k, lwork),))
+    iwork = allocate(k, ir.I64, (_at_least_one(k, b.load(iwork_query, typ=I64)),))
+    _call(k, "dgelsd", *args, work.data, _slot(k, I64, lwork), iwork.data, info)
+    _fail_unless_zero(k, info)                      # (no convergence: NumPy's LinAlgError)
+    found = b.load(rank, typ=I64)
+    x = _c_order(k, _column_major_view(k, solution.data, n, nrhs, lead_b))
+    if vector:
+        x = ArrayValue(x.data, x.sizes[:1], x.strides[:1])
+    full = b.and_(b.icmp_signed("==", found, n), b.icmp_signed(">", m, n))
+    residuals = allocate(k, ir.F64, (b.select(full, nrhs, k.i64(0)),))
+    view = _column_major_view(k, solution.data, lead_b, nrhs, lead_b)
+    def column(j):
+        def add(i, total):
+            value = load_element(k, view, (b.add(n, i), j), ir.F64)
+            return (b.fadd(total, b.fmul(value, value)),)
+        (total,) = for_range(k, b.sub(m, n), add, (k.f64(0.0),))
+        store_element(k, residuals, (j,), ir.F64, total)
+    for_range(k, residuals.sizes[0], column)
+    return x, residuals, b.trunc(found, ll.IntType(32)), s

@@ -205,3 +205,39 @@ def test_qr_and_svd_failures_and_refusals():
         tracer.trace(lambda a: np.linalg.qr(a, mode="raw"), fullgraph=True)(np.eye(2))
     with pytest.raises(tracer.UnsupportedError, match="float32"):
         tracer.trace(svd_full, fullgraph=True)(np.eye(3, dtype=np.float32))
+
+
+def fit(a, b):
+    return np.linalg.lstsq(a, b, rcond=None)
+
+
+def fit_with_rcond(a, b, rcond):
+    x, residuals, rank, s = np.linalg.lstsq(a, b, rcond=rcond)
+    return x, residuals, rank, s
+
+
+def polynomial_fit(xs, ys, degree):
+    design = np.stack([xs ** k for k in range(degree, -1, -1)], axis=1)
+    coefficients = np.linalg.lstsq(design, ys, rcond=None)[0]
+    return coefficients
+
+
+def test_lstsq_of_every_shape_and_rank():
+    rng = np.random.default_rng(5)
+    for shape, rhs in (((6, 3), (6,)), ((6, 3), (6, 2)), ((3, 6), (3,)), ((3, 3), (3, 4)), ((40, 7), (40,)),
+                       ((5, 1), (5,)), ((0, 3), (0,)), ((4, 2), (4, 0))):
+        a, b = rng.standard_normal(shape), rng.standard_normal(rhs)
+        check(fit, a, b)
+        if shape[1]:
+            check(fit, np.c_[a, a[:, :1]], b)                 # rank deficient: no residuals
+    a, b = rng.standard_normal((8, 4)), rng.standard_normal(8)
+    for rcond in (1e-3, 0.5, -1.0):
+        check(fit_with_rcond, a, b, rcond)
+    xs = np.linspace(0.0, 2.0, 9)
+    check(polynomial_fit, xs, 3.0 * xs ** 2 - xs + 0.5, 2)
+
+
+def test_lstsq_failures_are_numpy_errors():
+    check(fit, np.ones((3, 2)), np.ones(4))                  # incompatible (sizes known at run time only)
+    check(fit, np.array([[1.0, np.nan], [2.0, 3.0]]), np.ones(2))
+    check(fit, np.ones((3, 2)), np.ones((3, 2, 2)))

@@ -1,4 +1,4 @@
-"""`np.linalg` in traced code: solve, inv, det, slogdet, cholesky, eigh, qr and svd, each one op
+"""`np.linalg` in traced code: solve, inv, det, slogdet, cholesky, eigh, qr, svd and lstsq, each one op
 (tracer.ir.linalg_ops) that calls the LAPACK routine NumPy calls, from NumPy's own LAPACK, so the
 results are NumPy's bit for bit. (`np.linalg.norm` is in numpy_stats.)
 
@@ -114,3 +114,24 @@ def svd(tracer, a, full_matrices=True, compute_uv=True, hermitian=False):
 def svdvals(tracer, x):
     return wrap(tracer, tracer.builder.emit("linalg_svd", (_matrix(tracer, x, "np.linalg.svdvals", square=False),),
                                             jobz="N"))
+
+
+@numpy_function("linalg.lstsq")
+def lstsq(tracer, a, b, rcond=None):
+    import numpy
+    matrix = _matrix(tracer, a, "np.linalg.lstsq", square=False)
+    rhs = as_array(tracer, b, "np.linalg.lstsq")
+    if rhs.rank not in (1, 2):
+        raise numpy.linalg.LinAlgError(f"{rhs.rank}-dimensional array given. Array must be two-dimensional")
+    m, rows = matrix.type.shape[0], rhs.type.shape[0]
+    if m is not None and rows is not None and m != rows:
+        raise numpy.linalg.LinAlgError("Incompatible dimensions")
+    bld = tracer.builder
+    if rcond is None:                       # NumPy's default: eps * max(m, n)
+        sizes = [bld.emit("dim", (matrix,), axis=i) for i in range(2)]
+        largest = bld.emit("select", (bld.compare("gt", *sizes), *sizes))
+        rcond = bld.binary("mul", float(numpy.finfo(numpy.float64).eps), bld.convert(largest, F64))
+    rcond = bld.convert(bld.value(rcond), F64)
+    four = bld.emit("linalg_lstsq", (matrix, _float64(tracer, rhs.value, "np.linalg.lstsq"), rcond))
+    x, residuals, rank, s = (bld.emit("getitem", (four,), index=i) for i in range(4))
+    return wrap(tracer, x), wrap(tracer, residuals), rank, wrap(tracer, s)

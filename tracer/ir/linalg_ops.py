@@ -11,6 +11,7 @@ positive definite) fails with FALLBACK: the Python function runs and NumPy raise
     linalg_eigh(a)         (eigenvalues ascending, eigenvectors as columns) of a symmetric matrix: syevd
     linalg_qr(a)           (Q, R): geqrf, then orgqr for Q's columns (min(m, n), or m with attrs['complete'])
     linalg_svd(a)          (U, S, Vh), or S alone (attrs['jobz']: 'A' full, 'S' reduced, 'N' none): gesdd
+    linalg_lstsq(a, b, rcond)  (x, residuals, rank, singular values) of min |a @ x - b|: gelsd
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import os
 
 from tracer.errors import OpFailure, Status
 from tracer.ir.registry import define
-from tracer.ir.types import F64, ArrayType, TupleType
+from tracer.ir.types import F64, I32, ArrayType, TupleType
 
 
 @functools.cache
@@ -34,7 +35,7 @@ def lapack_library():
 
 
 LINALG_OPS = ("linalg_solve", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_eigh", "linalg_qr",
-              "linalg_svd")
+              "linalg_svd", "linalg_lstsq")
 
 
 def _matrix(t, what: str) -> ArrayType:
@@ -136,3 +137,27 @@ define("linalg_qr", "(Q, R) of a (geqrf, then orgqr, as np.linalg.qr; Q has m co
 define("linalg_svd", "(U, S, Vh) of a, or S alone (gesdd with attrs['jobz']: 'A' full matrices, 'S' reduced, "
        "'N' the singular values only, as np.linalg.svd)", _svd_type, _svd, [Status.FALLBACK, Status.NO_MEMORY],
        attrs=("jobz",))
+
+
+def _lstsq_type(types, attrs):
+    m, n = _matrix(types[0], "linalg_lstsq").shape
+    b = types[1]
+    if not isinstance(b, ArrayType) or b.rank not in (1, 2) or b.dtype != F64 or types[2] != F64:
+        raise TypeError("linalg_lstsq takes a float64 vector or matrix on the right, and a float64 rcond")
+    # (the residuals: one per column where the rank is n and m > n, else none: a length known at run time)
+    return TupleType((ArrayType(F64, (n,) + b.shape[1:]), ArrayType(F64, (None,)), I32,
+                      ArrayType(F64, (_smaller(m, n),))))
+
+
+def _lstsq(a, b, rcond):
+    import numpy
+    try:
+        x, residuals, rank, s = numpy.linalg.lstsq(a, b, rcond=rcond)
+    except numpy.linalg.LinAlgError:
+        raise OpFailure(Status.FALLBACK) from None
+    return x, residuals, rank, s
+
+
+define("linalg_lstsq", "(x, residuals, rank as int32, singular values) of the least-squares solution of a @ x = b "
+       "(gelsd with rcond, as np.linalg.lstsq; residuals only where the rank is n and m > n)", _lstsq_type, _lstsq,
+       [Status.FALLBACK, Status.NO_MEMORY])
