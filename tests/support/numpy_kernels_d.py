@@ -317,6 +317,55 @@ def kalman_filter_constant_velocity(measurements, dt):
     return filtered, P
 
 
+# ------------------------------------------------------------------------------ factorizations
+def _noisy_quadratic():
+    g = rng(226)
+    t = np.linspace(-1.0, 2.0, 25)
+    return t, 0.7 * t ** 2 - 1.3 * t + 0.2 + 0.01 * g.standard_normal(25)
+
+
+@kernel(_noisy_quadratic)
+def polynomial_least_squares(t, y):
+    """Fit a quadratic by least squares; coefficients, residual sum of squares, rank, condition."""
+    A = np.stack([t ** 2, t, np.ones_like(t)], axis=1)
+    coef, rss, rank, sv = np.linalg.lstsq(A, y, rcond=None)
+    return coef, rss, int(rank), sv[0] / sv[-1]
+
+
+def _correlated_cloud():
+    g = rng(227)
+    base = g.standard_normal((200, 2))
+    mix = np.array([[2.0, 0.3, -0.5], [0.1, 0.8, 1.2]])
+    return base @ mix + np.array([1.0, -2.0, 0.5]),
+
+
+@kernel(_correlated_cloud)
+def principal_components(points):
+    """PCA by SVD of the centred data: explained variance ratios and the leading direction."""
+    centred = points - points.mean(axis=0)
+    U, s, Vt = np.linalg.svd(centred, full_matrices=False)
+    variance = s ** 2 / (len(points) - 1)
+    lead = Vt[0] * np.sign(Vt[0, np.argmax(np.abs(Vt[0]))])
+    return variance / variance.sum(), lead, np.linalg.svd(centred, compute_uv=False)
+
+
+def _tall_system():
+    g = rng(228)
+    return g.standard_normal((12, 4)), g.standard_normal(12)
+
+
+@kernel(_tall_system)
+def qr_least_squares(A, b):
+    """Least squares through the reduced QR: R x = Q^T b solved by back substitution."""
+    Q, R = np.linalg.qr(A)
+    y = Q.T @ b
+    n = R.shape[1]
+    x = np.zeros(n)
+    for i in range(n - 1, -1, -1):
+        x[i] = (y[i] - R[i, i + 1:] @ x[i + 1:]) / R[i, i]
+    return x, np.abs(np.diag(R)), np.linalg.norm(A @ x - b)
+
+
 # ------------------------------------------------------------------------------ NumPy scalar arguments
 @kernel(lambda: (np.float64(1.0), np.float64(0.0), np.float64(4.0), np.float64(0.5), np.float64(0.01), 300))
 def spring_velocity_verlet(x0, v0, k, m, dt, steps):
