@@ -188,6 +188,86 @@ PROGRAMS = [
 ]
 
 
+def finally_overrides_return(x):
+    try:
+        return x + 1.0
+    finally:
+        return x * 2.0  # noqa: B012 (what is tested)
+
+
+def finally_in_a_loop(xs):
+    out = []
+    n = 0
+    for x in xs:
+        try:
+            if x < 0:
+                continue
+            out.append(x * 0.5)
+        finally:
+            n += 1
+    return out, n
+
+
+def break_inside_with(xs):
+    guard = Counting()
+    total = 0.0
+    for x in xs:
+        with guard:
+            if x > 5:
+                break
+            total += x
+    return total, guard.exited
+
+
+def through_a_middle_frame(x):
+    def inner(v):
+        if v > 1.0:
+            raise KeyError("big")
+        return v
+
+    def middle(v):
+        try:
+            return inner(v) + 1.0
+        except IndexError:
+            return -1.0
+    try:
+        return middle(x)
+    except KeyError as e:
+        return 100.0 + len(e.args)
+
+
+def raised_while_handling(x):
+    try:
+        try:
+            raise ValueError("a")
+        except ValueError:
+            raise TypeError("b")  # noqa: B904 (the implicit context is what is tested)
+    except TypeError as e:
+        return str(e), x, type(e.__context__).__name__, e.__suppress_context__
+
+
+def messages_of_caught_errors(xs):
+    notes = []
+    for i, x in enumerate(xs):
+        try:
+            if x == 0.0:
+                raise ZeroDivisionError("zero at %d" % i)  # noqa: UP031 (%-formatting is what is tested)
+            notes.append(1.0 / x)
+        except ZeroDivisionError as e:
+            notes.append(str(e))
+    return notes
+
+
+PROGRAMS += [
+    (finally_overrides_return, [(1.0,)]),
+    (finally_in_a_loop, [([1.0, -1.0, 4.0] * 8,), ([],)]),
+    (break_inside_with, [([1.0, 2.0, 7.0, 3.0],), ([1.0] * 30,), ([9.0] * 20,)]),
+    (through_a_middle_frame, [(0.5,), (3.0,)]),
+    (raised_while_handling, [(1.0,)]),
+    (messages_of_caught_errors, [([1.0, 0.0, 2.0],), ([1.0, 2.0] * 10,)]),
+]
+
+
 def outcome(fn, args):
     try:
         return fn(*args), None

@@ -149,6 +149,7 @@ class Tracer:
         self.catches = None            # where a try or a raise only Python makes was met: every failure runs Python
         self.raised: dict[int, BaseException] = {}   # what raise statements raised (ExceptionOps.catch)
         self.unrolled_for: list = []   # ListChanged of loops unrolled instead (branches._check_trace_length)
+        self.frames: list = []         # the frames running, innermost last (ExceptionOps.handled_exception)
         # lists made in the trace: id -> (the list, where it was made: (code, instruction index));
         # a list made at a site in `held_sites` is held in an array from the start (trace_frame)
         self.list_sites: dict = {}
@@ -505,6 +506,7 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ExceptionOps, 
 
     def execute(self):
         """Interpret instructions until the frame returns or (a generator) yields a value."""
+        self.tracer.frames.append(self)
         try:
             outcome = self.run_until(frozenset())
         except RestartLoop as exc:               # (never a user's exception: not compiled as one)
@@ -512,6 +514,7 @@ class SymbolicFrame(StackOps, NumberOps, CallOps, ControlFlowOps, ExceptionOps, 
                                 f"being unrolled); please report it", self.builder.loc) from exc
         finally:
             self.leave_frame()
+            self.tracer.frames.pop()
         if outcome is None:                      # a generator yielded
             return
         if not outcome.places:                   # every path raises (the raises are in the IR)

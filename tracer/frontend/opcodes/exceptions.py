@@ -198,9 +198,16 @@ class ExceptionOps:
         exc = self.exception_object(named, "exceptions")
         if instr.arg == 2:              # raise exc from cause (None: from None)
             exc.__cause__ = None if cause is None else self.exception_object(cause, "exception causes")
+        handled = self.handled_exception()
+        if handled is not None and handled is not exc:      # raised while handling one: CPython's context
+            exc.__context__ = handled
         if made_at_trace_time(named, exc) and made_at_trace_time(cause, exc.__cause__):
             self.tracer.raised[id(exc)] = exc
         raise exc
+
+    def handled_exception(self):
+        """The exception an except clause (of this frame or a caller's) is handling, or None."""
+        return next((f.locals[HANDLING] for f in reversed(self.tracer.frames) if HANDLING in f.locals), None)
 
     def op_RERAISE(self, instr):
         exc = self.pop()
