@@ -19,7 +19,7 @@ from tracer.errors import Status
 from tracer.ir.linalg_ops import LINALG_OPS, lapack_library
 
 ROUTINES = {"linalg_solve": ("dgesv",), "linalg_inv": ("dgesv",), "linalg_det": ("dgetrf",),
-            "linalg_slogdet": ("dgetrf",), "linalg_cholesky": ("dpotrf",), "linalg_eigh": ("dsyevd",),
+            "linalg_slogdet": ("dgetrf",), "linalg_cholesky": ("dpotrf",), "linalg_eigh": ("dsyevd",), "linalg_eigvalsh": ("dsyevd",),
             "linalg_qr": ("dgeqrf", "dorgqr"), "linalg_svd": ("dgesdd",), "linalg_lstsq": ("dgelsd",)}
 ITEM = 8
 I8 = ll.IntType(8)
@@ -179,12 +179,23 @@ def _zero_above(k: KernelBuilder, out: ArrayValue, idx) -> None:
 
 @lowers("linalg_eigh")
 def eigh(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    return _syevd(k, a, "V")
+
+
+@lowers("linalg_eigvalsh")
+def eigvalsh(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    return _syevd(k, a, "N")
+
+
+def _syevd(k: KernelBuilder, a: ArrayValue, job: str):
+    """syevd on a column-major copy of a's lower triangle: the eigenvalues, and (job 'V') the
+    eigenvectors as columns, with the workspaces its query asks for."""
     b = k.builder
     n = _square(k, a)
     vectors = column_major(k, a)
     values = allocate(k, ir.F64, (n,))
     info = _slot(k, I64, k.i64(0))
-    jobz, uplo, size, lead = _char(k, "V"), _char(k, "L"), _slot(k, I64, n), _slot(k, I64, _at_least_one(k, n))
+    jobz, uplo, size, lead = _char(k, job), _char(k, "L"), _slot(k, I64, n), _slot(k, I64, _at_least_one(k, n))
     # the workspace query (lwork = liwork = -1), then the call with what it asked for
     work_size, iwork_size = _slot(k, DOUBLE, k.f64(0.0)), _slot(k, I64, k.i64(0))
     query = _slot(k, I64, k.i64(-1))
@@ -197,7 +208,7 @@ def eigh(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     _call(k, "dsyevd", jobz, uplo, size, vectors.data, lead, values.data, work.data, _slot(k, I64, lwork),
           iwork.data, _slot(k, I64, liwork), info)
     _fail_unless_zero(k, info)
-    return values, _c_order(k, vectors)
+    return values if job == "N" else (values, _c_order(k, vectors))
 
 
 def _smaller(k: KernelBuilder, m: ll.Value, n: ll.Value) -> ll.Value:

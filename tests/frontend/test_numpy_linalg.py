@@ -82,7 +82,11 @@ def eigh(a):
     return w, v
 
 
-@pytest.mark.parametrize("fn", [inverse, determinant, log_determinant, cholesky, eigh])
+def eigvalsh(a):
+    return np.linalg.eigvalsh(a)
+
+
+@pytest.mark.parametrize("fn", [inverse, determinant, log_determinant, cholesky, eigh, eigvalsh])
 def test_one_matrix_at_every_size(fn):
     for n in SIZES:
         general, positive = matrices(n)

@@ -1,4 +1,4 @@
-"""`np.linalg` in traced code: solve, inv, det, slogdet, cholesky, eigh, qr, svd and lstsq, each one op
+"""`np.linalg` in traced code: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, qr, svd and lstsq, each one op
 (tracer.ir.linalg_ops) that calls the LAPACK routine NumPy calls, from NumPy's own LAPACK, so the
 results are NumPy's bit for bit. (`np.linalg.norm` is in numpy_stats.)
 
@@ -135,3 +135,10 @@ def lstsq(tracer, a, b, rcond=None):
     four = bld.emit("linalg_lstsq", (matrix, _float64(tracer, rhs.value, "np.linalg.lstsq"), rcond))
     x, residuals, rank, s = (bld.emit("getitem", (four,), index=i) for i in range(4))
     return wrap(tracer, x), wrap(tracer, residuals), rank, wrap(tracer, s)
+
+
+@numpy_function("linalg.eigvalsh", array_result=True)
+def eigvalsh(tracer, a, UPLO="L"):
+    if UPLO != "L":
+        raise tracer.error("np.linalg.eigvalsh(..., UPLO='U') is not supported yet")
+    return wrap(tracer, tracer.builder.emit("linalg_eigvalsh", (_matrix(tracer, a, "np.linalg.eigvalsh"),)))

@@ -9,6 +9,7 @@ positive definite) fails with FALLBACK: the Python function runs and NumPy raise
     linalg_slogdet(a)      (sign, logdet) from getrf's factors
     linalg_cholesky(a)     the lower factor L (a = L @ L.T): potrf, the upper triangle zeroed
     linalg_eigh(a)         (eigenvalues ascending, eigenvectors as columns) of a symmetric matrix: syevd
+    linalg_eigvalsh(a)     the eigenvalues alone (ascending) of a symmetric matrix: syevd without vectors
     linalg_qr(a)           (Q, R): geqrf, then orgqr for Q's columns (min(m, n), or m with attrs['complete'])
     linalg_svd(a)          (U, S, Vh), or S alone (attrs['jobz']: 'A' full, 'S' reduced, 'N' none): gesdd
     linalg_lstsq(a, b, rcond)  (x, residuals, rank, singular values) of min |a @ x - b|: gelsd
@@ -34,8 +35,8 @@ def lapack_library():
     return None
 
 
-LINALG_OPS = ("linalg_solve", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_eigh", "linalg_qr",
-              "linalg_svd", "linalg_lstsq")
+LINALG_OPS = ("linalg_solve", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_eigh",
+              "linalg_eigvalsh", "linalg_qr", "linalg_svd", "linalg_lstsq")
 
 
 def _matrix(t, what: str) -> ArrayType:
@@ -161,3 +162,6 @@ def _lstsq(a, b, rcond):
 define("linalg_lstsq", "(x, residuals, rank as int32, singular values) of the least-squares solution of a @ x = b "
        "(gelsd with rcond, as np.linalg.lstsq; residuals only where the rank is n and m > n)", _lstsq_type, _lstsq,
        [Status.FALLBACK, Status.NO_MEMORY])
+define("linalg_eigvalsh", "the ascending eigenvalues of symmetric a from its lower triangle (syevd without "
+       "vectors, as np.linalg.eigvalsh)", lambda t, a: ArrayType(F64, _square(t[0], "linalg_eigvalsh").shape[:1]),
+       _numpy_linalg("eigvalsh"), [Status.FALLBACK, Status.NO_MEMORY])

@@ -160,7 +160,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "to_f32": "float32 values carry no gradients yet (refused where one would flow)",
     "cast": "values of NumPy's narrow dtypes carry no gradients yet (refused where one would flow)",
     **dict.fromkeys(("linalg_solve", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_eigh",
-                     "linalg_qr", "linalg_svd", "linalg_lstsq"),
+                     "linalg_eigvalsh", "linalg_qr", "linalg_svd", "linalg_lstsq"),
                     "np.linalg has no derivative rules yet (refused where a gradient would flow)"),
     "dim": "an int result (an array's size)",
     "iota": "an int array (0, 1, ..., n - 1)",
