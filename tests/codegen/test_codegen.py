@@ -22,6 +22,7 @@ from codegen import LOWERINGS, assembly, host_target_machine, lower_module, opti
 from tracer import ir
 from tracer.errors import Status
 from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, EntryArg, ops
+from tracer.ir.linalg_ops import LINALG_OPS
 
 
 # ---------------------------------------------------------------------------------------- inputs
@@ -92,8 +93,7 @@ LIST_OPS = tuple(name for name in ops.OPS if name.startswith("list_"))     # tes
 ARRAY_OPS = ("dim", "load", "index", "broadcast_in_dim", "transpose", "reduce", "argreduce", "matmul", "full",
              "iota", "pack", "copy", "reshape", "store", "writeback", "slice", "in_place_check", "scan",
              "sort", "argsort", "permute", "searchsorted", "mask_select", "mask_update", "index_select",
-             "index_update", "index_add", "linalg_solve", "linalg_inv", "linalg_det", "linalg_slogdet",
-             "linalg_cholesky", "linalg_eigh")
+             "index_update", "index_add", *LINALG_OPS)
 # scan: tests/frontend/test_numpy_more.py; sort, argsort, permute, searchsorted: tests/frontend/test_numpy_sort.py;
 # mask_select, mask_update: tests/frontend/test_numpy_masks.py; index_*: tests/frontend/test_numpy_take.py; tests/codegen/test_array_kernels.py, test_array_ops.py, test_array_slicing.py, test_inplace.py; "map" in tests/transforms/test_fusion.py
 # python_call: tests/api/test_graph_breaks.py; cast: tests/codegen/test_casts.py; linalg_*: tests/frontend/test_numpy_linalg.py
