@@ -245,3 +245,22 @@ def test_lstsq_failures_are_numpy_errors():
     check(fit, np.ones((3, 2)), np.ones(4))                  # incompatible (sizes known at run time only)
     check(fit, np.array([[1.0, np.nan], [2.0, 3.0]]), np.ones(2))
     check(fit, np.ones((3, 2)), np.ones((3, 2, 2)))
+
+
+def condition_numbers(a):
+    return np.linalg.cond(a), np.linalg.cond(a, 2), np.linalg.cond(a, -2)
+
+
+def ranks(a):
+    return np.linalg.matrix_rank(a), np.linalg.matrix_rank(a, tol=0.5), np.linalg.matrix_rank(a, rtol=0.1)
+
+
+@pytest.mark.parametrize("fn", [condition_numbers, ranks])
+def test_cond_and_matrix_rank(fn):
+    rng = np.random.default_rng(11)
+    for a in (rng.standard_normal((4, 3)), rng.standard_normal((3, 5)), np.zeros((3, 3)),
+              np.c_[np.eye(3), np.ones(3)], np.diag([1.0, 1e-20, 3.0]), np.zeros((0, 3)),
+              np.array([[1.0, np.nan], [0.0, 1.0]])):
+        check(fn, a)
+    check(lambda v: np.linalg.matrix_rank(v), np.zeros(3))
+    check(lambda v: np.linalg.matrix_rank(v), np.array([0.0, 2.0]))

@@ -12,7 +12,9 @@ tuples where NumPy returns named tuples (unpacking them is the same).
 """
 from __future__ import annotations
 
+from tracer.frontend import numpy_in_python
 from tracer.frontend.arrays import convert, wrap
+from tracer.frontend.builder import is_traced
 from tracer.frontend.numpy_more import as_array, numpy_function
 from tracer.ir import F32, F64, FLOATS
 from tracer.ir.linalg_ops import lapack_library
@@ -142,3 +144,27 @@ def eigvalsh(tracer, a, UPLO="L"):
     if UPLO != "L":
         raise tracer.error("np.linalg.eigvalsh(..., UPLO='U') is not supported yet")
     return wrap(tracer, tracer.builder.emit("linalg_eigvalsh", (_matrix(tracer, a, "np.linalg.eigvalsh"),)))
+
+
+@numpy_function("linalg.cond")
+def cond(tracer, x, p=None):
+    if p not in (None, 2, -2):
+        raise tracer.error(f"np.linalg.cond(x, p={p!r}) is not supported yet (p None, 2 or -2: singular values)")
+    _matrix(tracer, x, "np.linalg.cond", square=False)
+    r = tracer.call(numpy_in_python.cond, [x, p], {})
+    if is_traced(r):
+        tracer.numpy_scalars.add(r)          # (np.float64, as NumPy's, on every path)
+    return r
+
+
+@numpy_function("linalg.matrix_rank")
+def matrix_rank(tracer, A, tol=None, hermitian=False, *, rtol=None):
+    if hermitian:
+        raise tracer.error("np.linalg.matrix_rank(..., hermitian=True) is not supported yet")
+    if tol is not None and rtol is not None:
+        raise ValueError("`tol` and `rtol` can't be both set.")
+    a = as_array(tracer, A, "np.linalg.matrix_rank")
+    if a.rank < 2:
+        return tracer.call(numpy_in_python.vector_rank, [a], {})
+    _matrix(tracer, a, "np.linalg.matrix_rank", square=False)
+    return tracer.call(numpy_in_python.matrix_rank, [a, tol, rtol], {})
