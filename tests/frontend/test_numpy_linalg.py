@@ -264,3 +264,20 @@ def test_cond_and_matrix_rank(fn):
         check(fn, a)
     check(lambda v: np.linalg.matrix_rank(v), np.zeros(3))
     check(lambda v: np.linalg.matrix_rank(v), np.array([0.0, 2.0]))
+
+
+def power(a, n):
+    return np.linalg.matrix_power(a, n)
+
+
+def test_matrix_power():
+    """(Products are this compiler's `@`: equal to NumPy's to rounding.)"""
+    rng = np.random.default_rng(13)
+    for a in (rng.standard_normal((3, 3)), np.array([[1, 1], [1, 0]])):
+        for n in (0, 1, 2, 3, 5, 13, -1, -3):
+            got, want = tracer.trace(power, fullgraph=True)(a, n), power(a, n)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    check(power, np.ones((2, 3)), 2)                  # not square
+    check(power, np.eye(2), 1.5)                      # TypeError: exponent must be an integer
+    check(power, np.ones(3), 2)                       # one-dimensional

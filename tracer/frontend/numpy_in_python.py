@@ -33,3 +33,28 @@ def matrix_rank(A, tol, rtol):
 def vector_rank(v):
     """np.linalg.matrix_rank of a vector or a number: 1 unless it is all zeros."""
     return int(not np.all(v == 0))
+
+
+def matrix_power(a, n):
+    """np.linalg.matrix_power of a square matrix and an int known at trace time: NumPy's
+    shortcuts for n up to 3, else its binary decomposition (squarings from the lowest bit)."""
+    if n == 0:
+        out = np.empty_like(a)
+        out[...] = np.eye(a.shape[-2], dtype=a.dtype)
+        return out
+    if n < 0:
+        a = np.linalg.inv(a)
+        n = abs(n)
+    if n == 1:
+        return a
+    if n == 2:
+        return a @ a
+    if n == 3:
+        return (a @ a) @ a
+    z = result = None
+    while n > 0:
+        z = a if z is None else z @ z
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else result @ z
+    return result

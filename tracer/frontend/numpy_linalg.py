@@ -168,3 +168,21 @@ def matrix_rank(tracer, A, tol=None, hermitian=False, *, rtol=None):
         return tracer.call(numpy_in_python.vector_rank, [a], {})
     _matrix(tracer, a, "np.linalg.matrix_rank", square=False)
     return tracer.call(numpy_in_python.matrix_rank, [a, tol, rtol], {})
+
+
+@numpy_function("linalg.matrix_power", array_result=True)
+def matrix_power(tracer, a, n):
+    import numpy
+    m = as_array(tracer, a, "np.linalg.matrix_power")
+    if m.rank < 2:
+        raise numpy.linalg.LinAlgError(f"{m.rank}-dimensional array given. Array must be at least two-dimensional")
+    if m.rank > 2:
+        raise tracer.error("np.linalg.matrix_power of a stack of matrices is not supported yet")
+    rows, cols = m.type.shape
+    if rows is not None and cols is not None and rows != cols:
+        raise numpy.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    if is_traced(n) and n.type.name == "i64":
+        n = tracer.builder.concretize(n, "the exponent of np.linalg.matrix_power")
+    if type(n) not in (int, bool) and not isinstance(n, numpy.integer):
+        raise TypeError("exponent must be an integer")
+    return tracer.call(numpy_in_python.matrix_power, [m, int(n)], {})
