@@ -72,7 +72,18 @@ MAX_PEELS = 2               # iterations peeled off a loop before its carried ty
 MAX_LOOP_ATTEMPTS = 50      # the carried set grows on each attempt; it is bounded by the state
 MAX_TRACE_VALUES = 100_000  # an unrolled trace this long would take minutes to compile: run Python
 MAX_FORKS = 3000            # paths a trace forks into, in all (conditions that meet only late multiply them)
+MAX_NESTING = 120          # regions inside regions (each some Python frames of the tracer's: far from the limit)
 
+
+
+def too_deep(tracer, loc) -> TracerError:
+    """The tracer's own recursion ran out (a RecursionError: the user's recursion is unrolled by
+    the tracer, so never the user's exception). Where loops were unrolled because they change a
+    list made in the trace, the call is traced again with those lists held (their ListChanged)."""
+    if tracer.unrolled_for:
+        return tracer.unrolled_for[0]
+    return UnsupportedError("the trace nests too deeply (data-dependent branches in loops that could not compile "
+                            "to loops)", loc)
 
 class RestartLoop(Exception):
     """A traced exit test of a loop being unrolled: roll back to its header and build a loop."""
@@ -291,6 +302,8 @@ class Branching:
         """Run into `block` (a region) until `stops`, after `setup()` (which sets the side's
         frame up, emitting into the region: a loop's element read happens only if it goes on);
         a Python exception ends the side with a `raise` op (an Outcome with no places)."""
+        if len(self.builder.enclosing) > MAX_NESTING:
+            raise too_deep(self.tracer, self.builder.loc)
         snapshot = mutable_snapshot((tuple(self.stack), tuple(self.locals.values()), tuple(c.contents for c in self.cells.values())))
         with self.builder.region(block):
             try:
@@ -304,6 +317,8 @@ class Branching:
             except EveryPathRaises:           # a call on this path raised (its raises are compiled)
                 outcome = Outcome()
             except Exception as exc:          # what CPython raises on this path
+                if isinstance(exc, RecursionError):
+                    raise too_deep(self.tracer, self.builder.loc) from None
                 if is_internal(exc):
                     raise InternalError(f"internal error in the tracer ({type(exc).__name__}: {exc}); please "
                                         f"report it", self.builder.loc) from exc

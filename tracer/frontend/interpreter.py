@@ -32,7 +32,7 @@ from tracer.errors import (
 )
 from tracer.frontend import arrays, buffers, callouts, dicts, dynlists, gathered, instances, library, numpy_api, resume
 from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments, names_itself, recursion_arguments
-from tracer.frontend.branches import RETURN, AlwaysRaises, Branching, EveryPathRaises, RestartLoop
+from tracer.frontend.branches import RETURN, AlwaysRaises, Branching, EveryPathRaises, RestartLoop, too_deep
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
 from tracer.frontend.complexes import ConjugateMethod, TracedComplex
 from tracer.frontend.dtypes import numpy_scalar_dtype
@@ -665,6 +665,8 @@ def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_lo
         tracer.builder.raise_(NeedsPython(str(exc)))   # compiled: it runs the Python function
         value = AlwaysRaises()
     except Exception as exc:
+        if isinstance(exc, RecursionError):
+            raise too_deep(tracer, tracer.loc) from None
         if is_internal(exc):
             raise InternalError(f"internal error in the tracer ({type(exc).__name__}: {exc}); please report it",
                                 tracer.loc) from exc
