@@ -255,7 +255,7 @@ def qr(k: KernelBuilder, v: ir.Value, a: ArrayValue):
         store_element(k, r, idx, ir.F64, value)
     for_each_index(k, (columns, n), upper)
     # Q: the factors' first columns (orgqr sets any past them to the identity's), in m x columns
-    q = allocate(k, ir.F64, (_larger(k, columns, n), _at_least_one(k, m)))
+    q = allocate(k, ir.F64, (columns, _at_least_one(k, m)))
     q_view = _column_major_view(k, q.data, m, _smaller(k, columns, n), m)
     copy_elements(k, ArrayValue(factors.data, (m, _smaller(k, columns, n)), factors.strides), q_view, ir.F64)
     q_columns, reflectors = _slot(k, I64, columns), _slot(k, I64, mn)
@@ -320,9 +320,7 @@ def lstsq(k: KernelBuilder, v: ir.Value, a: ArrayValue, rhs: ArrayValue, rcond: 
     k.fail_if(b.or_(b.icmp_signed("==", m, k.i64(0)), b.icmp_signed("==", nrhs, k.i64(0))), Status.FALLBACK)
     lead_b = _at_least_one(k, _larger(k, m, n))
     factors = column_major(k, a)
-    solution = allocate(k, ir.F64, (nrhs, lead_b))
-    for_each_index(k, (lead_b, nrhs), lambda idx: store_element(
-        k, _column_major_view(k, solution.data, lead_b, nrhs, lead_b), idx, ir.F64, k.f64(0.0)))
+    solution = allocate(k, ir.F64, (nrhs, lead_b))     # (column-major: rows m..max(m, n) are gelsd's)
     copy_elements(k, matrix, _column_major_view(k, solution.data, m, nrhs, lead_b), ir.F64)
     s = allocate(k, ir.F64, (_smaller(k, m, n),))
     rank, info = _slot(k, I64, k.i64(0)), _slot(k, I64, k.i64(0))

@@ -75,15 +75,26 @@ MAX_FORKS = 3000            # paths a trace forks into, in all (conditions that 
 MAX_NESTING = 120          # regions inside regions (each some Python frames of the tracer's: far from the limit)
 
 
+def unrolled_instead(tracer, exc: UnsupportedError) -> None:
+    """A loop that could not be built unrolls instead; where that was because it changes a list
+    made in the trace (ListChanged naming where), remember it (`held_instead`)."""
+    if isinstance(exc, ListChanged) and getattr(exc, "sites", None):
+        tracer.unrolled_for.append(exc)
+
+
+def held_instead(tracer, error: TracerError) -> TracerError:
+    """What a trace grown too long or too deep raises: the ListChanged of a loop unrolled because
+    it changes a list (the call is traced again with that list held, the loop a loop op), else
+    `error`."""
+    return tracer.unrolled_for[0] if tracer.unrolled_for else error
+
 
 def too_deep(tracer, loc) -> TracerError:
     """The tracer's own recursion ran out (a RecursionError: the user's recursion is unrolled by
-    the tracer, so never the user's exception). Where loops were unrolled because they change a
-    list made in the trace, the call is traced again with those lists held (their ListChanged)."""
-    if tracer.unrolled_for:
-        return tracer.unrolled_for[0]
-    return UnsupportedError("the trace nests too deeply (data-dependent branches in loops that could not compile "
-                            "to loops)", loc)
+    the tracer, so never the user's exception), or regions nest past MAX_NESTING."""
+    return held_instead(tracer, UnsupportedError("the trace nests too deeply (data-dependent branches in loops "
+                                                 "that could not compile to loops)", loc))
+
 
 class RestartLoop(Exception):
     """A traced exit test of a loop being unrolled: roll back to its header and build a loop."""
@@ -242,10 +253,9 @@ class Branching:
         b = self.builder
         top = b.enclosing[0] if b.enclosing else b.block
         if len(top.values) > MAX_TRACE_VALUES:
-            if self.tracer.unrolled_for:           # loops unrolled because they change lists: hold those
-                raise self.tracer.unrolled_for[0]
-            raise UnsupportedError(f"the trace is too long (over {MAX_TRACE_VALUES} operations, from loops that "
-                                   f"could not compile to loops and were unrolled)", b.loc)
+            raise held_instead(self.tracer, UnsupportedError(f"the trace is too long (over {MAX_TRACE_VALUES} "
+                                                             f"operations, from loops that could not compile to "
+                                                             f"loops and were unrolled)", b.loc))
 
     def _roll_back(self, checkpoints: dict, restart: RestartLoop):
         """Build the loop `restart` names from this run's last arrival at its header (again for
@@ -290,8 +300,7 @@ class Branching:
         try:
             return self.build_loop()
         except UnsupportedError as exc:
-            if isinstance(exc, ListChanged) and getattr(exc, "sites", None):
-                self.tracer.unrolled_for.append(exc)     # (a trace too long is traced again, those lists held)
+            unrolled_instead(self.tracer, exc)
             self.unrolled_headers.add(h)     # unroll this loop to the end, as before
             cut_block(block, mark)
             block.values.extend(unrolled)

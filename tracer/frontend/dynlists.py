@@ -67,6 +67,7 @@ class Mixed:
 
 NONE_ITEM = "None"                   # the type of a None item (held only as Mixed)
 MIXED_TAGS = {NONE_ITEM: 0, BOOL: 1, I64: 2, F64: 3, "str": 4}
+MIXED_KINDS = {tag: kind for kind, tag in MIXED_TAGS.items()}
 
 
 def _tag_of(t) -> int:
@@ -236,7 +237,7 @@ def _mixed_item(tag, number, real, b):
             raise UnsupportedError("reading an item of a list whose items differ in type (int, float, str, None), "
                                    "where its type is known only at run time, is not supported", b.loc)
         tag = tag.attrs["value"]
-    kind = {v: k for k, v in MIXED_TAGS.items()}[tag]
+    kind = MIXED_KINDS[tag]
     if kind == NONE_ITEM:
         return None
     if kind == "str":

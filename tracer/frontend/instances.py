@@ -212,7 +212,7 @@ def python_type(x) -> type:
     if isinstance(x, TracedInstance):
         return x.cls
     if isinstance(x, MadeArray):
-        return MadeArray.__class__.fget(x)
+        return array.array
     if is_traced(x):
         return {F64: float, I64: int, BOOL: bool}.get(x.type, object)
     if isinstance(x, (ExternalList, ExternalObject)):

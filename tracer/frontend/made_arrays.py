@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from array import array
 
+from tracer.frontend import buffers
 from tracer.frontend.buffers import TYPECODES, stored
 from tracer.frontend.builder import is_traced
 from tracer.frontend.objects import BoundMethod
@@ -57,6 +58,7 @@ class MadeArray:
 
     def __delitem__(self, index):
         raise self.tracer.error("del of an item of an array.array made in traced code is not supported")
+
     __hash__ = None
 
 
@@ -73,14 +75,14 @@ def make(tracer, typecode, items) -> MadeArray:
     return MadeArray(tracer, typecode, [stored(tracer, typecode, x) for x in items])
 
 
-def _position(tracer, a: MadeArray, index, message: str, extra: int = 0) -> int:
+def _position(tracer, a: MadeArray, index, message: str) -> int:
     """A trace-time index into `a` (CPython's TypeError and IndexError)."""
     if is_traced(index):
         raise tracer.error("an index known only at run time into an array.array made in traced code is not "
                            "supported here")
     if type(index) not in (int, bool):
         raise TypeError("array indices must be integers")
-    n = len(a.items) + extra
+    n = len(a.items)
     if not -n <= index < n:
         raise IndexError(message)
     return index % n if n else index
@@ -135,24 +137,9 @@ def tolist(tracer, a):
     return list(a.items)
 
 
-# (traced as Python: their comparisons may be known only at run time)
-def count(a, x):
-    n = 0
-    for v in a:
-        if v == x:
-            n += 1
-    return n
-
-
-def index(a, x):
-    for i, v in enumerate(a):
-        if v == x:
-            return i
-    raise ValueError("array.index(x): x not in array")
-
-
+# (count and index: an array argument's, traced as Python: their comparisons may be known only at run time)
 METHODS = {"append": append, "extend": extend, "insert": insert, "pop": pop, "reverse": reverse, "tolist": tolist,
-           "count": count, "index": index}
+           "count": buffers.METHODS["count"], "index": buffers.METHODS["index"]}
 FUNCTIONS = {fn: fn for fn in (append, insert, pop, reverse, tolist)}     # (array() and extend: iterables)
 
 

@@ -16,15 +16,20 @@ from tracer.frontend import numpy_in_python
 from tracer.frontend.arrays import convert, wrap
 from tracer.frontend.builder import is_traced
 from tracer.frontend.numpy_more import as_array, numpy_function
-from tracer.ir import F32, F64, FLOATS
+from tracer.ir import F32, F64, FLOATS, I64
 from tracer.ir.linalg_ops import lapack_library
 
 
 def _matrix(tracer, x, what: str, square: bool = True):
     """x as a float64 matrix value (NumPy's checks of its rank, and squareness)."""
-    import numpy
     if lapack_library() is None:
         raise tracer.error(f"{what}: this NumPy does not bundle a 64-bit-integer OpenBLAS to call")
+    return _float64(tracer, _checked_matrix(tracer, x, what, square).value, what)
+
+
+def _checked_matrix(tracer, x, what: str, square: bool):
+    """x as an array, with NumPy's checks that it is a matrix (square: and square)."""
+    import numpy
     a = as_array(tracer, x, what)
     if a.rank < 2:
         raise numpy.linalg.LinAlgError(f"{a.rank}-dimensional array given. Array must be at least "
@@ -34,7 +39,7 @@ def _matrix(tracer, x, what: str, square: bool = True):
     rows, cols = a.type.shape
     if square and rows is not None and cols is not None and rows != cols:
         raise numpy.linalg.LinAlgError("Last 2 dimensions of the array must be square")
-    return _float64(tracer, a.value, what)
+    return a
 
 
 def _float64(tracer, v, what: str):
@@ -150,7 +155,7 @@ def eigvalsh(tracer, a, UPLO="L"):
 def cond(tracer, x, p=None):
     if p not in (None, 2, -2):
         raise tracer.error(f"np.linalg.cond(x, p={p!r}) is not supported yet (p None, 2 or -2: singular values)")
-    _matrix(tracer, x, "np.linalg.cond", square=False)
+    _checked_matrix(tracer, x, "np.linalg.cond", square=False)
     r = tracer.call(numpy_in_python.cond, [x, p], {})
     if is_traced(r):
         tracer.numpy_scalars.add(r)          # (np.float64, as NumPy's, on every path)
@@ -166,22 +171,15 @@ def matrix_rank(tracer, A, tol=None, hermitian=False, *, rtol=None):
     a = as_array(tracer, A, "np.linalg.matrix_rank")
     if a.rank < 2:
         return tracer.call(numpy_in_python.vector_rank, [a], {})
-    _matrix(tracer, a, "np.linalg.matrix_rank", square=False)
+    _checked_matrix(tracer, a, "np.linalg.matrix_rank", square=False)
     return tracer.call(numpy_in_python.matrix_rank, [a, tol, rtol], {})
 
 
 @numpy_function("linalg.matrix_power", array_result=True)
 def matrix_power(tracer, a, n):
     import numpy
-    m = as_array(tracer, a, "np.linalg.matrix_power")
-    if m.rank < 2:
-        raise numpy.linalg.LinAlgError(f"{m.rank}-dimensional array given. Array must be at least two-dimensional")
-    if m.rank > 2:
-        raise tracer.error("np.linalg.matrix_power of a stack of matrices is not supported yet")
-    rows, cols = m.type.shape
-    if rows is not None and cols is not None and rows != cols:
-        raise numpy.linalg.LinAlgError("Last 2 dimensions of the array must be square")
-    if is_traced(n) and n.type.name == "i64":
+    m = _checked_matrix(tracer, a, "np.linalg.matrix_power", square=True)
+    if is_traced(n) and n.type == I64:
         n = tracer.builder.concretize(n, "the exponent of np.linalg.matrix_power")
     if type(n) not in (int, bool) and not isinstance(n, numpy.integer):
         raise TypeError("exponent must be an integer")

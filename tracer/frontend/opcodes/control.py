@@ -13,6 +13,7 @@ from bytecode import Instr
 
 from tracer.errors import BigIntInput, NeedsConcreteValue, UnsupportedError
 from tracer.frontend import arrays, dicts, dynlists, gathered
+from tracer.frontend.branches import unrolled_instead
 from tracer.frontend.builder import is_traced
 from tracer.frontend.generators import SUM_LOCAL
 from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged, RangeIter
@@ -197,8 +198,7 @@ class ControlFlowOps:
             if getattr(exc, "grown", None) and len(range(*(b.concretize(x, "the range of a loop")
                                                           for x in (it.index, it.stop, it.step)))) > GROWN_UNROLL_LIMIT:
                 raise          # a long loop that changes a list's length: the next trace holds the list
-            if isinstance(exc, ListChanged) and getattr(exc, "sites", None):
-                self.tracer.unrolled_for.append(exc)   # (a trace too long is traced again, those lists held)
+            unrolled_instead(self.tracer, exc)
             return self._unroll_range(it, instr)
 
     def _unroll_range(self, it, instr):

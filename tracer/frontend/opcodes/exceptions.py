@@ -188,8 +188,8 @@ class ExceptionOps:
         return True
 
     def op_RAISE_VARARGS(self, instr):
-        if instr.arg == 0:              # a bare `raise`: the exception being handled
-            exc = self.locals.get(HANDLING)
+        if instr.arg == 0:              # a bare `raise`: the exception being handled (here or by a caller)
+            exc = self.handled_exception()
             if exc is None:
                 raise self.tracer.error("a bare `raise` outside an except clause is not supported")
             raise exc
