@@ -38,7 +38,8 @@ from tracer import ir
 from tracer.errors import Status
 
 I8 = ll.IntType(8)
-ELEMENT_TYPES = {**LLVM_TYPES, ir.BOOL: I8}     # NumPy's bool is one byte
+ELEMENT_TYPES = {**LLVM_TYPES, ir.BOOL: I8,     # NumPy's bool is one byte; a complex number is its parts
+                 **{t: ll.ArrayType(LLVM_TYPES[ir.PART_TYPE[t]], 2) for t in ir.COMPLEX}}
 ITEM_SIZE = {t: ir.BITS[t] // 8 for t in ELEMENT_TYPES}
 ARENA_HEADER = 16           # bytes before each arena block's data: the next block (keeps 16-byte alignment)
 NULL = ll.Constant(PTR, None)
@@ -282,7 +283,18 @@ def slice_view(k: KernelBuilder, v: ir.Value, a: ArrayValue, *bounds):
     return ArrayValue(b.gep(a.data, [offset], source_etype=I8), tuple(sizes), tuple(strides))
 
 
-VIEWS = {"broadcast_in_dim", "transpose", "index", "slice"}
+@lowers("complex_parts")
+def complex_parts(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    part = k.i64(ITEM_SIZE[ir.PART_TYPE[v.args[0].type.dtype]])
+    return ArrayValue(a.data, (k.i64(2),) + a.sizes, (part,) + a.strides)
+
+
+@lowers("complex_from_parts")
+def complex_from_parts(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    return ArrayValue(a.data, a.sizes[:-1], a.strides[:-1])
+
+
+VIEWS = {"broadcast_in_dim", "transpose", "index", "slice", "complex_parts", "complex_from_parts"}
 
 
 def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtypes: list, element,

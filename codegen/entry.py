@@ -79,7 +79,7 @@ def object_symbols(fn: ir.Function, entry_args: list[ir.EntryArg]) -> dict[str, 
     for t in [a.type for a in entry_args if isinstance(a.type, ir.ArrayType)] + results:
         import numpy
         symbols["__tracer_numpy_ndarray"] = id(numpy.ndarray)
-        name = ir.NUMPY_DTYPE_NAMES[t.dtype]
+        name = ir.ARRAY_DTYPE_NAMES[t.dtype]
         symbols[f"__tracer_numpy_dtype_{name}"] = id(numpy.dtype(name))
     if results:
         symbols[NEW_ARRAY] = numpy_api_function(NEW_ARRAY_INDEX)
@@ -203,7 +203,7 @@ class EntryBuilder:
         ob_type = b.load(b.gep(obj, [ll.Constant(I32, 0), ll.Constant(I32, 1)], source_etype=PY_OBJECT), typ=PTR)
         self.guard(b.icmp_unsigned("==", ob_type, api.address("__tracer_numpy_ndarray")))
         self.guard(b.icmp_signed("==", field(ARRAY_ND, I32), ll.Constant(I32, t.rank)))
-        descr = api.address(f"__tracer_numpy_dtype_{ir.NUMPY_DTYPE_NAMES[t.dtype]}")
+        descr = api.address(f"__tracer_numpy_dtype_{ir.ARRAY_DTYPE_NAMES[t.dtype]}")
         self.guard(b.icmp_unsigned("==", field(ARRAY_DESCR, PTR), descr))
         dims, strides = field(ARRAY_DIMENSIONS, PTR), field(ARRAY_STRIDES, PTR)
         def axis(pointer, k):
@@ -267,7 +267,7 @@ class EntryBuilder:
         def word(i):
             return b.gep(result, [ll.Constant(I32, 0), ll.Constant(I32, i)], source_etype=struct)
         data, base = b.load(word(0), typ=PTR), b.load(word(1), typ=PTR)
-        descr = api.address(f"__tracer_numpy_dtype_{ir.NUMPY_DTYPE_NAMES[t.dtype]}")
+        descr = api.address(f"__tracer_numpy_dtype_{ir.ARRAY_DTYPE_NAMES[t.dtype]}")
         api.call("Py_IncRef", descr)                               # NewFromDescr steals it
         dims = word(2) if t.rank else NULL       # a 0-d array has no sizes
         array = api.call(NEW_ARRAY, api.address("__tracer_numpy_ndarray"), descr, ll.Constant(I32, t.rank),

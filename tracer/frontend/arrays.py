@@ -30,9 +30,23 @@ from tracer.frontend.dtypes import CAST_NARROW, cast, check_weak_int, is_strong,
 from tracer.frontend.iteration import RangeIter
 from tracer.frontend.numpy_scalars import checked_scalar_arithmetic, made_by_numpy
 from tracer.frontend.objects import ArrayMethod, TracedArray, array_unsupported
-from tracer.ir import BOOL, F32, F64, FLOATS, I8, I64, INTEGERS, NUMPY_DTYPE_NAMES, SIGNED, ArrayType, ScalarType, Value
+from tracer.ir import (
+    ARRAY_DTYPE_NAMES,
+    BOOL,
+    F32,
+    F64,
+    FLOATS,
+    I8,
+    I64,
+    INTEGERS,
+    NUMPY_DTYPE_NAMES,
+    SIGNED,
+    ArrayType,
+    ScalarType,
+    Value,
+)
 
-READABLE_DTYPES = tuple(NUMPY_DTYPE_NAMES)   # a bool element read is a Python bool (not np.bool_ yet)
+READABLE_DTYPES = tuple(ARRAY_DTYPE_NAMES)   # a bool element read is a Python bool (not np.bool_ yet)
 
 
 def is_ndarray(obj) -> bool:
@@ -46,7 +60,7 @@ def readable_dtype(array):
     order), or None."""
     import numpy
     for t in READABLE_DTYPES:
-        if array.dtype is numpy.dtype(NUMPY_DTYPE_NAMES[t]):
+        if array.dtype is numpy.dtype(ARRAY_DTYPE_NAMES[t]):
             return t
     return None
 
@@ -427,7 +441,7 @@ def _stretches(source: ArrayType, attrs) -> bool:
 
 def _root(value: Value) -> Value:
     """The array a view shows (the value itself if it is not a view)."""
-    while value.op in ("index", "transpose", "broadcast_in_dim", "slice"):
+    while value.op in ("index", "transpose", "broadcast_in_dim", "slice", "complex_parts"):
         value = value.args[0]
     return value
 

@@ -34,6 +34,7 @@ from tracer.frontend import arrays, buffers, callouts, dicts, dynlists, gathered
 from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments, names_itself, recursion_arguments
 from tracer.frontend.branches import RETURN, AlwaysRaises, Branching, EveryPathRaises, RestartLoop, too_deep
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
+from tracer.frontend.complex_arrays import ComplexArray, complex_result, of_param
 from tracer.frontend.complexes import ConjugateMethod, TracedComplex
 from tracer.frontend.dtypes import numpy_scalar_dtype
 from tracer.frontend.flow import flow_graph
@@ -74,7 +75,7 @@ from tracer.frontend.sources import (
     StructureGuard,
     ValueGuard,
 )
-from tracer.ir import I64_MAX, I64_MIN, ArrayType, Function, Value, verify
+from tracer.ir import COMPLEX, I64_MAX, I64_MIN, ArrayType, Function, Value, verify
 
 _MISSING = object()
 MAX_INSTRUCTIONS = 2_000_000   # a trace this long is almost certainly an endless trace-time loop
@@ -194,6 +195,8 @@ class Tracer:
             if key not in self.arrays:
                 param = self._array_param(obj, source)
                 self.arrays[key] = TracedArray(self, param, param=param)
+                if param.type.dtype in COMPLEX:        # seen as its two parts
+                    self.arrays[key] = of_param(self, self.arrays[key])
             return self.arrays[key]
         if type(obj) in (dict, set, frozenset) and all(map(dicts.constant_key, obj)):   # keys guarded
             return dicts.input_container(self, obj, source)
@@ -221,8 +224,7 @@ class Tracer:
         if key not in self.leaves:
             dtype = arrays.readable_dtype(array)
             if dtype is None:
-                raise self.error(f"{source} is an array of dtype {array.dtype!r}; traced code reads float64 "
-                                 f"and int64 arrays (NumPy's builtin dtypes, native byte order) so far")
+                raise self.error(f"{source} is an array of dtype {array.dtype!r}, not a builtin number dtype")
             t = ArrayType(dtype, arrays.param_shape(array))
             self.leaves[key] = (source, self.builder.add_param(str(source), t, array))
             self.uses_numpy = True
@@ -414,8 +416,8 @@ class Tracer:
         b = self.builder
         if is_traced(obj):
             return obj
-        if isinstance(obj, TracedArray):
-            return obj.value
+        if isinstance(obj, (TracedArray, ComplexArray)):
+            return obj.value if isinstance(obj, TracedArray) else complex_result(self, obj)
         if isinstance(obj, AlwaysRaises):
             return b.const(0.0)      # never returned: every path raised first
         if obj is None and top_level:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from tracer.frontend import buffers
 from tracer.frontend.interpreter import Trace
 from tracer.frontend.sources import ABSENT, ArgSource, AttrSource, GatherSource, ItemSource, RootSource, Source
-from tracer.ir import BOOL, F64, I64, I64_MAX, I64_MIN, NARROW, NUMPY_DTYPE_NAMES, ArrayType
+from tracer.ir import ARRAY_DTYPE_NAMES, BOOL, F64, I64, I64_MAX, I64_MIN, NARROW, NUMPY_DTYPE_NAMES, ArrayType
 
 PY_TYPE = {F64: "float", I64: "int", BOOL: "bool", **{t: f"numpy.{NUMPY_DTYPE_NAMES[t]}" for t in NARROW}}
 
@@ -22,7 +22,7 @@ PY_TYPE = {F64: "float", I64: "int", BOOL: "bool", **{t: f"numpy.{NUMPY_DTYPE_NA
 def type_label(t) -> str:
     """How a parameter's type reads to a Python user: float, or ndarray[float64, 2-d]."""
     if isinstance(t, ArrayType):
-        return f"ndarray[{NUMPY_DTYPE_NAMES[t.dtype]}, {t.rank}-d]"
+        return f"ndarray[{ARRAY_DTYPE_NAMES[t.dtype]}, {t.rank}-d]"
     return PY_TYPE[t]
 
 
@@ -122,7 +122,7 @@ def make_loader(trace: Trace):
         v = var(source)
         if isinstance(param.type, ArrayType):
             import numpy
-            dtype = constant(numpy.dtype(NUMPY_DTYPE_NAMES[param.type.dtype]))
+            dtype = constant(numpy.dtype(ARRAY_DTYPE_NAMES[param.type.dtype]))
             ones = "".join(f" or ({v}.shape[{a}] == 1) != {n == 1}" for a, n in enumerate(param.type.shape))
             lines.append(f"if type({v}) is not {constant(numpy.ndarray)} or {v}.dtype is not {dtype} "
                          f"or {v}.ndim != {param.type.rank}{ones}: return None")

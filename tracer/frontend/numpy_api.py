@@ -15,6 +15,8 @@ import sys
 
 from tracer.frontend import (  # noqa: F401 (these register into numpy_more)
     arrays,
+    complex_arrays,
+    complex_numpy,
     gathered,
     numpy_dtypes,
     numpy_einsum,
@@ -95,7 +97,10 @@ def implements(*names):
         @functools.wraps(impl)
         def call(tracer, *args, **kwargs):
             narrow = numpy_dtypes.narrow_dtype(args, kwargs)
-            if narrow is not None and numpy_dtypes.handles(names[0]):     # int8 ... float16 arrays
+            if complex_arrays.in_arguments(args, kwargs):                  # complex64, complex128 arrays
+                result = complex_numpy.call(tracer, names[0], impl, list(args), kwargs,
+                                            lambda name, a, k: call_function(tracer, name, a, k))
+            elif narrow is not None and numpy_dtypes.handles(names[0]):     # int8 ... float16 arrays
                 result = numpy_dtypes.call_on_narrow(tracer, names[0], impl, narrow, args, kwargs)
             else:
                 result = impl(tracer, *args, **kwargs)
@@ -119,6 +124,10 @@ def call_array_method(tracer, method: ArrayMethod, args: list, kwargs: dict):
     """`x.name(*args, **kwargs)` for an array method (tracer.frontend.arrays.METHODS): the shape
     methods take NumPy's extra spellings (`x.reshape(2, 3)`), the rest are NumPy functions."""
     x, name = method.array, method.name
+    if isinstance(x, complex_arrays.ComplexArray):
+        return complex_numpy.method(tracer, x, name, args, kwargs, lambda n, a, k: call_function(tracer, n, a, k))
+    if name == "astype" and args and complex_arrays.is_complex_dtype(args[0]):
+        return complex_numpy.as_complex(tracer, x, args[0])
     if name == "reshape":
         shape = args[0] if len(args) == 1 and type(args[0]) in (tuple, list) else tuple(args)
         return arrays.reshape(tracer, x, shape, **kwargs)

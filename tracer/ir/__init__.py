@@ -31,8 +31,12 @@ from tracer.ir.graph import (
 )
 from tracer.ir.ops import OPS, evaluate, run
 from tracer.ir.types import (
+                             ARRAY_DTYPE_NAMES,
                              BITS,
                              BOOL,
+                             C64,
+                             C128,
+                             COMPLEX,
                              DTYPES_BY_NAME,
                              F16,
                              F32,
@@ -47,6 +51,7 @@ from tracer.ir.types import (
                              INTEGERS,
                              NARROW,
                              NUMPY_DTYPE_NAMES,
+                             PART_TYPE,
                              SIGNED,
                              U8,
                              U16,
@@ -68,8 +73,8 @@ from tracer.ir.types import (
 from tracer.ir.verify import REGION_CHECKS, VerificationError, verify
 
 __all__ = [
-    "BITS", "BOOL", "DTYPES_BY_NAME", "F16", "F32", "F64", "FLOATS", "I8", "I16", "I32", "I64", "I64_MAX", "I64_MIN",
-    "INTEGERS", "NARROW", "NUMPY_DTYPE_NAMES", "SIGNED", "U8", "U16", "U32", "U64", "UNSIGNED", "OPS", "REGION_CHECKS", "REGION_NAMES",
+    "ARRAY_DTYPE_NAMES", "BITS", "BOOL", "C64", "C128", "COMPLEX", "DTYPES_BY_NAME", "F16", "F32", "F64", "FLOATS", "I8", "I16", "I32", "I64", "I64_MAX", "I64_MIN",
+    "INTEGERS", "NARROW", "NUMPY_DTYPE_NAMES", "PART_TYPE", "SIGNED", "U8", "U16", "U32", "U64", "UNSIGNED", "OPS", "REGION_CHECKS", "REGION_NAMES",
     "ArrayType", "Block", "EntryArg", "Function", "ListType", "ScalarType", "TapeType", "TupleType", "Type", "Value",
     "VerificationError", "clone", "copy_block", "defined_in", "evaluate", "format_function", "free_values",
     "compute_type", "int_range", "leaf_types", "make_param", "run", "type_of_constant", "used_in", "value_names", "verify", "zero",

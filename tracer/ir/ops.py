@@ -12,6 +12,7 @@ families below), and the op set's meaning as a program: `evaluate` one value, `r
     index_ops      int64 index arrays: x[idx], x[idx] = v, np.add.at (np.take)
     list_ops       lists whose length changes at run time (append, pop, insert, del)
     linalg_ops     np.linalg through the LAPACK NumPy links (solve, inv, det, cholesky, eigh)
+    complex_ops    complex arrays seen as their real and imaginary parts, and back
 
 Every other stage keeps one table keyed by op name (grep for the op's name): `codegen.lowerings`
 lowers it, passes use `evaluate` to fold it, and `tracer.transforms.autodiff` differentiates it
@@ -22,6 +23,7 @@ from __future__ import annotations
 from tracer.ir import (
     array_ops,
     cast_ops,
+    complex_ops,
     index_ops,
     linalg_ops,
     list_ops,
@@ -40,7 +42,7 @@ from tracer.ir.types import F32, F64, ArrayType
 
 __all__ = ["MATH_CAN_OVERFLOW", "MATH_UNARY", "OPS", "OpDef", "Raised", "evaluate", "run"]
 FAMILIES = (scalar_ops, cast_ops, numpy_math_ops, structure_ops, array_ops, scan_ops, sort_ops, mask_ops, index_ops,
-            list_ops, linalg_ops)   # the modules that declare ops, in order
+            list_ops, linalg_ops, complex_ops)   # the modules that declare ops, in order
 with_array_failures(OPS)
 
 

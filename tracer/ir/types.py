@@ -90,12 +90,20 @@ INTEGERS = SIGNED + UNSIGNED
 FLOATS = (F16, F32, F64)
 NARROW = (F16, F32, I8, I16, I32, U8, U16, U32, U64)     # computed in compute_type, stored as themselves
 BITS = {BOOL: 8, F16: 16, F32: 32, F64: 64, I8: 8, I16: 16, I32: 32, I64: 64, U8: 8, U16: 16, U32: 32, U64: 64}
+# NumPy's complex dtypes are storage only: an array of them is seen as its parts, a float array
+# with one more axis of size 2 (`complex_parts`); traced code computes on the parts
+# (tracer.frontend.complex_arrays), and `complex_from_parts` makes a complex array again.
+C64, C128 = ScalarType("c64"), ScalarType("c128")
+COMPLEX = (C64, C128)
+PART_TYPE = {C64: F32, C128: F64}
+BITS.update({C64: 64, C128: 128})
 
 NUMPY_DTYPE_NAMES = {   # an array dtype, as NumPy names it
     F64: "float64", F32: "float32", F16: "float16", I64: "int64", I32: "int32", I16: "int16", I8: "int8",
     U64: "uint64", U32: "uint32", U16: "uint16", U8: "uint8", BOOL: "bool",
 }
 DTYPES_BY_NAME = {name: t for t, name in NUMPY_DTYPE_NAMES.items()}
+ARRAY_DTYPE_NAMES = {**NUMPY_DTYPE_NAMES, C64: "complex64", C128: "complex128"}   # what arrays can store
 
 I64_MIN, I64_MAX = -(2 ** 63), 2 ** 63 - 1
 

@@ -162,6 +162,8 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     **dict.fromkeys(("linalg_solve", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_eigh",
                      "linalg_eigvalsh", "linalg_qr", "linalg_svd", "linalg_lstsq"),
                     "np.linalg has no derivative rules yet (refused where a gradient would flow)"),
+    **dict.fromkeys(("complex_parts", "complex_from_parts"),
+                    "complex arrays carry no gradients yet (refused where one would flow)"),
     "dim": "an int result (an array's size)",
     "iota": "an int array (0, 1, ..., n - 1)",
     "argsort": "an int array (positions): piecewise constant",

@@ -10,6 +10,7 @@ import types
 from tracer.frontend import (
     arrays,
     buffers,
+    complex_arrays,
     complexes,
     dicts,
     dynlists,
@@ -133,6 +134,8 @@ class CallOps:
             return arrays.attribute(self.tracer, obj, name)
         if isinstance(obj, complexes.TracedComplex):
             return complexes.attribute(self.tracer, obj, name)
+        if isinstance(obj, complex_arrays.ComplexArray):
+            return complex_arrays.attribute(self.tracer, obj, name)
         if isinstance(obj, (dicts.DynDict, dicts.DynSet)):
             kind, methods = ("set", dicts.SET_METHODS) if isinstance(obj, dicts.DynSet) else ("dict", dicts.DICT_METHODS)
             if name not in methods:

@@ -12,6 +12,7 @@ from array import array
 
 from tracer.errors import DataDependentControlFlow
 from tracer.frontend import (
+    complex_arrays,
     dicts,
     dynlists,
     gathered,
@@ -338,6 +339,8 @@ class ContainerOps:
             return made_arrays.get_item(self.tracer, container, index)
         if isinstance(container, TracedArray):
             return indexing.subscript(self.tracer, container, index)
+        if isinstance(container, complex_arrays.ComplexArray):
+            return complex_arrays.subscript(self.tracer, container, index, indexing.subscript)
         if is_traced(container) or isinstance(container, ExternalObject):
             if isinstance(container, ExternalObject):
                 raise self.tracer.error(f"subscripting {container!r} is not supported")
@@ -443,6 +446,9 @@ class ContainerOps:
             return
         if isinstance(container, TracedArray):
             indexing.store_item(self.tracer, container, index, value)
+            return
+        if isinstance(container, complex_arrays.ComplexArray):
+            complex_arrays.store_item(self.tracer, container, index, value, indexing.store_item)
             return
         if isinstance(container, made_arrays.MadeArray):
             made_arrays.set_item(self.tracer, container, index, value)

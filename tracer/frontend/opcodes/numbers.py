@@ -5,7 +5,7 @@ import operator
 
 from bytecode import BinaryOp
 
-from tracer.frontend import arrays, complexes, dicts, dynlists, instance_ops, numpy_bools, pybuiltins
+from tracer.frontend import arrays, complex_arrays, complexes, dicts, dynlists, instance_ops, numpy_bools, pybuiltins
 from tracer.frontend.builder import BINARY_OPS, is_traced
 from tracer.frontend.numpy_scalars import checked_scalar_arithmetic
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, MaybeNone, TracedArray, array_unsupported
@@ -53,6 +53,9 @@ class NumberOps:
     def op_BINARY_OP(self, instr):
         b = self.pop()
         a = self.pop()
+        if complex_arrays.involved(a, b):
+            self.push(self.complex_array_binary(instr, a, b))
+            return
         if complexes.involved(a, b) and (op := ARRAY_OPERATORS.get(instr.arg.name.replace("INPLACE_", ""))):
             self.push(complexes.binary(self.tracer, op, a, b))      # CPython's complex arithmetic
             return
@@ -101,10 +104,23 @@ class NumberOps:
             return
         self.push(self.container_binary(op, a, b, inplace=instr.arg.name.startswith("INPLACE_")))
 
+    def complex_array_binary(self, instr, a, b):
+        """An operator with a complex array (tracer.frontend.complex_arrays); `z op= x` in place."""
+        name = instr.arg.name
+        op = ARRAY_OPERATORS.get(name.replace("INPLACE_", ""))
+        if op is None:
+            raise self.tracer.error(f"the operator {operator_symbol(instr.arg)} on complex arrays is not supported")
+        if name.startswith("INPLACE_") and isinstance(a, (complex_arrays.ComplexArray, TracedArray)):
+            return complex_arrays.inplace(self.tracer, op, a, b)
+        return complex_arrays.binary(self.tracer, op, a, b)
+
     def op_COMPARE_OP(self, instr):
         b = self.pop()
         a = self.pop()
         op = COMPARE_OPS[instr.arg.name.split("_")[0]]
+        if complex_arrays.involved(a, b):
+            self.push(complex_arrays.binary(self.tracer, op, a, b))
+            return
         if complexes.involved(a, b):
             self.push(complexes.compare(self.tracer, op, a, b))
             return
@@ -131,6 +147,9 @@ class NumberOps:
         x = self.pop()
         if isinstance(x, complexes.TracedComplex):
             self.push(complexes.negative(self.tracer, x))
+            return
+        if isinstance(x, complex_arrays.ComplexArray):
+            self.push(complex_arrays.negative(self.tracer, x))
             return
         if numpy_bools.involved(self.tracer, "neg", x):
             numpy_bools.unary(self.tracer, "neg", x)          # NumPy's TypeError
