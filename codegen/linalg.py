@@ -6,12 +6,26 @@ gives the addresses of the routines a function calls; the JIT links them by name
 what NumPy's `umath_linalg` does around its call: copy the matrix into a column-major buffer
 (`column_major`), call the routine with every argument by pointer, read the result back out,
 so the numbers are NumPy's. Where no such library is found the front end refuses `np.linalg`.
+
+A stack of matrices (an operand with leading axes, as NumPy's gufuncs take) runs the same code
+on each matrix in turn (`per_matrix`), in row-major order of the leading axes, each result copied
+into its place in arrays of the stack's axes; what one matrix allocates is freed before the next.
 """
 from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from codegen.arrays import allocate, copy_elements, for_each_index, load_element, store_element
+from codegen.arrays import (
+    allocate,
+    arena_mark,
+    check_same_sizes,
+    copy_elements,
+    element_address,
+    for_each_index,
+    free_arena_to,
+    load_element,
+    store_element,
+)
 from codegen.kernel import DOUBLE, I64, PTR, ArrayValue, KernelBuilder, for_range
 from codegen.lowerings import lowers
 from tracer import ir
@@ -76,9 +90,10 @@ def _c_order(k: KernelBuilder, view: ArrayValue) -> ArrayValue:
 
 
 def _square(k: KernelBuilder, a: ArrayValue) -> ll.Value:
-    """n of an n x n matrix (FALLBACK where the run-time sizes differ: NumPy's LinAlgError)."""
-    k.fail_if(k.builder.icmp_signed("!=", a.sizes[0], a.sizes[1]), Status.FALLBACK)
-    return a.sizes[0]
+    """n of an n x n matrix, or of a stack of them (FALLBACK where the run-time sizes differ:
+    NumPy's LinAlgError)."""
+    k.fail_if(k.builder.icmp_signed("!=", a.sizes[-2], a.sizes[-1]), Status.FALLBACK)
+    return a.sizes[-1]
 
 
 def _at_least_one(k: KernelBuilder, n: ll.Value) -> ll.Value:
@@ -102,9 +117,60 @@ def _gesv(k: KernelBuilder, a: ArrayValue, rhs: ArrayValue) -> None:
     _fail_unless_zero(k, info)
 
 
+# ------------------------------------------------------------------------------- stacks
+def per_matrix(k: KernelBuilder, v: ir.Value, operands, cores, one, stacked=None):
+    """The results of `one(*matrices)` for op `v`: on its operands as they are where its first
+    is one matrix; on a stack (its first operand's leading axes; `stacked`: which operands are
+    stacks, by default all), on each matrix in turn, each result copied into new arrays of the
+    stack's axes and the result's `cores` (its core sizes per result; () a number)."""
+    depth = v.args[0].type.rank - 2
+    if depth == 0:
+        return one(*operands)
+    stacked = stacked or (True,) * len(operands)
+    stack = operands[0].sizes[:depth]
+    for x, is_stack in zip(operands[1:], stacked[1:]):
+        if is_stack:
+            check_same_sizes(k, stack, x.sizes[:depth])
+    outs = [allocate(k, ir.F64, stack + tuple(core)) for core in cores]
+
+    def each(idx):
+        mark = arena_mark(k)
+        results = one(*(_matrix_at(k, x, idx) if is_stack else x for x, is_stack in zip(operands, stacked)))
+        for out, core, result in zip(outs, cores, results if len(cores) > 1 else (results,)):
+            if core:
+                copy_elements(k, result, _matrix_at(k, out, idx), ir.F64)
+            else:
+                store_element(k, out, idx, ir.F64, result)
+        free_arena_to(k, mark)                  # (what this matrix allocated)
+    _for_each_matrix(k, stack, each)
+    return tuple(outs) if len(cores) > 1 else outs[0]
+
+
+def _matrix_at(k: KernelBuilder, a: ArrayValue, idx) -> ArrayValue:
+    """The matrix (or vector) of stack `a` at the index `idx` of its leading axes: a view."""
+    return ArrayValue(element_address(k, a, idx), a.sizes[len(idx):], a.strides[len(idx):])
+
+
+def _for_each_matrix(k: KernelBuilder, sizes, body, prefix=()) -> None:
+    """body(index) for each index of a stack's axes, in row-major order."""
+    if not sizes:
+        body(prefix)
+        return
+    for_range(k, sizes[0], lambda i: _for_each_matrix(k, sizes[1:], body, prefix + (i,)))
+
+
 # ------------------------------------------------------------------------------- the ops
 @lowers("linalg_solve")
 def solve(k: KernelBuilder, v: ir.Value, a: ArrayValue, b: ArrayValue):
+    """b one vector for every matrix of a, or stacked as a is (its matrices' rows n)."""
+    n = _square(k, a)
+    vector = v.args[1].type.rank == 1
+    k.fail_if(k.builder.icmp_signed("!=", b.sizes[0 if vector else -2], n), Status.FALLBACK)
+    core = (n,) if vector else (n, b.sizes[-1])
+    return per_matrix(k, v, (a, b), (core,), lambda m, rhs: _solve(k, m, rhs), stacked=(True, not vector))
+
+
+def _solve(k: KernelBuilder, a: ArrayValue, b: ArrayValue) -> ArrayValue:
     matrix = b if len(b.sizes) == 2 else ArrayValue(b.data, (b.sizes[0], k.i64(1)), (b.strides[0], k.i64(0)))
     rhs = column_major(k, matrix)
     _gesv(k, a, rhs)
@@ -114,6 +180,11 @@ def solve(k: KernelBuilder, v: ir.Value, a: ArrayValue, b: ArrayValue):
 
 @lowers("linalg_inv")
 def inv(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    n = _square(k, a)
+    return per_matrix(k, v, (a,), ((n, n),), lambda m: _inv(k, m))
+
+
+def _inv(k: KernelBuilder, a: ArrayValue) -> ArrayValue:
     n = _square(k, a)
     identity = allocate(k, ir.F64, (n, n))
     for_each_index(k, (n, n), lambda idx: store_element(
@@ -150,17 +221,28 @@ def _slogdet(k: KernelBuilder, a: ArrayValue) -> tuple[ll.Value, ll.Value]:
 
 @lowers("linalg_slogdet")
 def slogdet(k: KernelBuilder, v: ir.Value, a: ArrayValue):
-    return _slogdet(k, a)
+    _square(k, a)
+    return per_matrix(k, v, (a,), ((), ()), lambda m: _slogdet(k, m))
 
 
 @lowers("linalg_det")
 def det(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    _square(k, a)
+    return per_matrix(k, v, (a,), ((),), lambda m: _det(k, m))
+
+
+def _det(k: KernelBuilder, a: ArrayValue) -> ll.Value:
     sign, logdet = _slogdet(k, a)
     return k.builder.fmul(sign, k.libm("exp", logdet))
 
 
 @lowers("linalg_cholesky")
 def cholesky(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    n = _square(k, a)
+    return per_matrix(k, v, (a,), ((n, n),), lambda m: _cholesky(k, m))
+
+
+def _cholesky(k: KernelBuilder, a: ArrayValue) -> ArrayValue:
     n = _square(k, a)
     factor = column_major(k, a)
     info = _slot(k, I64, k.i64(0))
@@ -179,12 +261,14 @@ def _zero_above(k: KernelBuilder, out: ArrayValue, idx) -> None:
 
 @lowers("linalg_eigh")
 def eigh(k: KernelBuilder, v: ir.Value, a: ArrayValue):
-    return _syevd(k, a, "V")
+    n = _square(k, a)
+    return per_matrix(k, v, (a,), ((n,), (n, n)), lambda m: _syevd(k, m, "V"))
 
 
 @lowers("linalg_eigvalsh")
 def eigvalsh(k: KernelBuilder, v: ir.Value, a: ArrayValue):
-    return _syevd(k, a, "N")
+    n = _square(k, a)
+    return per_matrix(k, v, (a,), ((n,),), lambda m: _syevd(k, m, "N"))
 
 
 def _syevd(k: KernelBuilder, a: ArrayValue, job: str):
@@ -229,15 +313,27 @@ def _column_major_view(k: KernelBuilder, data: ll.Value, rows: ll.Value, cols: l
     return ArrayValue(data, (rows, cols), (k.i64(ITEM), k.builder.mul(lead, k.i64(ITEM))))
 
 
+def _qr_columns(k: KernelBuilder, m: ll.Value, n: ll.Value, complete: bool) -> ll.Value:
+    """Q's columns (R's rows): min(m, n), or m where `complete` and m > n."""
+    mn = _smaller(k, m, n)
+    return k.builder.select(k.builder.icmp_signed(">", m, n), m, mn) if complete else mn
+
+
 @lowers("linalg_qr")
 def qr(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    m, n = a.sizes[-2:]
+    columns = _qr_columns(k, m, n, v.attrs["complete"])
+    return per_matrix(k, v, (a,), ((m, columns), (columns, n)), lambda x: _qr(k, x, v.attrs["complete"]))
+
+
+def _qr(k: KernelBuilder, a: ArrayValue, complete: bool):
     """NumPy's qr: geqrf on a column-major copy (R is its upper triangle), then orgqr on a
     column-major copy of the factors for Q's columns; each with the workspace its query asks for
     (at least n), as umath_linalg's qr_r_raw and qr_reduced / qr_complete call them."""
     b = k.builder
     m, n = a.sizes
     mn = _smaller(k, m, n)
-    columns = b.select(b.icmp_signed(">", m, n), m, mn) if v.attrs["complete"] else mn
+    columns = _qr_columns(k, m, n, complete)
     factors = column_major(k, a)
     tau = allocate(k, ir.F64, (_at_least_one(k, mn),))
     rows, cols, lead, info = _slot(k, I64, m), _slot(k, I64, n), _slot(k, I64, _at_least_one(k, m)), _slot(k, I64, k.i64(0))
@@ -268,16 +364,28 @@ def qr(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     return _c_order(k, _column_major_view(k, q.data, m, columns, m)), r
 
 
+def _svd_sizes(k: KernelBuilder, m: ll.Value, n: ll.Value, jobz: str):
+    """min(m, n), U's columns and Vh's rows for gesdd's `jobz`."""
+    mn = _smaller(k, m, n)
+    return (mn, *{"A": (m, n), "S": (mn, mn), "N": (k.i64(0), k.i64(0))}[jobz])
+
+
 @lowers("linalg_svd")
 def svd(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    jobz = v.attrs["jobz"]
+    m, n = a.sizes[-2:]
+    mn, u_columns, vt_rows = _svd_sizes(k, m, n, jobz)
+    cores = ((mn,),) if jobz == "N" else ((m, u_columns), (mn,), (vt_rows, n))
+    return per_matrix(k, v, (a,), cores, lambda x: _svd(k, x, jobz))
+
+
+def _svd(k: KernelBuilder, a: ArrayValue, jobz: str):
     """NumPy's svd: gesdd on a column-major copy, with the workspace its query asks for (jobz
     'A', 'S' or 'N' as full_matrices and compute_uv say); U and Vh read back in C order, and the
     identity for them where min(m, n) is 0 (LAPACK leaves them unset)."""
     b = k.builder
-    jobz = v.attrs["jobz"]
     m, n = a.sizes
-    mn = _smaller(k, m, n)
-    u_columns, vt_rows = {"A": (m, n), "S": (mn, mn), "N": (k.i64(0), k.i64(0))}[jobz]
+    mn, u_columns, vt_rows = _svd_sizes(k, m, n, jobz)
     matrix = column_major(k, a)
     s = allocate(k, ir.F64, (mn,))
     u = allocate(k, ir.F64, (_at_least_one(k, b.mul(u_columns, m)),))

@@ -14,7 +14,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tracer.frontend import arrays, numpy_api, numpy_dtypes  # noqa: E402  (after the path set-up above)
+from tracer.frontend import arrays, complex_arrays, complex_numpy, numpy_api, numpy_dtypes  # noqa: E402  (after the path set-up above)
 from tracer.frontend.dtypes import CAST_NARROW  # noqa: E402
 from tracer.ir import NUMPY_DTYPE_NAMES  # noqa: E402
 
@@ -58,6 +58,14 @@ def render() -> str:
             ("the input's dtype", numpy_dtypes.KEEP), ("int64/uint64 accumulators", numpy_dtypes.ACCUMULATE),
             ("positions", numpy_dtypes.INDEX), ("float64 of integers", numpy_dtypes.TO_FLOAT)))
         + ". float16 takes the first and third groups only. Other functions refuse them with a clear error.",
+        "",
+        "Complex arrays (`complex64`, `complex128`) are computed as their real and imaginary parts, with "
+        "NumPy's complex loops: the operators `+ - * / **` (an integer power), `==`, `!=`, `@`, indexing, "
+        "slicing and stores, `z.real`, `z.imag`, `z.T`, the methods "
+        + ", ".join(f"`z.{m}()`" for m in sorted(complex_arrays.METHODS)) + ", and these functions: "
+        + ", ".join(f"`np.{n}`" for n in sorted((set(complex_numpy.COMPLEX) | set(complex_numpy.BINARY)
+                                                  | complex_numpy.PARTWISE | complex_numpy.OWN) & set(implementations)))
+        + ". Elements and whole-array reductions are np.complex128 scalars (complex64 ones are refused yet).",
         "",
         f"## Functions ({len(implementations)})",
         "",

@@ -85,6 +85,35 @@ def _check(table, name, dtype, **how):
     _run(table[name], z, w, **how)
 
 
+# functions that only move elements run on each part
+MOVES = {
+    "array_split": lambda z, w: np.array_split(z, 2)[1], "atleast_3d": lambda z, w: np.atleast_3d(z),
+    "broadcast_to": lambda z, w: np.broadcast_to(z[0], (3, 5)) * 1, "column_stack": lambda z, w: np.column_stack([z, w]),
+    "diag": lambda z, w: np.diag(z), "diff": lambda z, w: np.diff(z, axis=0), "flip": lambda z, w: np.flip(z),
+    "hstack": lambda z, w: np.hstack([z, w]), "moveaxis": lambda z, w: np.moveaxis(z, 0, 1),
+    "repeat": lambda z, w: np.repeat(z, 2, axis=0), "stack": lambda z, w: np.stack([z, w]),
+    "swapaxes": lambda z, w: z.swapaxes(0, 1), "take": lambda z, w: np.take(z, np.array([0, 2])),
+    "tile": lambda z, w: np.tile(z, 2), "tril": lambda z, w: np.tril(z), "vstack": lambda z, w: np.vstack([z, w.real]),
+    "copy": lambda z, w: z.copy(), "astype": lambda z, w: z.astype(np.complex64), "ones": lambda z, w: np.ones(3, complex),
+    "zeros": lambda z, w: np.zeros((2, 2), dtype=np.complex64), "empty_like": lambda z, w: np.empty_like(w).shape,
+}
+
+
+@pytest.mark.parametrize("name", sorted(MOVES))
+def test_functions_that_move_elements(name):
+    _run(MOVES[name], Z, W, exact=True)
+
+
+def test_export_refuses_complex_arrays(tmp_path):
+    import tracer
+    from tracer.aot.toolchain import ExportError
+
+    def double(z):
+        return z * 2
+    with pytest.raises(ExportError, match="complex arrays"):
+        tracer.export(double, Z, name="cz", out_dir=str(tmp_path))
+
+
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
 @pytest.mark.parametrize("name", sorted(EXACT))
 def test_arithmetic_equals_numpy_bit_for_bit(name, dtype):

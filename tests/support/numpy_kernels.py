@@ -15,8 +15,9 @@ import numpy_kernels_a
 import numpy_kernels_b
 import numpy_kernels_c
 import numpy_kernels_d
+import numpy_kernels_e
 
-KERNELS = numpy_kernels_a.KERNELS + numpy_kernels_b.KERNELS + numpy_kernels_c.KERNELS + numpy_kernels_d.KERNELS
+KERNELS = numpy_kernels_a.KERNELS + numpy_kernels_b.KERNELS + numpy_kernels_c.KERNELS + numpy_kernels_d.KERNELS + numpy_kernels_e.KERNELS
 
 _names = [fn.__name__ for fn, _ in KERNELS]
 assert len(set(_names)) == len(_names), "two kernels share a name"

@@ -32,6 +32,7 @@ from tracer.gradients import Grad
 from tracer.ir import (
     BITS,
     BOOL,
+    COMPLEX,
     F16,
     F32,
     F64,
@@ -176,6 +177,10 @@ def _specialize(py_func, transform, args, symbol: str, fuse_fma: bool):
     if any(v.op in LINALG_OPS for v in spec.optimized.walk()):
         raise ExportError(f"export: {py_func.__qualname__} calls np.linalg, which runs NumPy's own LAPACK: "
                           f"exported libraries cannot call it yet")
+    if any(isinstance(t, ArrayType) and t.dtype in COMPLEX for t in [*(e.type for e in entry_args_for_arguments(trace)),
+                                                                    *leaf_types(spec.optimized.result_type)]):
+        raise ExportError(f"export: {py_func.__qualname__} takes or returns complex arrays: exported functions "
+                          f"take and return real ones (pass the parts, z.real and z.imag)")
     if any(e.numpy or e.type in NARROW for e in entry_args_for_arguments(trace)):
         raise ExportError(f"export: {py_func.__qualname__} takes NumPy scalars (np.float64(...), np.uint8(...)): "
                           f"exported functions take Python numbers")

@@ -98,10 +98,12 @@ def involved(a, b=None) -> bool:
 
 
 def in_arguments(args, kwargs) -> bool:
-    """Whether a NumPy call has a complex array (or makes one: dtype=complex)."""
+    """Whether a NumPy call has a complex array or number (or makes one: dtype=complex)."""
     def has(x):
-        return isinstance(x, ComplexArray) or (type(x) in (list, tuple) and any(map(has, x)))
-    return any(map(has, args)) or any(map(has, kwargs.values())) or \
+        return isinstance(x, (ComplexArray, TracedComplex, complex)) or (type(x) in (list, tuple) and any(map(has, x)))
+    def names_complex(x):       # a dtype passed by position: np.zeros(3, complex)
+        return (isinstance(x, type) or type(x).__name__.endswith("DType")) and is_complex_dtype(x)
+    return any(map(has, args)) or any(map(has, kwargs.values())) or any(map(names_complex, args)) or \
         ("dtype" in kwargs and is_complex_dtype(kwargs["dtype"]))
 
 

@@ -61,7 +61,7 @@ def call(tracer, name: str, impl, args: list, kwargs: dict, np_call):
 def _partwise(tracer, name, impl, args, kwargs):
     """The function on each part of its first argument (an array, or a sequence of them: a real
     array's imaginary part is zeros); its other arguments (sizes, axes, indices) as they are."""
-    if not args or _leaves(args[1:]) or _leaves(kwargs.values()):
+    if not args or _complex_leaves(args[1:]) or _complex_leaves(kwargs.values()):
         raise tracer.error(f"np.{name} with a complex array other than its first argument is not supported yet")
     part = part_type(tracer, *_leaves(args[:1]))
     outs = [impl(tracer, *_select(tracer, args[:1], i, part), *args[1:], **kwargs) for i in (0, 1)]
@@ -76,6 +76,10 @@ def _leaves(values):
         elif isinstance(v, (ComplexArray, TracedArray, TracedComplex, complex)):
             out.append(v)
     return out
+
+
+def _complex_leaves(values):
+    return [v for v in _leaves(values) if isinstance(v, (ComplexArray, TracedComplex, complex))]
 
 
 def _select(tracer, values, which: int, part):
@@ -368,8 +372,10 @@ def method(tracer, z: ComplexArray, name: str, args: list, kwargs: dict, np_call
     """z.<name>(...) for a complex array."""
     if name == "astype":
         return astype(tracer, z, *args, **kwargs)
-    if name == "item" and not args and not kwargs and z.rank == 0:
+    if name == "item" and not args and not kwargs:
         return _joined(tracer, "item", *(arrays.number_of(tracer, p, "z.item()") for p in z.fields()))
+    if name == "copy" and not args and not kwargs:
+        return ComplexArray(*(wrap(tracer, _copy(tracer, p.value)) for p in z.fields()))
     if name in ("reshape", "transpose") and args and not (len(args) == 1 and type(args[0]) in (tuple, list)):
         args = [tuple(args)]
     if name == "flatten":

@@ -25,6 +25,7 @@ from tracer.frontend import (
     trace_time,
 )
 from tracer.frontend.builder import NeedsPython, is_traced
+from tracer.frontend.cmath_functions import FUNCTIONS as CMATH
 from tracer.frontend.dtypes import widen
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.iterables import FUNCTIONS as ITERABLES
@@ -362,6 +363,7 @@ SORTED_LIMIT = 48       # (an exchange sort: n * (n - 1) / 2 comparisons in the 
 _TABLE[builtins.max] = _extremum("max", max)
 _TABLE[builtins.min] = _extremum("min", min)
 _TABLE.update(MORE_MATH)      # gcd, lcm, factorial, comb, perm, isqrt, fsum, prod, dist, isclose, ulp, modf...
+_TABLE.update(CMATH)          # cmath: exp, log, sqrt, the trigonometric functions, phase, polar, rect...
 _TABLE.update(ITERABLES)      # set(), map, filter, itertools, bisect
 _TABLE.update(trace_time.FUNCTIONS)   # collections.deque, Counter, defaultdict, OrderedDict
 _TABLE[builtins.__build_class__] = instance_ops.build_class

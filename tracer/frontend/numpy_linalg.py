@@ -2,91 +2,176 @@
 (tracer.ir.linalg_ops) that calls the LAPACK routine NumPy calls, from NumPy's own LAPACK, so the
 results are NumPy's bit for bit. (`np.linalg.norm` is in numpy_stats.)
 
-They take float64 matrices (int and bool ones are converted to float64, as NumPy does); stacks
-of matrices, float32 (NumPy computes that in single precision) and a NumPy without its bundled
-64-bit-integer OpenBLAS are refused clearly. A matrix whose sizes the trace knows and that is not
-square is NumPy's LinAlgError at trace time; a singular one (solve, inv), or one that is not
-positive definite (cholesky), makes the call run the Python function, which raises NumPy's
-LinAlgError, as does an SVD that does not converge. `slogdet`, `eigh`, `qr` and `svd` return plain
-tuples where NumPy returns named tuples (unpacking them is the same).
+They take float64 matrices (int and bool ones are converted to float64, as NumPy does) and float32
+ones, which NumPy computes in float64 too and rounds back to float32 (float16 is NumPy's
+TypeError); all but lstsq take stacks of matrices, shape (..., m, n), as NumPy's gufuncs do
+(solve's b is one vector for every matrix where it is 1-d, else a stack of matrices broadcast
+with a's, as in NumPy 2). A NumPy without its bundled 64-bit-integer OpenBLAS is refused clearly.
+A matrix whose sizes the trace knows and that is not square is NumPy's LinAlgError at trace time;
+a singular one (solve, inv), or one that is not positive definite (cholesky), anywhere in a stack,
+makes the call run the Python function, which raises NumPy's LinAlgError, as does an SVD that does
+not converge. `slogdet`, `eigh`, `qr` and `svd` return plain tuples where NumPy returns named
+tuples (unpacking them is the same). cond, matrix_rank and matrix_power (numpy_in_python) take
+one matrix.
 """
 from __future__ import annotations
 
 from tracer.frontend import numpy_in_python
-from tracer.frontend.arrays import convert, wrap
+from tracer.frontend.arrays import convert, shape_text, sizes_of, wrap
 from tracer.frontend.builder import is_traced
 from tracer.frontend.numpy_more import as_array, numpy_function
-from tracer.ir import F32, F64, FLOATS, I64
+from tracer.ir import BOOL, F16, F32, F64, I64, INTEGERS, ArrayType
 from tracer.ir.linalg_ops import lapack_library
 
 
 def _matrix(tracer, x, what: str, square: bool = True):
-    """x as a float64 matrix value (NumPy's checks of its rank, and squareness)."""
+    """x as float64 matrices (one, or a stack), with NumPy's checks of its rank (and squareness),
+    and the dtype NumPy gives the results (`_result_dtype`)."""
+    _need_lapack(tracer, what)
+    a = _checked_matrix(tracer, x, what, square, stacks=True)
+    return convert(tracer, a.value, F64), _result_dtype(tracer, what, a)
+
+
+def _need_lapack(tracer, what: str) -> None:
     if lapack_library() is None:
         raise tracer.error(f"{what}: this NumPy does not bundle a 64-bit-integer OpenBLAS to call")
-    return _float64(tracer, _checked_matrix(tracer, x, what, square).value, what)
 
 
-def _checked_matrix(tracer, x, what: str, square: bool):
-    """x as an array, with NumPy's checks that it is a matrix (square: and square)."""
+def _checked_matrix(tracer, x, what: str, square: bool, stacks: bool = False):
+    """x as an array, with NumPy's checks that it is a matrix or a stack of them (square: and
+    square); `stacks` False: a stack is refused."""
     import numpy
     a = as_array(tracer, x, what)
     if a.rank < 2:
         raise numpy.linalg.LinAlgError(f"{a.rank}-dimensional array given. Array must be at least "
                                        f"two-dimensional")
-    if a.rank > 2:
+    if a.rank > 2 and not stacks:
         raise tracer.error(f"{what} of a stack of matrices is not supported yet")
-    rows, cols = a.type.shape
+    rows, cols = a.type.shape[-2:]
     if square and rows is not None and cols is not None and rows != cols:
         raise numpy.linalg.LinAlgError("Last 2 dimensions of the array must be square")
     return a
 
 
-def _float64(tracer, v, what: str):
-    if v.type.dtype == F32 or v.type.dtype in FLOATS and v.type.dtype != F64:
-        raise tracer.error(f"{what} of a {'float32' if v.type.dtype == F32 else 'float16'} array is not "
-                           f"supported yet (NumPy computes it in single precision)")
-    return convert(tracer, v, F64)
+def _result_dtype(tracer, what: str, *arrays):
+    """NumPy's _commonType: the results are float32 where every operand is, else float64 (int and
+    bool operands count as float64); float16 is NumPy's TypeError."""
+    dtype = F32
+    for a in arrays:
+        t = a.type.dtype
+        if t == F16:
+            raise TypeError("array type float16 is unsupported in linalg")
+        if t not in (F32, F64, BOOL, *INTEGERS):
+            raise tracer.error(f"{what} of a {t} array is not supported yet")
+        if t != F32:
+            dtype = F64
+    return dtype
+
+
+def _result(tracer, v, dtype):
+    """An op's result (an array, or a number) as `dtype`, wrapped: float32 rounded once, as
+    NumPy's astype."""
+    return wrap(tracer, v if dtype == F64 else convert(tracer, v, dtype))
+
+
+def _parts(tracer, v, count: int, dtype) -> tuple:
+    return tuple(_result(tracer, tracer.builder.emit("getitem", (v,), index=i), dtype) for i in range(count))
+
+
+def _stacks_broadcast(tracer, values: list) -> list:
+    """Matrices `values` (each with its leading axes) with their leading axes broadcast together,
+    as a gufunc loops over them (NumPy's ValueError where sizes the trace knows do not fit)."""
+    b = tracer.builder
+    depth = max(v.type.rank - 2 for v in values)
+    shape, sizes = [], []
+    for axis in range(depth):
+        static, runtime = set(), None
+        for v in values:
+            d = axis - (depth - (v.type.rank - 2))
+            if d < 0:
+                continue
+            n = v.type.shape[d]
+            if n is None:
+                runtime = runtime or b.emit("dim", (v,), axis=d)
+            elif n != 1:
+                static.add(n)
+        if len(static) > 1:
+            remapped = " ".join(f"{shape_text(v.type)}->{_loop_axes(v.type)}" for v in values)
+            core = (values[0].type.shape[-1], values[-1].type.shape[-1])
+            raise ValueError(f"operands could not be broadcast together with remapped shapes [original->remapped]: "
+                             f"{remapped}  and requested shape {shape_text(ArrayType(F64, core))}")
+        n = static.pop() if static else None if runtime is not None else 1
+        shape.append(n)
+        sizes.append(runtime if n is None else n)
+    out = []
+    for v in values:
+        core = v.type.shape[-2:]
+        if v.type.shape[:-2] != tuple(shape):
+            target = (*sizes, *sizes_of(tracer, v)[-2:])
+            v = b.emit("broadcast_in_dim", (v, *(b.value(s) for s in target)), shape=(*shape, *core),
+                       dims=tuple(range(depth + 2 - v.type.rank, depth + 2)))
+        out.append(v)
+    return out
+
+
+def _loop_axes(t) -> str:
+    """A gufunc operand's shape as NumPy's broadcast error shows it: the core axes as newaxis."""
+    return "(" + ",".join([*("?" if n is None else str(n) for n in t.shape[:-2]), "newaxis", "newaxis"]) + ")"
 
 
 @numpy_function("linalg.solve", array_result=True)
 def solve(tracer, a, b):
-    m = _matrix(tracer, a, "np.linalg.solve")
-    rhs = as_array(tracer, b, "np.linalg.solve")
-    if rhs.rank not in (1, 2):
-        raise tracer.error("np.linalg.solve with a stack of right-hand sides is not supported yet")
-    return wrap(tracer, tracer.builder.emit("linalg_solve", (m, _float64(tracer, rhs.value, "np.linalg.solve"))))
+    what = "np.linalg.solve"
+    _need_lapack(tracer, what)
+    m = _checked_matrix(tracer, a, what, square=True, stacks=True)
+    rhs = as_array(tracer, b, what)
+    dtype = _result_dtype(tracer, what, m, rhs)
+    if rhs.rank == 0:
+        raise ValueError("solve: Input operand 1 does not have enough dimensions (has 0, gufunc core with signature "
+                         "(m,m),(m,n)->(m,n) requires 2)")
+    name, signature = ("solve1", "(m,m),(m)->(m)") if rhs.rank == 1 else ("solve", "(m,m),(m,n)->(m,n)")
+    n, rows = m.type.shape[-1], rhs.type.shape[0 if rhs.rank == 1 else -2]
+    if n is not None and rows is not None and n != rows:
+        raise ValueError(f"{name}: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+                         f"{signature} (size {rows} is different from {n})")
+    operands = [convert(tracer, m.value, F64), convert(tracer, rhs.value, F64)]
+    if rhs.rank > 1:                        # (a 1-d b: the same vector for every matrix)
+        operands = _stacks_broadcast(tracer, operands)
+    return _result(tracer, tracer.builder.emit("linalg_solve", tuple(operands)), dtype)
 
 
 @numpy_function("linalg.inv", array_result=True)
 def inv(tracer, a):
-    return wrap(tracer, tracer.builder.emit("linalg_inv", (_matrix(tracer, a, "np.linalg.inv"),)))
+    m, dtype = _matrix(tracer, a, "np.linalg.inv")
+    return _result(tracer, tracer.builder.emit("linalg_inv", (m,)), dtype)
 
 
 @numpy_function("linalg.det")
 def det(tracer, a):
-    return tracer.builder.emit("linalg_det", (_matrix(tracer, a, "np.linalg.det"),))
+    m, dtype = _matrix(tracer, a, "np.linalg.det")
+    return _result(tracer, tracer.builder.emit("linalg_det", (m,)), dtype)
 
 
 @numpy_function("linalg.slogdet")
 def slogdet(tracer, a):
-    pair = tracer.builder.emit("linalg_slogdet", (_matrix(tracer, a, "np.linalg.slogdet"),))
-    return tuple(tracer.builder.emit("getitem", (pair,), index=i) for i in range(2))
+    m, dtype = _matrix(tracer, a, "np.linalg.slogdet")
+    return _parts(tracer, tracer.builder.emit("linalg_slogdet", (m,)), 2, dtype)
 
 
 @numpy_function("linalg.cholesky", array_result=True)
 def cholesky(tracer, a, upper=False):
     if upper:
         raise tracer.error("np.linalg.cholesky(..., upper=True) is not supported yet")
-    return wrap(tracer, tracer.builder.emit("linalg_cholesky", (_matrix(tracer, a, "np.linalg.cholesky"),)))
+    m, dtype = _matrix(tracer, a, "np.linalg.cholesky")
+    return _result(tracer, tracer.builder.emit("linalg_cholesky", (m,)), dtype)
 
 
 @numpy_function("linalg.eigh")
 def eigh(tracer, a, UPLO="L"):
     if UPLO != "L":
         raise tracer.error("np.linalg.eigh(..., UPLO='U') is not supported yet")
-    pair = tracer.builder.emit("linalg_eigh", (_matrix(tracer, a, "np.linalg.eigh"),))
-    return tuple(wrap(tracer, tracer.builder.emit("getitem", (pair,), index=i)) for i in range(2))
+    m, dtype = _matrix(tracer, a, "np.linalg.eigh")
+    return _parts(tracer, tracer.builder.emit("linalg_eigh", (m,)), 2, dtype)
 
 
 QR_MODES = ("reduced", "complete", "r")
@@ -98,9 +183,8 @@ def qr(tracer, a, mode="reduced"):
         if mode in ("raw", "economic", "e", "full", "f"):
             raise tracer.error(f"np.linalg.qr(..., mode={mode!r}) is not supported (modes: {', '.join(QR_MODES)})")
         raise ValueError(f"Unrecognized mode '{mode}'")
-    matrix = _matrix(tracer, a, "np.linalg.qr", square=False)
-    pair = tracer.builder.emit("linalg_qr", (matrix,), complete=mode == "complete")
-    q, r = (wrap(tracer, tracer.builder.emit("getitem", (pair,), index=i)) for i in range(2))
+    matrix, dtype = _matrix(tracer, a, "np.linalg.qr", square=False)
+    q, r = _parts(tracer, tracer.builder.emit("linalg_qr", (matrix,), complete=mode == "complete"), 2, dtype)
     return r if mode == "r" else (q, r)
 
 
@@ -110,45 +194,51 @@ def svd(tracer, a, full_matrices=True, compute_uv=True, hermitian=False):
         raise tracer.error("np.linalg.svd(..., hermitian=True) is not supported yet")
     if type(full_matrices) is not bool or type(compute_uv) is not bool:
         raise tracer.error("np.linalg.svd's full_matrices and compute_uv must be True or False")
-    matrix = _matrix(tracer, a, "np.linalg.svd", square=False)
+    matrix, dtype = _matrix(tracer, a, "np.linalg.svd", square=False)
     if not compute_uv:
-        return wrap(tracer, tracer.builder.emit("linalg_svd", (matrix,), jobz="N"))
+        return _result(tracer, tracer.builder.emit("linalg_svd", (matrix,), jobz="N"), dtype)
     triple = tracer.builder.emit("linalg_svd", (matrix,), jobz="A" if full_matrices else "S")
-    return tuple(wrap(tracer, tracer.builder.emit("getitem", (triple,), index=i)) for i in range(3))
+    return _parts(tracer, triple, 3, dtype)
 
 
 @numpy_function("linalg.svdvals", array_result=True)
 def svdvals(tracer, x):
-    return wrap(tracer, tracer.builder.emit("linalg_svd", (_matrix(tracer, x, "np.linalg.svdvals", square=False),),
-                                            jobz="N"))
+    matrix, dtype = _matrix(tracer, x, "np.linalg.svdvals", square=False)
+    return _result(tracer, tracer.builder.emit("linalg_svd", (matrix,), jobz="N"), dtype)
 
 
 @numpy_function("linalg.lstsq")
 def lstsq(tracer, a, b, rcond=None):
     import numpy
-    matrix = _matrix(tracer, a, "np.linalg.lstsq", square=False)
-    rhs = as_array(tracer, b, "np.linalg.lstsq")
-    if rhs.rank not in (1, 2):
-        raise numpy.linalg.LinAlgError(f"{rhs.rank}-dimensional array given. Array must be two-dimensional")
+    what = "np.linalg.lstsq"
+    _need_lapack(tracer, what)
+    matrix = as_array(tracer, a, what)
+    rhs = as_array(tracer, b, what)
+    for rank in (matrix.rank, 2 if rhs.rank == 1 else rhs.rank):       # (NumPy's b[:, newaxis] of a 1-d b)
+        if rank != 2:
+            raise numpy.linalg.LinAlgError(f"{rank}-dimensional array given. Array must be two-dimensional")
     m, rows = matrix.type.shape[0], rhs.type.shape[0]
     if m is not None and rows is not None and m != rows:
         raise numpy.linalg.LinAlgError("Incompatible dimensions")
+    dtype = _result_dtype(tracer, what, matrix, rhs)
     bld = tracer.builder
-    if rcond is None:                       # NumPy's default: eps * max(m, n)
+    matrix = convert(tracer, matrix.value, F64)
+    if rcond is None:                       # NumPy's default: eps * max(m, n) (of float64, float32 too)
         sizes = [bld.emit("dim", (matrix,), axis=i) for i in range(2)]
         largest = bld.emit("select", (bld.compare("gt", *sizes), *sizes))
         rcond = bld.binary("mul", float(numpy.finfo(numpy.float64).eps), bld.convert(largest, F64))
     rcond = bld.convert(bld.value(rcond), F64)
-    four = bld.emit("linalg_lstsq", (matrix, _float64(tracer, rhs.value, "np.linalg.lstsq"), rcond))
+    four = bld.emit("linalg_lstsq", (matrix, convert(tracer, rhs.value, F64), rcond))
     x, residuals, rank, s = (bld.emit("getitem", (four,), index=i) for i in range(4))
-    return wrap(tracer, x), wrap(tracer, residuals), rank, wrap(tracer, s)
+    return _result(tracer, x, dtype), _result(tracer, residuals, dtype), rank, _result(tracer, s, dtype)
 
 
 @numpy_function("linalg.eigvalsh", array_result=True)
 def eigvalsh(tracer, a, UPLO="L"):
     if UPLO != "L":
         raise tracer.error("np.linalg.eigvalsh(..., UPLO='U') is not supported yet")
-    return wrap(tracer, tracer.builder.emit("linalg_eigvalsh", (_matrix(tracer, a, "np.linalg.eigvalsh"),)))
+    m, dtype = _matrix(tracer, a, "np.linalg.eigvalsh")
+    return _result(tracer, tracer.builder.emit("linalg_eigvalsh", (m,)), dtype)
 
 
 @numpy_function("linalg.cond")

@@ -3,7 +3,11 @@ from the LAPACK NumPy links (its bundled OpenBLAS: `codegen.lapack`), on the sam
 copy NumPy makes, so results are NumPy's bit for bit. A matrix LAPACK refuses (singular, not
 positive definite) fails with FALLBACK: the Python function runs and NumPy raises its LinAlgError.
 
-    linalg_solve(a, b)     x with a @ x = b (b a vector or a matrix): gesv
+Each op but lstsq also takes a stack of matrices, f64[..., m, n] (NumPy's gufuncs loop over the
+leading axes): its results then have the same leading axes (det's a float64 array of them). The
+operands are float64: the front end converts (NumPy computes float32 in float64 too, and rounds).
+
+    linalg_solve(a, b)     x with a @ x = b (b one vector for every matrix, or a stack like a's): gesv
     linalg_inv(a)          gesv on the identity, as NumPy inverts
     linalg_det(a)          sign * exp(logdet) from getrf's factors (NumPy's det goes through slogdet)
     linalg_slogdet(a)      (sign, logdet) from getrf's factors
@@ -45,7 +49,21 @@ def _matrix(t, what: str) -> ArrayType:
     return t
 
 
-_square = _matrix
+def _square(t, what: str) -> ArrayType:
+    """A float64 matrix, or a stack of them (its last two axes)."""
+    if not isinstance(t, ArrayType) or t.rank < 2 or t.dtype != F64:
+        raise TypeError(f"{what} takes a float64 matrix or a stack of them")
+    return t
+
+
+def _stacked(t: ArrayType, *core) -> ArrayType:
+    """A float64 array of t's leading (stack) axes, then `core`."""
+    return ArrayType(F64, t.shape[:-2] + tuple(core))
+
+
+def _per_matrix(t: ArrayType, result):
+    """A number per matrix: `result` for one matrix, an array of a stack's axes (of float64)."""
+    return result if t.rank == 2 else _stacked(t)
 
 
 def _smaller(m, n):
@@ -54,13 +72,13 @@ def _smaller(m, n):
 
 
 def _qr_type(types, attrs):
-    m, n = _matrix(types[0], "linalg_qr").shape
+    m, n = _square(types[0], "linalg_qr").shape[-2:]
     columns = _smaller(m, n)
     if attrs["complete"] and columns is not None:
         columns = max(m, columns) if m > n else columns
     elif attrs["complete"]:
         columns = None                     # (m or min(m, n): known at run time)
-    return TupleType((ArrayType(F64, (m, columns)), ArrayType(F64, (columns, n))))
+    return TupleType((_stacked(types[0], m, columns), _stacked(types[0], columns, n)))
 
 
 def _qr(a, complete):
@@ -70,13 +88,14 @@ def _qr(a, complete):
 
 
 def _svd_type(types, attrs):
-    m, n = _matrix(types[0], "linalg_svd").shape
+    a = _square(types[0], "linalg_svd")
+    m, n = a.shape[-2:]
     k = _smaller(m, n)
-    s = ArrayType(F64, (k,))
+    s = _stacked(a, k)
     if attrs["jobz"] == "N":
         return s
     full = attrs["jobz"] == "A"
-    return TupleType((ArrayType(F64, (m, m if full else k)), s, ArrayType(F64, (n if full else k, n))))
+    return TupleType((_stacked(a, m, m if full else k), s, _stacked(a, n if full else k, n)))
 
 
 def _svd(a, jobz):
@@ -101,14 +120,24 @@ def _numpy_linalg(name: str):
 
 def _solve_type(types, attrs):
     a, b = _square(types[0], "linalg_solve"), types[1]
-    if not isinstance(b, ArrayType) or b.rank not in (1, 2) or b.dtype != F64:
-        raise TypeError("linalg_solve takes a float64 vector or matrix on the right")
-    return ArrayType(F64, (a.shape[1],) + b.shape[1:])
+    if not isinstance(b, ArrayType) or b.rank not in (1, a.rank) or b.dtype != F64:
+        raise TypeError("linalg_solve takes a float64 vector on the right, or matrices stacked as a's")
+    return _stacked(a, a.shape[-1], *b.shape[-1:] if b.rank > 1 else ())
+
+
+def _number(x):
+    """A float for one matrix's number (a 0-d result), else the array of a stack's."""
+    import numpy
+    return float(x) if numpy.ndim(x) == 0 else numpy.asarray(x)
+
+
+def _det(a):
+    return _number(_numpy_linalg("det")(a))
 
 
 def _slogdet(a):
     sign, logdet = _numpy_linalg("slogdet")(a)
-    return float(sign), float(logdet)
+    return _number(sign), _number(logdet)
 
 
 def _eigh(a):
@@ -121,16 +150,16 @@ define("linalg_solve", "x with a @ x = b (LAPACK gesv, as np.linalg.solve)", _so
 define("linalg_inv", "the inverse of a (LAPACK gesv on the identity, as np.linalg.inv)",
        lambda t, a: _square(t[0], "linalg_inv"), _numpy_linalg("inv"), [Status.FALLBACK, Status.NO_MEMORY])
 define("linalg_det", "the determinant of a (getrf, then sign * exp(log|det|), as np.linalg.det)",
-       lambda t, a: (_square(t[0], "linalg_det"), F64)[1], lambda a: float(_numpy_linalg("det")(a)),
+       lambda t, a: _per_matrix(_square(t[0], "linalg_det"), F64), _det,
        [Status.FALLBACK, Status.NO_MEMORY])
 define("linalg_slogdet", "(sign, log|det|) of a (getrf, as np.linalg.slogdet)",
-       lambda t, a: (_square(t[0], "linalg_slogdet"), TupleType((F64, F64)))[1], _slogdet,
+       lambda t, a: TupleType((_per_matrix(_square(t[0], "linalg_slogdet"), F64),) * 2), _slogdet,
        [Status.FALLBACK, Status.NO_MEMORY])
 define("linalg_cholesky", "the lower Cholesky factor of a (potrf, as np.linalg.cholesky)",
        lambda t, a: _square(t[0], "linalg_cholesky"), _numpy_linalg("cholesky"), [Status.FALLBACK, Status.NO_MEMORY])
 define("linalg_eigh", "(ascending eigenvalues, eigenvectors) of symmetric a from its lower triangle "
        "(syevd, as np.linalg.eigh)",
-       lambda t, a: TupleType((ArrayType(F64, _square(t[0], "linalg_eigh").shape[:1]), t[0])), _eigh,
+       lambda t, a: TupleType((_stacked(_square(t[0], "linalg_eigh"), t[0].shape[-1]), t[0])), _eigh,
        [Status.FALLBACK, Status.NO_MEMORY])
 define("linalg_qr", "(Q, R) of a (geqrf, then orgqr, as np.linalg.qr; Q has m columns with "
        "attrs['complete'] when m > n, else min(m, n))", _qr_type, _qr, [Status.FALLBACK, Status.NO_MEMORY],
@@ -163,5 +192,5 @@ define("linalg_lstsq", "(x, residuals, rank as int32, singular values) of the le
        "(gelsd with rcond, as np.linalg.lstsq; residuals only where the rank is n and m > n)", _lstsq_type, _lstsq,
        [Status.FALLBACK, Status.NO_MEMORY])
 define("linalg_eigvalsh", "the ascending eigenvalues of symmetric a from its lower triangle (syevd without "
-       "vectors, as np.linalg.eigvalsh)", lambda t, a: ArrayType(F64, _square(t[0], "linalg_eigvalsh").shape[:1]),
+       "vectors, as np.linalg.eigvalsh)", lambda t, a: _stacked(_square(t[0], "linalg_eigvalsh"), t[0].shape[-1]),
        _numpy_linalg("eigvalsh"), [Status.FALLBACK, Status.NO_MEMORY])
