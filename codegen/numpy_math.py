@@ -1,4 +1,5 @@
-"""Lowering of NumPy's own elementwise math (tracer/ir/numpy_math_ops.py): `np_exp`, `np_log`.
+"""Lowering of NumPy's own elementwise math (tracer/ir/numpy_math_ops.py): `np_exp`, `np_log`, and
+`c_hypot`, a call of the C library's hypot.
 
 Straight-line code, no calls and no branches, so that LLVM vectorizes the loop over an array's
 elements: np_exp's overflow raises the CPU's overflow flag (codegen.fpflags watches it around
@@ -99,3 +100,8 @@ def np_log(k, v, x):
     k.fail_if(b.or_(zero, negative), Status.FALLBACK)
     result = b.select(zero, k.f64(float("-inf")), b.select(negative, k.f64(float("nan")), result))
     return b.select(b.or_(nan, b.icmp_signed("==", bits, k.i64(INF_BITS))), x, result)
+
+
+@lowers("c_hypot")
+def c_hypot(k, v, x, y):
+    return k.libm("hypot", x, y)

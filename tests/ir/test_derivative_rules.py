@@ -173,6 +173,7 @@ IR_CASES = {
     "copysign": IRCase(args(signed(0.1, 10.0), signed(0.1, 10.0))),
     "fmod": IRCase(quotient_pair()),
     "hypot": IRCase(args(signed(0.1, 10.0), FREE)),
+    "c_hypot": IRCase(args(signed(0.1, 10.0), FREE)),
     "floor": IRCase(one(off_integer())),
     "ceil": IRCase(one(off_integer())),
     "trunc": IRCase(one(off_integer())),

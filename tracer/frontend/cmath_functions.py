@@ -18,17 +18,12 @@ OverflowError where glibc's atan2 underflows to 0 (it sets ERANGE; found out at 
 Results are CPython's bits with `@trace(fuse_fma=False)`, as for complex arithmetic.
 
 cmath calls the C library's hypot, not math.hypot's algorithm (they differ in the last bit of
-about 1 result in 300): `hypot` below is glibc's (2.35+, sysdeps/ieee754/dbl-64/e_hypot.c),
-checked against the C library at its first use; where they differ, traced calls are refused.
+about 1 result in 300): the `c_hypot` op, a call of the C library's.
 """
 from __future__ import annotations
 
 import cmath
-import ctypes
-import ctypes.util
-import functools
 import math
-import random
 import sys
 
 from tracer.frontend.builder import is_traced
@@ -37,6 +32,7 @@ from tracer.frontend.math_more import as_float, check
 from tracer.frontend.numpy_scalars import made_by_numpy
 from tracer.frontend.opcodes.containers import proxy, type_name
 from tracer.ir import BOOL, F64, I64, NARROW
+from tracer.ir.numpy_math_ops import c_hypot
 from tracer.ir.scalar_ops import ieee_div
 
 FUNCTIONS: dict = {}
@@ -50,9 +46,12 @@ SQRT_DBL_MIN = math.sqrt(DBL_MIN)                                  # CM_SQRT_DBL
 DOMAIN, RANGE = "math domain error", "math range error"
 
 
+FOLD_MORE = {"c_hypot": c_hypot}
+
+
 class Floats:
     """IEEE double arithmetic on traced f64 values and Python floats alike: arithmetic and tests of
-    constants fold in Python; with no builder, everything is Python (the check of `hypot`)."""
+    constants fold in Python; with no builder, everything is Python."""
 
     FOLD = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
             "fdiv": ieee_div, "neg": lambda a: -a, "fabs": math.fabs, "copysign": math.copysign,
@@ -65,7 +64,7 @@ class Floats:
 
     def __call__(self, op: str, *args):
         if self.b is None or (op in self.FOLD and not any(is_traced(a) for a in args)):
-            return self.FOLD[op](*args) if op in self.FOLD else getattr(math, op)(*args)
+            return self.FOLD[op](*args) if op in self.FOLD else FOLD_MORE.get(op, getattr(math, op, None))(*args)
         return self.b.emit(op, tuple(self.b.value(a) for a in args))
 
     def select(self, cond, a, b):
@@ -92,59 +91,9 @@ class Floats:
 
 
 # ------------------------------------------------------------------------- the C library's hypot
-SCALE, LARGE_VAL, TINY_VAL, EPS = 2.0 ** -600, 2.0 ** 511, 2.0 ** -459, 2.0 ** -54
-
-
-def _kernel(f: Floats, ax, ay):
-    """glibc's hypot kernel without FMA (Borges' correction), for ax >= ay >= 0."""
-    h = f("sqrt", f("add", f("mul", ax, ax), f("mul", ay, ay)))
-    near = f("le", h, f("mul", 2.0, ay))
-    delta = f("sub", h, f.select(near, ay, ax))
-    t1 = f.select(near, f("mul", ax, f("sub", f("mul", 2.0, delta), ax)),
-                  f("mul", f("mul", 2.0, delta), f("sub", ax, f("mul", 2.0, ay))))
-    t2 = f.select(near, f("mul", f("sub", delta, f("mul", 2.0, f("sub", ax, ay))), delta),
-                  f("add", f("mul", f("sub", f("mul", 4.0, delta), ay), ay), f("mul", delta, delta)))
-    return f("sub", h, f("fdiv", f("add", t1, t2), f("mul", 2.0, h)))
-
-
-def hypot(f: Floats, x, y):
-    """C's hypot(x, y) as glibc computes it (an infinity wins over a NaN; never an error)."""
-    x0, y0 = f("fabs", x), f("fabs", y)
-    swap = f("lt", x0, y0)
-    ax, ay = f.select(swap, y0, x0), f.select(swap, x0, y0)
-    large, tiny = f("gt", ax, LARGE_VAL), f("lt", ay, TINY_VAL)
-    up = f.select(large, SCALE, f.select(tiny, 1.0 / SCALE, 1.0))
-    scaled = f("mul", _kernel(f, f("mul", ax, up), f("mul", ay, up)), f("fdiv", 1.0, up))
-    lopsided = f.select(f.both(f.negated(large), tiny), f("ge", ax, f("fdiv", ay, EPS)),
-                        f("le", ay, f("mul", ax, EPS)))
-    finite = f.select(lopsided, f("add", ax, ay), scaled)
-    return f.select(f.either(f("isinf", x), f("isinf", y)), INF,
-                    f.select(f.either(f("isnan", x), f("isnan", y)), f("add", x, y), finite))
-
-
-@functools.cache
-def hypot_is_the_c_librarys() -> bool:
-    """Whether `hypot` gives the C library's bits (glibc's algorithm, and this C library's)."""
-    try:
-        c_hypot = ctypes.CDLL(ctypes.util.find_library("m") or None).hypot
-    except (OSError, AttributeError):
-        return False
-    c_hypot.restype, c_hypot.argtypes = ctypes.c_double, [ctypes.c_double] * 2
-    rng, f = random.Random(20240601), Floats()
-    pairs = [(float.fromhex("0x1.62e88f7fa2e8bp-509"), float.fromhex("0x1.97d05de572ac7p-510")),
-             (3.0, 4.0), (1e308, 1e308), (5e-324, 1e-310)]
-    for _ in range(1500):
-        x = rng.uniform(0.5, 2.0) * 2.0 ** rng.randint(-1074, 1023)
-        y = x * rng.random() * 2.0 ** rng.choice((0, 0, 0, -1, -5, -27, -30, -54, -60, 3))
-        pairs.append((x, y) if rng.random() < 0.5 else (-y, x))
-    return all(c_hypot(x, y) == hypot(f, x, y) for x, y in pairs)
-
-
 def c_abs(tracer, f: Floats, re, im):
-    if not hypot_is_the_c_librarys():
-        raise tracer.error("cmath functions of traced numbers need the C library's hypot, which this "
-                           "platform computes differently: not supported yet")
-    return hypot(f, re, im)
+    """hypot(re, im) as cmath computes it: the C library's (the `c_hypot` op)."""
+    return f("c_hypot", re, im)
 
 
 # ------------------------------------------------------------------------- special values

@@ -124,9 +124,30 @@ def _f64(tracer, x):
 # ------------------------------------------------------------------------------ complex ufuncs
 def _absolute(tracer, np, z, **kwargs):
     _no_kwargs(tracer, "abs", kwargs)
-    part = part_type(tracer, z)
-    re, im = parts(tracer, z, part)
-    return wrap(tracer, emit_elementwise(tracer, "hypot", [re, im], part))
+    return absolute(tracer, z)
+
+
+def absolute(tracer, z):
+    """np.abs(z). Of an array, NumPy's SIMD loop: larger * sqrt(fma(r, r, 1)) with r = smaller /
+    larger of the parts' magnitudes (an inf part makes inf, a NaN one NaN). Of an np.complex128,
+    the C library's hypot (npy_cabs); if that overflows, the call runs Python (NumPy warns)."""
+    f = Parts(tracer, part_type(tracer, z))
+    re, im = parts(tracer, z, f.part)
+    if not isinstance(z, ComplexArray):
+        r = f.op("c_hypot", re, im)
+        if is_traced(r):
+            _ordinary(tracer, f, _or(tracer, f.op("not", f.op("isinf", r)), _or(tracer, f.op("isinf", re),
+                                                                                  f.op("isinf", im))))
+        return r
+    re, im = f.op("fabs", re), f.op("fabs", im)
+    im = f.where(f.op("isinf", re), math.inf, im)
+    re = f.where(f.op("isinf", im), math.inf, re)
+    im = f.where(f.op("isnan", re), math.nan, im)
+    re = f.where(f.op("isnan", im), math.nan, re)
+    larger, smaller = f.op("maximum", re, im), f.op("minimum", re, im)
+    divide = f.op("not", _or(tracer, f.op("isinf", larger), f.compare("eq", larger, 0.0)))
+    ratio = f.where(divide, f.div(smaller, f.where(divide, larger, 1.0)), 0.0)
+    return wrap(tracer, f.mul(f.op("sqrt", f.op("fma", ratio, ratio, 1.0)), larger))
 
 
 def _negative(tracer, np, z):
@@ -198,7 +219,7 @@ def _sqrt(tracer, np, z, **kwargs):
     _ordinary(tracer, f, _and_all(tracer, f, f.op("isfinite", x), f.op("isfinite", y), f.compare("le", ax, big),
                                   f.compare("le", ay, big), _or(tracer, f.compare("ge", ax, small),
                                                                 f.compare("ge", ay, small))))
-    d = f.op("hypot", x, y)
+    d = f.op("c_hypot", x, y)
     positive = f.compare("gt", x, 0.0)
     r_pos = f.op("sqrt", f.mul(0.5, f.add(d, f.where(positive, x, 0.0))))
     s_pos = f.mul(0.5, f.div(y, f.where(positive, r_pos, 1.0)))

@@ -7,7 +7,7 @@ constants), and its arithmetic is CPython's own (Objects/complexobject.c), step 
     a ** n              n an integral number with |n| <= 100: c_powu's square-and-multiply
                         (and 1 / that for n < 0); an infinite part is OverflowError("complex
                         exponentiation"), a zero to a negative power ZeroDivisionError
-    abs(a)              hypot (inf if either part is inf)
+    abs(a)              the C library's hypot (inf if either part is inf); OverflowError if too large
     ==, !=, bool(), .real, .imag, .conjugate(), complex(re, im)
 
 An int or float on the other side becomes complex(x, 0.0) first, as CPython's TO_COMPLEX does
@@ -215,10 +215,15 @@ def negative(tracer, a: TracedComplex) -> TracedComplex:
 
 
 def absolute(tracer, a: TracedComplex):
+    """abs(a): _Py_c_abs, the C library's hypot (inf if a part is inf, even with a NaN), and
+    OverflowError where finite parts give inf."""
     b = tracer.builder
     if not is_traced(a.real) and not is_traced(a.imag):
         return abs(complex(a.real, a.imag))
-    return b.emit("hypot", (b.value(a.real), b.value(a.imag)))
+    r = b.emit("c_hypot", (b.value(a.real), b.value(a.imag)))
+    finite = _and(b, b.emit("isfinite", (b.value(a.real),)), b.emit("isfinite", (b.value(a.imag),)))
+    b.raise_if(_and(b, finite, b.emit("isinf", (r,))), OverflowError("absolute value too large"))
+    return r
 
 
 def truth(tracer, a: TracedComplex):

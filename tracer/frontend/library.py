@@ -14,6 +14,8 @@ import sys
 from tracer.frontend import (
     arrays,
     callouts,
+    complex_arrays,
+    complex_numpy,
     complexes,
     dicts,
     dynlists,
@@ -190,6 +192,8 @@ for _name in ["isnan", "isinf", "isfinite"]:
 # ------------------------------------------------------------------------------ builtins
 @implements(builtins.abs)
 def _abs(tracer, x):
+    if isinstance(x, (complex_arrays.ComplexArray, complex_arrays.NumpyComplex)):       # np.abs
+        return complex_numpy.absolute(tracer, x)
     if isinstance(x, complexes.TracedComplex):
         return complexes.absolute(tracer, x)
     if isinstance(x, TracedArray) or is_traced(x) and x.type in NARROW:     # np.int8(-128) stays -128
@@ -362,8 +366,7 @@ SORTED_LIMIT = 48       # (an exchange sort: n * (n - 1) / 2 comparisons in the 
 
 _TABLE[builtins.max] = _extremum("max", max)
 _TABLE[builtins.min] = _extremum("min", min)
-_TABLE.update(MORE_MATH)      # gcd, lcm, factorial, comb, perm, isqrt, fsum, prod, dist, isclose, ulp, modf...
-_TABLE.update(CMATH)          # cmath: exp, log, sqrt, the trigonometric functions, phase, polar, rect...
+_TABLE.update({**MORE_MATH, **CMATH})   # gcd, comb, isqrt, fsum, dist, isclose, ulp...; cmath's exp, log, polar...
 _TABLE.update(ITERABLES)      # set(), map, filter, itertools, bisect
 _TABLE.update(trace_time.FUNCTIONS)   # collections.deque, Counter, defaultdict, OrderedDict
 _TABLE[builtins.__build_class__] = instance_ops.build_class

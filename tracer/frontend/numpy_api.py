@@ -44,7 +44,7 @@ UNARY_UFUNCS = {
     "rint": "round_even", "fabs": "fabs",
 }
 BINARY_UFUNCS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "true_divide": "div",
-                 "floor_divide": "floordiv", "power": "pow", "arctan2": "atan2", "hypot": "hypot",
+                 "floor_divide": "floordiv", "power": "pow", "arctan2": "atan2", "hypot": "c_hypot",
                  "maximum": "maximum", "minimum": "minimum", "remainder": "mod", "mod": "mod",
                  "copysign": "copysign", "fmod": "fmod", "greater": "gt", "greater_equal": "ge", "less": "lt",
                  "less_equal": "le", "equal": "eq", "not_equal": "ne"}

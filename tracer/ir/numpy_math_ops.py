@@ -1,6 +1,7 @@
 """NumPy's elementwise math as its own ops (registered into `tracer.ir.ops.OPS`), where NumPy's
 results are not CPython's `math` results: `np_exp` and `np_log`, np.exp and np.log of float64
-arrays.
+arrays, and `c_hypot`, the C library's hypot (np.hypot, abs of complex numbers in NumPy and in
+CPython, cmath: math.hypot has an algorithm of its own, a last bit apart in about 1 result of 300).
 
 NumPy computes np.exp with SIMD kernels of its own (not the C library's exp, which CPython's
 math.exp calls); so does `np_exp`, in a form LLVM vectorizes: x = n ln2 + r with
@@ -25,6 +26,7 @@ rounding), so the IR interpreter and compiled code agree bit for bit.
 """
 from __future__ import annotations
 
+import functools
 import math
 import struct
 
@@ -135,3 +137,23 @@ define("np_log", "np.log(a) of a float64 array's elements: NumPy's result to 1 u
        "tracer/ir/numpy_math_ops.py); log(0) and log of a negative FALLBACK (NumPy warns)",
        signature(((F64,), F64)), _np_log, [Status.FALLBACK], vjp=(lambda ct, out, x: ct / x,),
        fails_when=lambda op, v: True)
+
+
+# ------------------------------------------------------------------------------- hypot
+@functools.cache
+def _c_library_hypot():
+    import ctypes
+    import ctypes.util
+    c_hypot = ctypes.CDLL(ctypes.util.find_library("m") or None).hypot
+    c_hypot.restype, c_hypot.argtypes = ctypes.c_double, [ctypes.c_double, ctypes.c_double]
+    return c_hypot
+
+
+def c_hypot(x: float, y: float) -> float:
+    """The C library's hypot(x, y), as compiled code calls it."""
+    return _c_library_hypot()(x, y)
+
+
+define("c_hypot", "the C library's hypot(a, b): never fails (an overflow is inf, and raises the CPU's overflow "
+       "flag; an infinite operand gives inf, even with a NaN)", signature(((F64, F64), F64)), c_hypot,
+       vjp=(lambda ct, out, a, b: ct * a / out, lambda ct, out, a, b: ct * b / out))
