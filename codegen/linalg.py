@@ -34,7 +34,8 @@ from tracer.ir.linalg_ops import LINALG_OPS, lapack_library
 
 ROUTINES = {"linalg_solve": ("dgesv",), "linalg_inv": ("dgesv",), "linalg_det": ("dgetrf",),
             "linalg_slogdet": ("dgetrf",), "linalg_cholesky": ("dpotrf",), "linalg_eigh": ("dsyevd",), "linalg_eigvalsh": ("dsyevd",),
-            "linalg_qr": ("dgeqrf", "dorgqr"), "linalg_svd": ("dgesdd",), "linalg_lstsq": ("dgelsd",)}
+            "linalg_qr": ("dgeqrf", "dorgqr"), "linalg_svd": ("dgesdd",), "linalg_lstsq": ("dgelsd",),
+            "linalg_eig": ("dgeev",)}
 ITEM = 8
 I8 = ll.IntType(8)
 
@@ -457,3 +458,64 @@ def lstsq(k: KernelBuilder, v: ir.Value, a: ArrayValue, rhs: ArrayValue, rcond: 
         store_element(k, residuals, (j,), ir.F64, total)
     for_range(k, residuals.sizes[0], column)
     return x, residuals, b.trunc(found, ll.IntType(32)), s
+
+
+@lowers("linalg_eig")
+def eig(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    n = _square(k, a)
+    vectors = v.attrs["vectors"]
+    cores = ((n,), (n,)) + (((n, n), (n, n)) if vectors else ())
+    return per_matrix(k, v, (a,), cores, lambda m: _geev(k, m, vectors))
+
+
+def _geev(k: KernelBuilder, a: ArrayValue, vectors: bool):
+    """NumPy's eig (vectors) and eigvals: geev on a column-major copy, jobvl 'N' and jobvr 'V' or 'N',
+    every leading dimension max(n, 1), with the workspace its query asks for (umath_linalg's
+    init_geev); then the complex eigenvectors as its process_geev_results makes them."""
+    b = k.builder
+    n = _square(k, a)
+    matrix = column_major(k, a)
+    wr, wi = allocate(k, ir.F64, (n,)), allocate(k, ir.F64, (n,))
+    vr = allocate(k, ir.F64, (_at_least_one(k, b.mul(n, n)),)) if vectors else wr
+    lead = _slot(k, I64, _at_least_one(k, n))
+    info, query = _slot(k, I64, k.i64(0)), _slot(k, DOUBLE, k.f64(0.0))
+    args = [_char(k, "N"), _char(k, "V" if vectors else "N"), _slot(k, I64, n), matrix.data, lead, wr.data, wi.data,
+            wr.data, lead, vr.data, lead]         # (vl: not referenced with jobvl 'N')
+    _call(k, "dgeev", *args, query, _slot(k, I64, k.i64(-1)), info)
+    _fail_unless_zero(k, info)
+    lwork = _work_size(k, query)
+    work = allocate(k, ir.F64, (_at_least_one(k, lwork),))
+    _call(k, "dgeev", *args, work.data, _slot(k, I64, lwork), info)
+    _fail_unless_zero(k, info)                      # (no convergence: NumPy's LinAlgError)
+    if not vectors:
+        return wr, wi
+    return (wr, wi, *_complex_eigenvectors(k, _column_major_view(k, vr.data, n, n, n), wi, n))
+
+
+def _complex_eigenvectors(k: KernelBuilder, vr: ArrayValue, wi: ArrayValue, n: ll.Value):
+    """(real, imaginary) parts of the eigenvectors, from geev's real ones (umath_linalg's
+    mk_geev_complex_eigenvectors): a real eigenvalue's column is itself (imaginary part +0.0);
+    a complex pair's (columns j, j + 1) are vr[:, j] + i vr[:, j+1] and vr[:, j] - i vr[:, j+1]."""
+    b = k.builder
+    role = allocate(k, ir.I64, (n,))                # 0: real, 1: first of a pair, 2: second
+
+    def scan(j, second):
+        store_element(k, role, (j,), ir.I64, b.select(second, k.i64(2), b.select(
+            b.fcmp_ordered("==", load_element(k, wi, (j,), ir.F64), k.f64(0.0)), k.i64(0), k.i64(1))))
+        return (b.and_(b.not_(second), b.fcmp_unordered("!=", load_element(k, wi, (j,), ir.F64), k.f64(0.0))),)
+    for_range(k, n, scan, (ll.Constant(ll.IntType(1), 0),))
+    re, im = allocate(k, ir.F64, (n, n)), allocate(k, ir.F64, (n, n))
+
+    def element(idx):
+        r, c = idx
+        kind = load_element(k, role, (c,), ir.I64)
+        first, second = b.icmp_signed("==", kind, k.i64(1)), b.icmp_signed("==", kind, k.i64(2))
+        last = b.sub(n, k.i64(1))
+        partner = b.select(first, b.select(b.icmp_signed("<", c, last), b.add(c, k.i64(1)), c), c)
+        real_column = b.select(second, b.sub(c, k.i64(1)), c)
+        imaginary = load_element(k, vr, (r, partner), ir.F64)
+        store_element(k, re, idx, ir.F64, load_element(k, vr, (r, real_column), ir.F64))
+        store_element(k, im, idx, ir.F64, b.select(first, imaginary, b.select(second, b.fneg(imaginary),
+                                                                                k.f64(0.0))))
+    for_each_index(k, (n, n), element)
+    return re, im

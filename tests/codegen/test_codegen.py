@@ -93,10 +93,11 @@ LIST_OPS = tuple(name for name in ops.OPS if name.startswith("list_"))     # tes
 ARRAY_OPS = ("dim", "load", "index", "broadcast_in_dim", "transpose", "reduce", "argreduce", "matmul", "full",
              "iota", "pack", "copy", "reshape", "store", "writeback", "slice", "in_place_check", "scan",
              "sort", "argsort", "permute", "searchsorted", "mask_select", "mask_update", "index_select",
-             "index_update", "index_add", *LINALG_OPS)
+             "index_update", "index_add", "complex_parts", "complex_from_parts", *LINALG_OPS)
 # scan: tests/frontend/test_numpy_more.py; sort, argsort, permute, searchsorted: tests/frontend/test_numpy_sort.py;
 # mask_select, mask_update: tests/frontend/test_numpy_masks.py; index_*: tests/frontend/test_numpy_take.py; tests/codegen/test_array_kernels.py, test_array_ops.py, test_array_slicing.py, test_inplace.py; "map" in tests/transforms/test_fusion.py
 # python_call: tests/api/test_graph_breaks.py; cast: tests/codegen/test_casts.py; linalg_*: tests/frontend/test_numpy_linalg.py
+# complex_parts, complex_from_parts: tests/frontend/test_complex_arrays.py
 SCALAR_OPS = [name for name in ops.OPS if name not in
               ("param", "const", "tuple", "getitem", "fma", "pow", "python_call", "cast") + CONTROL_FLOW + TAPE_OPS + LIST_OPS + ARRAY_OPS]
 

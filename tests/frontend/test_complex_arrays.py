@@ -105,6 +105,18 @@ def test_functions_that_move_elements(name):
     _run(MOVES[name], Z, W, exact=True)
 
 
+@pytest.mark.parametrize("name", sorted(EXACT) + sorted(MOVES))
+def test_no_operation_raises_in_the_trace(name):
+    """Nothing the complex code emits fails its type rules (a failure would be compiled as an
+    exception, and every call would run the Python function instead)."""
+    f = EXACT.get(name) or MOVES[name]
+    for dtype in (np.complex128, np.complex64):
+        if dtype == np.complex64 and name in SCALAR_RESULTS:
+            continue
+        text = trace(f).dump(Z.astype(dtype), W.astype(dtype), stage="ir")
+        assert " raise " not in text, text
+
+
 def test_export_refuses_complex_arrays(tmp_path):
     import tracer
     from tracer.aot.toolchain import ExportError

@@ -117,7 +117,10 @@ ARRAY_ONLY_OPS = {"load", "index", "broadcast_in_dim", "transpose", "reduce", "a
                   "scan",   # scan: tests/frontend/test_numpy_more.py checks its rule against finite differences
                   "sort", "permute",   # tests/frontend/test_numpy_sort.py checks theirs
                   "mask_select", "mask_update",   # tests/frontend/test_numpy_masks.py checks theirs
-                  "index_select", "index_update", "index_add"}   # tests/frontend/test_numpy_take.py checks theirs
+                  "index_select", "index_update", "index_add",   # tests/frontend/test_numpy_take.py checks theirs
+                  # np.linalg: tests/transforms/test_linalg_gradients.py checks theirs
+                  "linalg_solve", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_eigh",
+                  "linalg_eigvalsh", "linalg_qr", "linalg_svd"}
 
 
 @dataclass(frozen=True)

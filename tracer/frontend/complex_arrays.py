@@ -173,6 +173,8 @@ class Parts:
         self.tracer, self.part = tracer, part
 
     def op(self, name, *xs):
+        if name == "not":                      # of a bool (array)
+            return self.tracer.builder.emit("not", xs)
         return emit_elementwise(self.tracer, name, list(xs), self.part)
 
     def add(self, x, y):

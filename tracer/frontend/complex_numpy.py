@@ -32,7 +32,7 @@ from tracer.frontend.complex_arrays import (
 from tracer.frontend.complexes import TracedComplex
 from tracer.frontend.numpy_more import fallback_unless, numpy_function
 from tracer.frontend.objects import TracedArray
-from tracer.ir import BOOL, F32, F64, PART_TYPE, ArrayType
+from tracer.ir import ARRAY_DTYPE_NAMES, BOOL, F32, F64, PART_TYPE, ArrayType
 
 DOUBLE_MAX = 1.7976931348623157e308
 PARTWISE = {"reshape", "ravel", "transpose", "flip", "fliplr", "flipud", "roll", "concatenate", "stack", "hstack",
@@ -364,7 +364,7 @@ def _like(fill):
         if t is None:
             raise tracer.error("np.zeros_like of a complex array with a real dtype= is not supported yet")
         shape = tuple(sizes_of(tracer, (z.real if isinstance(z, ComplexArray) else z).value))
-        return _full(tracer, np, shape, fill, 0.0, t)
+        return _full(tracer, np, shape, fill, 0.0, ARRAY_DTYPE_NAMES[t])
     return impl
 
 

@@ -1,6 +1,6 @@
-"""`np.linalg` in traced code: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, qr, svd and lstsq, each one op
-(tracer.ir.linalg_ops) that calls the LAPACK routine NumPy calls, from NumPy's own LAPACK, so the
-results are NumPy's bit for bit. (`np.linalg.norm` is in numpy_stats.)
+"""`np.linalg` in traced code: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, qr, svd, lstsq, eig and
+eigvals, each one op (tracer.ir.linalg_ops) that calls the LAPACK routine NumPy calls, from NumPy's own
+LAPACK, so the results are NumPy's bit for bit. (`np.linalg.norm` is in numpy_stats.)
 
 They take float64 matrices (int and bool ones are converted to float64, as NumPy does) and float32
 ones, which NumPy computes in float64 too and rounds back to float32 (float16 is NumPy's
@@ -10,16 +10,22 @@ with a's, as in NumPy 2). A NumPy without its bundled 64-bit-integer OpenBLAS is
 A matrix whose sizes the trace knows and that is not square is NumPy's LinAlgError at trace time;
 a singular one (solve, inv), or one that is not positive definite (cholesky), anywhere in a stack,
 makes the call run the Python function, which raises NumPy's LinAlgError, as does an SVD that does
-not converge. `slogdet`, `eigh`, `qr` and `svd` return plain tuples where NumPy returns named
+not converge. `slogdet`, `eigh`, `qr`, `svd` and `eig` return plain tuples where NumPy returns named
 tuples (unpacking them is the same). cond, matrix_rank and matrix_power (numpy_in_python) take
-one matrix.
+one matrix. `grad` goes through all but lstsq and eig (their rules: tracer.ir.linalg_derivatives).
+
+eig and eigvals of float64 matrices (and stacks) give complex arrays (`ComplexArray`), NumPy's
+numbers from geev. NumPy gives float64 arrays instead where every eigenvalue is real: a dtype only
+the run time knows, so there (and for a matrix with an inf or a NaN: NumPy's LinAlgError) the call
+runs the Python function. float32 matrices are refused (NumPy's complex64 results).
 """
 from __future__ import annotations
 
 from tracer.frontend import numpy_in_python
-from tracer.frontend.arrays import convert, shape_text, sizes_of, wrap
+from tracer.frontend.arrays import convert, emit_elementwise, shape_text, sizes_of, wrap
 from tracer.frontend.builder import is_traced
-from tracer.frontend.numpy_more import as_array, numpy_function
+from tracer.frontend.complex_arrays import ComplexArray
+from tracer.frontend.numpy_more import all_true, as_array, fallback_unless, numpy_function
 from tracer.ir import BOOL, F16, F32, F64, I64, INTEGERS, ArrayType
 from tracer.ir.linalg_ops import lapack_library
 
@@ -274,3 +280,30 @@ def matrix_power(tracer, a, n):
     if type(n) not in (int, bool) and not isinstance(n, numpy.integer):
         raise TypeError("exponent must be an integer")
     return tracer.call(numpy_in_python.matrix_power, [m, int(n)], {})
+
+
+@numpy_function("linalg.eig")
+def eig(tracer, a):
+    w, v = _eig(tracer, a, "np.linalg.eig", vectors=True)
+    return w, v
+
+
+@numpy_function("linalg.eigvals", array_result=True)
+def eigvals(tracer, a):
+    return _eig(tracer, a, "np.linalg.eigvals", vectors=False)[0]
+
+
+def _eig(tracer, a, what: str, vectors: bool) -> list:
+    """[eigenvalues] (and eigenvectors) as complex arrays; where every eigenvalue is real (NumPy's
+    float64 results) or the matrix is not finite, the Python function runs."""
+    m, dtype = _matrix(tracer, a, what)
+    if dtype != F64:
+        raise tracer.error(f"{what} of a float32 matrix is not supported yet (NumPy gives complex64 results)")
+    b = tracer.builder
+    fallback_unless(tracer, all_true(tracer, emit_elementwise(tracer, "isfinite", [m], F64)))
+    parts = b.emit("linalg_eig", (m,), vectors=vectors)
+    re_w, im_w, *vector_parts = (b.emit("getitem", (parts,), index=i) for i in range(4 if vectors else 2))
+    real = all_true(tracer, emit_elementwise(tracer, "eq", [im_w, 0.0], F64))
+    fallback_unless(tracer, b.emit("not", (real,)))
+    pairs = [(re_w, im_w)] + ([tuple(vector_parts)] if vectors else [])
+    return [ComplexArray(wrap(tracer, re), wrap(tracer, im)) for re, im in pairs]

@@ -17,6 +17,10 @@ operands are float64: the front end converts (NumPy computes float32 in float64 
     linalg_qr(a)           (Q, R): geqrf, then orgqr for Q's columns (min(m, n), or m with attrs['complete'])
     linalg_svd(a)          (U, S, Vh), or S alone (attrs['jobz']: 'A' full, 'S' reduced, 'N' none): gesdd
     linalg_lstsq(a, b, rcond)  (x, residuals, rank, singular values) of min |a @ x - b|: gelsd
+    linalg_eig(a)          the eigenvalues' real and imaginary parts, and (attrs['vectors']) the parts of the
+                           complex eigenvectors NumPy builds from geev's real ones: geev, jobvl 'N', jobvr 'V'/'N'
+
+Every op but lstsq and eig has derivative rules (tracer.ir.linalg_derivatives).
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import glob
 import os
 
 from tracer.errors import OpFailure, Status
+from tracer.ir.linalg_derivatives import VJP
 from tracer.ir.registry import define
 from tracer.ir.types import F64, I32, ArrayType, TupleType
 
@@ -40,7 +45,7 @@ def lapack_library():
 
 
 LINALG_OPS = ("linalg_solve", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_eigh",
-              "linalg_eigvalsh", "linalg_qr", "linalg_svd", "linalg_lstsq")
+              "linalg_eigvalsh", "linalg_qr", "linalg_svd", "linalg_lstsq", "linalg_eig")
 
 
 def _matrix(t, what: str) -> ArrayType:
@@ -146,27 +151,29 @@ def _eigh(a):
 
 
 define("linalg_solve", "x with a @ x = b (LAPACK gesv, as np.linalg.solve)", _solve_type,
-       _numpy_linalg("solve"), [Status.FALLBACK, Status.NO_MEMORY])
+       _numpy_linalg("solve"), [Status.FALLBACK, Status.NO_MEMORY], vjp=VJP["linalg_solve"])
 define("linalg_inv", "the inverse of a (LAPACK gesv on the identity, as np.linalg.inv)",
-       lambda t, a: _square(t[0], "linalg_inv"), _numpy_linalg("inv"), [Status.FALLBACK, Status.NO_MEMORY])
+       lambda t, a: _square(t[0], "linalg_inv"), _numpy_linalg("inv"), [Status.FALLBACK, Status.NO_MEMORY],
+       vjp=VJP["linalg_inv"])
 define("linalg_det", "the determinant of a (getrf, then sign * exp(log|det|), as np.linalg.det)",
        lambda t, a: _per_matrix(_square(t[0], "linalg_det"), F64), _det,
-       [Status.FALLBACK, Status.NO_MEMORY])
+       [Status.FALLBACK, Status.NO_MEMORY], vjp=VJP["linalg_det"])
 define("linalg_slogdet", "(sign, log|det|) of a (getrf, as np.linalg.slogdet)",
        lambda t, a: TupleType((_per_matrix(_square(t[0], "linalg_slogdet"), F64),) * 2), _slogdet,
-       [Status.FALLBACK, Status.NO_MEMORY])
+       [Status.FALLBACK, Status.NO_MEMORY], vjp=VJP["linalg_slogdet"])
 define("linalg_cholesky", "the lower Cholesky factor of a (potrf, as np.linalg.cholesky)",
-       lambda t, a: _square(t[0], "linalg_cholesky"), _numpy_linalg("cholesky"), [Status.FALLBACK, Status.NO_MEMORY])
+       lambda t, a: _square(t[0], "linalg_cholesky"), _numpy_linalg("cholesky"), [Status.FALLBACK, Status.NO_MEMORY],
+       vjp=VJP["linalg_cholesky"])
 define("linalg_eigh", "(ascending eigenvalues, eigenvectors) of symmetric a from its lower triangle "
        "(syevd, as np.linalg.eigh)",
        lambda t, a: TupleType((_stacked(_square(t[0], "linalg_eigh"), t[0].shape[-1]), t[0])), _eigh,
-       [Status.FALLBACK, Status.NO_MEMORY])
+       [Status.FALLBACK, Status.NO_MEMORY], vjp=VJP["linalg_eigh"])
 define("linalg_qr", "(Q, R) of a (geqrf, then orgqr, as np.linalg.qr; Q has m columns with "
        "attrs['complete'] when m > n, else min(m, n))", _qr_type, _qr, [Status.FALLBACK, Status.NO_MEMORY],
-       attrs=("complete",))
+       attrs=("complete",), vjp=VJP["linalg_qr"])
 define("linalg_svd", "(U, S, Vh) of a, or S alone (gesdd with attrs['jobz']: 'A' full matrices, 'S' reduced, "
        "'N' the singular values only, as np.linalg.svd)", _svd_type, _svd, [Status.FALLBACK, Status.NO_MEMORY],
-       attrs=("jobz",))
+       attrs=("jobz",), vjp=VJP["linalg_svd"])
 
 
 def _lstsq_type(types, attrs):
@@ -193,4 +200,30 @@ define("linalg_lstsq", "(x, residuals, rank as int32, singular values) of the le
        [Status.FALLBACK, Status.NO_MEMORY])
 define("linalg_eigvalsh", "the ascending eigenvalues of symmetric a from its lower triangle (syevd without "
        "vectors, as np.linalg.eigvalsh)", lambda t, a: _stacked(_square(t[0], "linalg_eigvalsh"), t[0].shape[-1]),
-       _numpy_linalg("eigvalsh"), [Status.FALLBACK, Status.NO_MEMORY])
+       _numpy_linalg("eigvalsh"), [Status.FALLBACK, Status.NO_MEMORY], vjp=VJP["linalg_eigvalsh"])
+
+
+def _eig_type(types, attrs):
+    a = _square(types[0], "linalg_eig")
+    values = _stacked(a, a.shape[-1])
+    return TupleType((values, values) + ((a, a) if attrs["vectors"] else ()))
+
+
+def _eig(a, vectors):
+    """NumPy's complex results, as parts (where NumPy returns real arrays, every imaginary part is 0)."""
+    import numpy
+    try:
+        w, v = numpy.linalg.eig(a) if vectors else (numpy.linalg.eigvals(a), None)
+    except numpy.linalg.LinAlgError:
+        raise OpFailure(Status.FALLBACK) from None
+    w = w.astype(numpy.complex128)
+    if not vectors:
+        return w.real.copy(), w.imag.copy()
+    v = v.astype(numpy.complex128)
+    return w.real.copy(), w.imag.copy(), v.real.copy(), v.imag.copy()
+
+
+define("linalg_eig", "(real parts, imaginary parts) of the eigenvalues of a, then (attrs['vectors']) those of its "
+       "right eigenvectors as columns (geev with jobvl 'N', as np.linalg.eig and eigvals: a conjugate pair of "
+       "eigenvalues takes its vectors from two of geev's columns, v_j = re + i im, v_j+1 = re - i im)",
+       _eig_type, _eig, [Status.FALLBACK, Status.NO_MEMORY], attrs=("vectors",))

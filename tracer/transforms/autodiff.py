@@ -159,9 +159,10 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "to_f64": "from an int or a bool: a constant (from float32: gradients are float64 only)",
     "to_f32": "float32 values carry no gradients yet (refused where one would flow)",
     "cast": "values of NumPy's narrow dtypes carry no gradients yet (refused where one would flow)",
-    **dict.fromkeys(("linalg_solve", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_eigh",
-                     "linalg_eigvalsh", "linalg_qr", "linalg_svd", "linalg_lstsq"),
-                    "np.linalg has no derivative rules yet (refused where a gradient would flow)"),
+    "linalg_lstsq": "np.linalg.lstsq has no derivative rule yet: its residuals and rank change with the rank "
+                    "found at run time (refused where a gradient would flow)",
+    "linalg_eig": "np.linalg.eig and eigvals give complex arrays, which carry no gradients yet (refused where one "
+                  "would flow)",
     **dict.fromkeys(("complex_parts", "complex_from_parts"),
                     "complex arrays carry no gradients yet (refused where one would flow)"),
     "dim": "an int result (an array's size)",

@@ -1,0 +1,138 @@
+"""np.linalg.eig and eigvals in traced code (tracer.frontend.numpy_linalg, codegen.linalg's geev)
+against NumPy itself, bit for bit: geev with NumPy's arguments and workspace on the same
+column-major copy, and the complex eigenvectors built from its real ones as NumPy builds them.
+
+NumPy returns float64 arrays where every eigenvalue is real and complex128 ones otherwise; the
+compiled code gives the complex ones, and where all are real the Python function runs (so the
+result is NumPy's float64 one): `python_runs` counts those runs.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tracer
+import tracer.api
+from tracer.errors import TracerError, UnsupportedError
+from tracer.ir.linalg_ops import lapack_library
+
+pytestmark = pytest.mark.skipif(lapack_library() is None, reason="NumPy without its bundled 64-bit OpenBLAS")
+
+
+@pytest.fixture
+def python_runs(monkeypatch):
+    """The names of the functions whose Python ran in place of their compiled code."""
+    ran = []
+    plain = tracer.api.run_plain
+
+    def counted(f, *args, **kwargs):
+        ran.append(f.__name__)
+        return plain(f, *args, **kwargs)
+    monkeypatch.setattr(tracer.api, "run_plain", counted)
+    return ran
+
+
+def bits(x):
+    """The results' bytes (arrays C-ordered) and dtypes, to compare bit for bit (-0.0 is not 0.0)."""
+    if isinstance(x, tuple):
+        return tuple(map(bits, x))
+    return np.ascontiguousarray(x).tobytes() + str(np.asarray(x).dtype).encode() + str(np.shape(x)).encode()
+
+
+def eig(a):
+    w, v = np.linalg.eig(a)
+    return w, v
+
+
+def eigvals(a):
+    return np.linalg.eigvals(a)
+
+
+def complex_spectrum(rng, n, *lead):
+    """A matrix with a complex conjugate pair of eigenvalues (a rotation block), and others."""
+    a = rng.normal(size=(*lead, n, n))
+    a[..., 0, 1] += 3.0
+    a[..., 1, 0] -= 3.0
+    return a
+
+
+@pytest.mark.parametrize("fn", [eig, eigvals])
+def test_complex_spectra_are_numpys_bit_for_bit(fn, python_runs):
+    traced = tracer.trace(fn, fullgraph=True)
+    rng = np.random.default_rng(0)
+    for n in (2, 3, 5, 8, 40):
+        for _ in range(2):
+            a = complex_spectrum(rng, n)
+            want = fn(a)
+            assert np.iscomplexobj(want[0] if isinstance(want, tuple) else want)
+            assert bits(traced(a)) == bits(want), n
+    assert python_runs == []
+    assert len(traced.specializations) == 1
+
+
+@pytest.mark.parametrize("fn", [eig, eigvals])
+def test_stacks_views_and_int_matrices(fn, python_runs):
+    traced = tracer.trace(fn, fullgraph=True)
+    rng = np.random.default_rng(1)
+    stack = complex_spectrum(rng, 4, 3)
+    assert bits(traced(stack)) == bits(fn(stack))
+    deeper = complex_spectrum(rng, 3, 2, 2)
+    assert bits(tracer.trace(fn, fullgraph=True)(deeper)) == bits(fn(deeper))
+    a = complex_spectrum(rng, 6)
+    a[0, 2] += 3.0                 # (a pair in the strided view a[::2, ::2] too)
+    a[2, 0] -= 3.0
+    assert bits(traced(a.T)) == bits(fn(a.T))
+    assert bits(traced(a[::2, ::2])) == bits(fn(a[::2, ::2]))
+    ints = np.array([[0, -2, 1], [3, 1, 0], [1, 1, 2]])
+    assert bits(tracer.trace(fn, fullgraph=True)(ints)) == bits(fn(ints))
+    assert python_runs == []
+
+
+@pytest.mark.parametrize("fn", [eig, eigvals])
+def test_a_real_spectrum_is_numpys_float64_result_from_python(fn, python_runs):
+    traced = tracer.trace(fn, fullgraph=True)
+    rng = np.random.default_rng(2)
+    b = rng.normal(size=(4, 4))
+    for a in (b + b.T, np.triu(b), np.eye(3), np.array([[2.0]])):
+        want = fn(a)
+        assert bits(traced(a)) == bits(want)
+        assert not np.iscomplexobj(want[0] if isinstance(want, tuple) else want)
+    assert len(python_runs) == 4
+    stack = np.stack([b + b.T, complex_spectrum(rng, 4)])      # one complex matrix: complex, compiled
+    assert bits(traced(stack)) == bits(fn(stack))
+    assert len(python_runs) == 4
+
+
+def test_results_in_further_complex_arithmetic(python_runs):
+    def spectral_radius(a):
+        return np.max(np.abs(np.linalg.eigvals(a)))
+
+    def residual(a):
+        w, v = np.linalg.eig(a)
+        return np.sum(v.real * w.real - v.imag * w.imag)
+
+    rng = np.random.default_rng(3)
+    for fn in (spectral_radius, residual):
+        a = complex_spectrum(rng, 5)
+        assert tracer.trace(fn)(a) == fn(a)
+
+
+def test_numpys_errors():
+    traced = tracer.trace(eig)
+    bad = np.eye(3)
+    bad[1, 2] = np.nan
+    for a in (bad, np.full((2, 2), np.inf)):
+        with pytest.raises(np.linalg.LinAlgError, match="Array must not contain infs or NaNs"):
+            traced(a)
+    with pytest.raises(np.linalg.LinAlgError, match="square"):
+        traced(np.ones((2, 3)))
+    with pytest.raises(np.linalg.LinAlgError, match="at least two-dimensional"):
+        tracer.trace(eigvals)(np.ones(3))
+
+
+def test_float32_is_refused_and_there_is_no_gradient():
+    a = complex_spectrum(np.random.default_rng(4), 3)
+    with pytest.raises(TracerError, match="float32"):
+        tracer.trace(eigvals, fullgraph=True)(a.astype(np.float32))
+    with pytest.raises(UnsupportedError, match="linalg_eig"):
+        tracer.grad(lambda a: np.sum(np.linalg.eigvals(a).real))(a)
