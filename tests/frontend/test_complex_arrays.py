@@ -74,16 +74,8 @@ EXACT = {
 }
 
 
-SCALAR_RESULTS = {"element", "sum", "mean", "dot", "vdot"}     # complex64 scalars: refused
-
-
 def _check(table, name, dtype, **how):
-    z, w = Z.astype(dtype), W.astype(dtype)
-    if dtype == np.complex64 and name in SCALAR_RESULTS:
-        with pytest.raises(UnsupportedError, match="complex64 scalar"):
-            trace(fullgraph=True)(table[name])(z, w)
-        return
-    _run(table[name], z, w, **how)
+    _run(table[name], Z.astype(dtype), W.astype(dtype), **how)
 
 
 # functions that only move elements run on each part
@@ -111,8 +103,6 @@ def test_no_operation_raises_in_the_trace(name):
     exception, and every call would run the Python function instead)."""
     f = EXACT.get(name) or MOVES[name]
     for dtype in (np.complex128, np.complex64):
-        if dtype == np.complex64 and name in SCALAR_RESULTS:
-            continue
         text = trace(f).dump(Z.astype(dtype), W.astype(dtype), stage="ir")
         assert " raise " not in text, text
 

@@ -18,8 +18,7 @@ a division by zero) fails the call as for float arrays, and the Python function 
 NumPy's answer and warning. Functions that move elements without computing (reshape, slicing,
 concatenate, roll...) run on each part. The sums follow the parts' pairwise order, which is
 not NumPy's complex one: equal to rounding. Elements and whole-array sums are
-np.complex128 scalars in the trace (`NumpyComplex`: NumPy's arithmetic) and Python complex numbers
-when returned (np.complex128 is a subclass, equal in value); complex64 scalars are refused.
+np.complex128 and np.complex64 scalars (`NumpyComplex`: NumPy's arithmetic), returned as such.
 """
 from __future__ import annotations
 
@@ -75,6 +74,13 @@ class ComplexArray:
 class NumpyComplex(TracedComplex):
     """An np.complex128 scalar (an element or a sum of a complex array): its arithmetic is NumPy's
     (complex_arrays.binary), not Python's complex arithmetic."""
+    part, numpy_type = F64, "complex128"
+
+
+class NumpyComplex64(NumpyComplex):
+    """An np.complex64 scalar: its parts are float32 values held as the float64 numbers they are
+    (CPython and cmath see them so), and NumPy's arithmetic on it rounds to float32."""
+    part, numpy_type = F32, "complex64"
 
 
 def is_complex_dtype(dtype) -> bool:
@@ -129,7 +135,7 @@ def _dtype_of(x):
     if isinstance(x, TracedArray):
         return numpy.dtype(ARRAY_DTYPE_NAMES[x.type.dtype])
     if isinstance(x, NumpyComplex):
-        return numpy.dtype(numpy.complex128)
+        return numpy.dtype(numpy.complex64 if x.part == F32 else numpy.complex128)
     if isinstance(x, (TracedComplex, complex)):
         return 1j
     if is_traced(x):
@@ -369,12 +375,9 @@ def subscript(tracer, z: ComplexArray, index, basic_subscript):
 
 
 def scalar(tracer, re, im) -> NumpyComplex:
-    """The np.complex128 scalar of two f64 parts (an np.complex64 one is not supported yet: its
-    arithmetic is single precision)."""
-    if kind(re) == F32 or kind(im) == F32:
-        raise tracer.error("a complex64 scalar (an element or a whole-array reduction of a complex64 array) is "
-                           "not supported yet")
-    return NumpyComplex(convert(tracer, re, F64), convert(tracer, im, F64))
+    """The np.complex128 scalar of two f64 parts, or the np.complex64 one of two f32 parts."""
+    made = NumpyComplex64 if kind(re) == F32 or kind(im) == F32 else NumpyComplex
+    return made(convert(tracer, re, F64), convert(tracer, im, F64))
 
 
 def store_item(tracer, z: ComplexArray, index, value, store) -> None:

@@ -28,6 +28,7 @@ from tracer.ir.scalar_ops import ieee_div
 class TracedComplex:
     """A complex number of the trace: `real` and `imag` are floats or traced f64 values."""
     carried = True                  # merged by its parts at data-dependent branches and loops
+    numpy_type = None               # a NumPy scalar's dtype name (complex_arrays.NumpyComplex)
 
     def __init__(self, real, imag):
         self.real, self.imag = real, imag

@@ -380,7 +380,7 @@ def result_shape(value, memo: dict | None = None):
     if isinstance(value, MaybeNone):
         return ("optional", result_shape(value.value, memo))
     if isinstance(value, TracedComplex):
-        return ("complex",)
+        return ("complex", value.numpy_type)
     if isinstance(value, DynSet):
         return ("set", result_shape(value.keys, memo))
     if isinstance(value, DynDict):
@@ -413,7 +413,7 @@ def materialize(shape, result, made: dict | None = None):
     if shape[0] == "optional":
         return materialize(shape[1], result[1], made) if result[0] else None
     if shape[0] == "complex":
-        return complex(*result)
+        return complex(*result) if shape[1] is None else numpy_scalar(shape[1], complex(*result))
     if shape[0] == "set constant":
         return set(shape[1])
     if shape[0] == "set":
@@ -440,3 +440,9 @@ def materialize(shape, result, made: dict | None = None):
             value = materialize(field_shape, next(values), made)
         object.__setattr__(obj, name, value)
     return obj
+
+
+def numpy_scalar(dtype: str, value):
+    """np.<dtype>(value)."""
+    import numpy
+    return numpy.dtype(dtype).type(value)
