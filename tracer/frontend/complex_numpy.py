@@ -208,6 +208,72 @@ def _exp(tracer, np, z, **kwargs):
     return make(tracer, f.mul(e, cos), im)
 
 
+def _log(tracer, np, z, **kwargs):
+    """glibc's clog (NumPy calls it): log|z| with log1p where |z| is near 1 (x^2 + y^2 - 1 without
+    cancellation: `_x2y2m1`), and atan2(y, x). Where glibc scales (parts past DBL_MAX / 2 or both
+    subnormal), and for zero, inf and nan parts, the call runs Python (log(0) is NumPy's
+    divide-by-zero warning)."""
+    _no_kwargs(tracer, "log", kwargs)
+    f = Parts(tracer, part_type(tracer, z))
+    x, y = parts(tracer, z, f.part)
+    eps = 2.220446049250313e-16 if f.part == F64 else 1.1920928955078125e-07
+    big = (DOUBLE_MAX if f.part == F64 else 3.4028234663852886e38) / 2
+    tiny = DOUBLE_MIN if f.part == F64 else 1.1754943508222875e-38
+    ax, ay = f.op("fabs", x), f.op("fabs", y)
+    swap = f.compare("lt", ax, ay)
+    ax, ay = f.where(swap, ay, ax), f.where(swap, ax, ay)           # ax >= ay
+    ones = _and_all(tracer, f, f.compare("lt", ax, 1.0), f.compare("ge", ax, 0.5))
+    exact_needed = _and_all(tracer, f, ones, f.compare("ge", ay, eps / 2),
+                            f.compare("ge", f.add(f.mul(ax, ax), f.mul(ay, ay)), 0.5))
+    _ordinary(tracer, f, _and_all(tracer, f, f.op("isfinite", ax), f.compare("gt", ax, 0.0), f.compare("le", ax, big),
+                                  _or(tracer, f.compare("ge", ax, tiny), f.compare("ge", ay, tiny))))
+    at_one = f.compare("eq", ax, 1.0)
+    above = _and_all(tracer, f, f.compare("gt", ax, 1.0), f.compare("lt", ax, 2.0), f.compare("lt", ay, 1.0))
+    d2m1 = f.mul(f.sub(ax, 1.0), f.add(ax, 1.0))
+    d2m1 = f.where(_and_all(tracer, f, above, f.compare("ge", ay, eps)), f.add(d2m1, f.mul(ay, ay)), d2m1)
+    d2m1 = f.where(at_one, f.mul(ay, ay), d2m1)
+    d2m1 = f.where(exact_needed, _x2y2m1(tracer, f, f.where(exact_needed, ax, 0.0), f.where(exact_needed, ay, 0.0)), d2m1)
+    small_y = _and_all(tracer, f, ones, f.compare("lt", ay, eps / 2))
+    near = _or(tracer, _or(tracer, at_one, above), _or(tracer, small_y, exact_needed))
+    safe = f.where(near, d2m1, 0.0)                                 # (log1p of the lanes it is not for: 0)
+    far = f.where(near, 1.0, f.op("c_hypot", ax, ay))
+    real = f.where(near, f.mul(f.op("log1p", safe), 0.5), f.op("log", far))
+    return make(tracer, real, f.op("atan2", y, x))
+
+
+def _x2y2m1(tracer, f: Parts, x, y):
+    """x^2 + y^2 - 1 as glibc computes it for clog. float64: each square split exactly into a high
+    and a low part (fma), the five terms sorted by magnitude and added with exact two-sums, re-sorting
+    after each (__x2y2m1); float32 (__x2y2m1f): (x - 1)(x + 1) + y^2 in double, then rounded."""
+    if f.part == F32:
+        wide = Parts(tracer, F64)
+        x, y = convert(tracer, x, F64), convert(tracer, y, F64)
+        return convert(tracer, wide.add(wide.mul(wide.sub(x, 1.0), wide.add(x, 1.0)), wide.mul(y, y)), F32)
+    xx, yy = f.mul(x, x), f.mul(y, y)
+    terms = [f.op("fma", y, y, f.op("neg", yy)), yy, f.op("fma", x, x, f.op("neg", xx)), xx, -1.0]
+    terms = _by_magnitude(f, [terms[i] for i in (2, 3, 0, 1, 4)])      # glibc's order: x lo, x hi, y lo, y hi, -1
+    for i in range(4):
+        a, b = terms[i + 1], terms[i]                                   # |a| >= |b|: a fast two-sum
+        hi = f.add(a, b)
+        terms[i + 1], terms[i] = hi, f.add(f.sub(a, hi), b)
+        terms[i + 1:] = _by_magnitude(f, terms[i + 1:])
+    total = terms[4]
+    for t in reversed(terms[:4]):
+        total = f.add(total, t)
+    return total
+
+
+def _by_magnitude(f: Parts, values: list) -> list:
+    """The values sorted by absolute value, ascending (a stable bubble sort of selects)."""
+    values = list(values)
+    for end in range(len(values) - 1, 0, -1):
+        for i in range(end):
+            a, b = values[i], values[i + 1]
+            swap = f.compare("gt", f.op("fabs", a), f.op("fabs", b))
+            values[i], values[i + 1] = f.where(swap, b, a), f.where(swap, a, b)
+    return values
+
+
 def _sqrt(tracer, np, z, **kwargs):
     """glibc's csqrt on parts that need no scaling (else the call runs Python)."""
     _no_kwargs(tracer, "sqrt", kwargs)
@@ -405,7 +471,7 @@ def method(tracer, z: ComplexArray, name: str, args: list, kwargs: dict, np_call
 
 
 COMPLEX = {"abs": _absolute, "absolute": _absolute, "negative": _negative, "conj": _conj, "conjugate": _conj,
-           "square": _square, "exp": _exp, "sqrt": _sqrt, "isnan": _is_nan, "isinf": _is_inf, "isfinite": _is_finite,
+           "square": _square, "exp": _exp, "log": _log, "sqrt": _sqrt, "isnan": _is_nan, "isinf": _is_inf, "isfinite": _is_finite,
            "sum": _sum, "mean": _mean, "dot": _dot, "vdot": _vdot, "zeros": _zeros, "empty": _zeros, "ones": _ones,
            "zeros_like": _like(0.0), "empty_like": _like(0.0), "ones_like": _like(1.0), "array": _array,
            "asarray": _array, "angle": _angle, "where": _where}
