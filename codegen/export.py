@@ -9,8 +9,10 @@ For each exported function the module holds its kernel (internal) and a C entry:
   - a scalar result is written through `double *` / `int64_t *` / `bool *`; an array result is
     written as {data, owner, shape[rank]} (see `array_struct_name`), and `owner` must be passed
     to `<prefix>free` when the caller is done with it;
-  - the return value is one of `CODES` (0 = ok). On failure nothing is written and
-    `<prefix>last_error()` returns a message for the calling thread.
+  - the return value is one of `CODES` (0 = ok). On failure nothing is written through the out
+    pointers and `<prefix>last_error()` returns a message for the calling thread;
+  - an array argument the function updates in place (`w -= lr * g`; codegen.entry's
+    `written_array_params`) is written through its data pointer and strides, as NumPy would.
 
 Everything the C entry checks the CPython entry checks too (codegen.entry), but failures come
 back as codes instead of guard misses: a NULL pointer, a pinned argument with another value, an

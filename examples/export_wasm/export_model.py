@@ -1,8 +1,10 @@
-"""Export `fma`, its gradient and the NumPy MLP forward to WebAssembly, with a JavaScript loader,
-for main.js to run under Node.js (the weights and a test batch go in weights.bin, as for C).
+"""Export `fma`, its gradient and the NumPy MLP forward to WebAssembly, with its JavaScript loaders
+(model.js for Node.js, model.mjs an ES module for browsers and Node.js), for main.js to run under
+Node.js and index.html in a browser (the weights and a test batch go in weights.bin, as for C).
 
     python examples/export_wasm/export_model.py        # writes examples/export_wasm/build/
     node examples/export_wasm/main.js
+    python -m http.server --bind 127.0.0.1 --directory examples/export_wasm 8000   # http://127.0.0.1:8000/
 
 Needs wasm-ld and wasi-libc (Debian: apt-get install lld wasi-libc).
 """

@@ -24,7 +24,7 @@ from typing import Any
 import codegen.export as cexport
 from codegen.entry import written_array_params
 from tracer.aot.toolchain import ExportError, link_shared
-from tracer.aot.wasm import js_loader_text, link_wasm
+from tracer.aot.wasm import js_loader_text, link_wasm, write_module_loader
 from tracer.api import make_dispatcher, unwrap
 from tracer.frontend.arrays import is_ndarray
 from tracer.frontend.sources import ArgSource
@@ -79,10 +79,11 @@ def export(functions: Callable[..., Any] | list, *example_args: Any, out_dir: st
     a portable baseline by default (x86-64-v2), "native" for this machine's.
 
     A function that updates an argument array in place (`w -= lr * g`, `x[i] = v`) writes into
-    the caller's memory, as under NumPy; the header says which arguments it writes, and the
-    ctypes loader refuses a read-only array (`flags.writeable` False) for one of them with
-    NumPy's `ValueError: assignment destination is read-only`, before anything is written.
-    (C callers must pass writable memory for those arguments.)"""
+    the caller's memory, as under NumPy (so a whole training step exports: `grad` of a loss, then
+    `W1 -= lr * g1`, ...); the header says which arguments it writes (the arrays it only reads
+    are `const`), and the ctypes loader refuses a read-only array (`flags.writeable` False) for
+    one of them with NumPy's `ValueError: assignment destination is read-only`, before anything
+    is written. (C callers must pass writable memory for those arguments.)"""
 
     check_options(target, name, cpu)
     triple, linker = TARGETS[target]
@@ -113,6 +114,7 @@ def export(functions: Callable[..., Any] | list, *example_args: Any, out_dir: st
     if target == "wasm32":
         library = os.path.join(out_dir, f"{name}.wasm")
         link_wasm(obj, library, [*symbols, f"{prefix}last_error", f"{prefix}free"])
+        write_module_loader(out_dir, name, prefix, exported)      # <name>.mjs: browsers, Node.js
         loader, loader_text = os.path.join(out_dir, f"{name}.js"), js_loader_text(name, prefix, exported)
     else:
         library = os.path.join(out_dir, f"lib{name}.so")
@@ -208,11 +210,15 @@ def _array_structs(prefix: str, exported) -> dict[str, ArrayType]:
 
 
 def _c_params(f) -> list[str]:
+    """The C parameters of `f`: an array it only reads is `const`; one it updates in place is not."""
     params = []
+    written = written_array_params(f.fn)
     for a in f.args:
         t = a.entry.type
         if isinstance(t, ArrayType):
-            params += [f"{C_TYPES[t.dtype]} *{a.name}", f"const int64_t *{a.name}_shape", f"const int64_t *{a.name}_strides"]
+            const = "" if a.entry.param in written else "const "
+            params += [f"{const}{C_TYPES[t.dtype]} *{a.name}", f"const int64_t *{a.name}_shape",
+                       f"const int64_t *{a.name}_strides"]
         else:
             params.append(f"{C_TYPES[t]} {a.name}")
     return params
@@ -226,12 +232,13 @@ def _c_outs(prefix: str, f) -> list[str]:
     return outs
 
 
-def _describe_argument(a) -> str:
+def _describe_argument(a, written: set[int]) -> str:
     t = a.entry.type
     if isinstance(t, ArrayType):
         axes = ", ".join("1" if n == 1 else "n != 1" for n in t.shape)
-        return (f"{a.name}: a {t.rank}-d {C_TYPES[t.dtype]} array, shape ({axes}) in {a.name}_shape, byte "
+        text = (f"{a.name}: a {t.rank}-d {C_TYPES[t.dtype]} array, shape ({axes}) in {a.name}_shape, byte "
                 f"strides in {a.name}_strides (NULL: C order)")
+        return text + ("; updated in place" if a.entry.param in written else "")
     if a.entry.param is None:
         return f"{a.name}: must be {a.entry.equals!r} (used at compile time)"
     return f"{a.name}: {C_TYPES[t]}"
@@ -245,6 +252,10 @@ def _header_text(name: str, prefix: str, exported, docs) -> str:
              "   pointers, or returns one of the other codes below and writes nothing; then",
              f"   {prefix}last_error() returns a message for the calling thread. An array result is a",
              f"   struct whose `owner` the caller passes to {prefix}free() when done with `data`.",
+             "   An array argument a function updates in place (its comment says which: `w -= lr * g`",
+             "   in Python) is written through its data pointer and strides, so it must be writable",
+             "   memory that no other argument overlaps; such an array may hold part of the update",
+             "   when the function fails. Arrays it only reads are `const`.",
              "   The library needs only libc and libm. */",
              f"#ifndef {guard}", f"#define {guard}", "", "#include <stdbool.h>", "#include <stdint.h>", "",
              "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
@@ -259,11 +270,13 @@ def _header_text(name: str, prefix: str, exported, docs) -> str:
     lines.append("")
     for f, doc in zip(exported, docs):
         lines.append(f"/* {doc}")
+        written_params = written_array_params(f.fn)
         for a in f.args:
-            lines.append(f"     {_describe_argument(a)}")
-        written = [a.name for a in f.args if a.entry.param in written_array_params(f.fn)]
+            lines.append(f"     {_describe_argument(a, written_params)}")
+        written = [a.name for a in f.args if a.entry.param in written_params]
         if written:
-            lines.append(f"     writes into {', '.join(written)} in place")
+            lines.append(f"     writes into {', '.join(written)} in place: the caller's memory holds the new values "
+                         f"when it returns")
         for t, n in zip(leaf_types(f.fn.result_type), f.result_names):
             if isinstance(t, ArrayType):
                 lines.append(f"     -> *{n}: a {t.rank}-d array of {C_TYPES[t.dtype]} (pass {n}->owner to {prefix}free)")
@@ -388,6 +401,9 @@ def _loader_text(name: str, prefix: str, exported) -> str:
                 results.append(f"{n}.value")
             call.append(f"ctypes.byref({n})")
             argtypes.append("ctypes.c_void_p")
+        written = [a.name for a in f.args if a.entry.param in written_array_params(f.fn)]
+        if written:
+            body.insert(0, f'    """Updates {", ".join(written)} in place (as the Python function does)."""')
         body.append(f"    _check(_lib.{f.symbol}({', '.join(call)}))")
         body.append(f"    return {_shape_results(f, results)}")
         parts.append(f"\n\n_lib.{f.symbol}.argtypes = [{', '.join(argtypes)}]\n"
