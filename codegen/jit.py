@@ -138,7 +138,7 @@ class CompiledFunction:
     kernel_address: int | None       # the kernel ABI of codegen.lower (None: not exported)
     entry_address: int | None        # the METH_FASTCALL entry of codegen.entry (None: no entry)
     llvm_ir: str                     # as lowered, before any pass
-    timings: dict = field(repr=False)       # seconds per stage: lower, optimize, codegen, link
+    timings: dict = field(repr=False)       # seconds per stage: runtime (start-up, and the lock), lower, optimize, codegen, link
     _library: LoadedLibrary = field(repr=False)    # the code is unloaded when this is collected
 
     @functools.cached_property
@@ -162,7 +162,8 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
     None): a third less to optimize and compile, for callers that only use the entry. With
     `entry_args=None` there is no entry (entry_address is None): the kernel ABI only."""
     name = name or fn.name
-    runtime = runtime_symbols()
+    start = time.perf_counter()
+    runtime = runtime_symbols()             # the first compile of the process starts LLVM's runtime
     with _lock:
         t0 = time.perf_counter()
         n = next(_serial)
@@ -194,7 +195,7 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
         jit = _jit_for_next_library()
         loaded = LoadedLibrary(jit, library.link(jit.lljit, f"tracer_{n}"), optimized, context)
         t4 = time.perf_counter()
-    timings = {"lower": t1 - t0, "optimize": t2 - t1, "codegen": t3 - t2, "link": t4 - t3}
+    timings = {"runtime": t0 - start, "lower": t1 - t0, "optimize": t2 - t1, "codegen": t3 - t2, "link": t4 - t3}
     return CompiledFunction(name, symbol, entry_symbol(symbol), loaded[symbol] if export_kernel else None,
                             loaded[entry_symbol(symbol)] if entry_args is not None else None,
                             llvm_ir, timings, loaded)

@@ -18,11 +18,13 @@ The pipeline, one folder per stage (docs/architecture.md walks it):
     tracer/*.py         the public API below, which glues the stages together
 
 The public names are loaded on first use, so `import tracer` is cheap and `codegen`, which
-imports `tracer.ir`, never waits on the API that imports `codegen`.
+imports `tracer.ir`, never waits on the API that imports `codegen`. TRACER_LOG=compile,guards,fallback
+(or all) shows what the tracer does on stderr (`tracer.logs`).
 """
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING
 
 _PUBLIC = {   # name -> the module that defines it
@@ -42,6 +44,10 @@ _PUBLIC = {   # name -> the module that defines it
 __all__ = ["DataDependentControlFlow", "TracerError", "UnsupportedError", "capture", "explain", "export", "grad", "stats",
            "trace", "value_and_grad", "vectorize", "vjp"]
 __version__ = "0.1.0"
+
+if os.environ.get("TRACER_LOG", "").strip():    # e.g. compile,guards,fallback or all: tracer.logs
+    from tracer.logs import configure
+    configure(os.environ["TRACER_LOG"])
 
 
 def __getattr__(name: str):

@@ -1,6 +1,6 @@
 """Command line:
 
-    python -m tracer dump TARGET [--args ...] [--stage ...] [--no-fma] [--grad [--argnums 0,1]]
+    python -m tracer dump TARGET [--args ...] [--stage ...] [--format table|dot] [--no-fma] [--grad [--argnums 0,1]]
     python -m tracer export TARGET [--fn NAME ...] [--args ...] -o OUT [--name NAME] [--grad]
                                    [--no-fma] [--target host] [--cpu NAME|native]
 
@@ -26,7 +26,7 @@ import sys
 import traceback
 
 from tracer.aot.toolchain import ToolchainError
-from tracer.dump import STAGES, dump_function
+from tracer.dump import FORMATS, STAGES, dump_function
 from tracer.errors import TracerError, is_internal
 
 EXAMPLE_FOR_ANNOTATION = {float: 1.0, int: 1, bool: True, "float": 1.0, "int": 1, "bool": True}
@@ -169,6 +169,9 @@ def make_parser() -> Parser:
     dump.add_argument("target", help="path/to/file.py:function or package.module:function")
     dump.add_argument("--args", nargs="*", help="example argument values (Python literals)")
     dump.add_argument("--stage", choices=STAGES, default="opt")
+    dump.add_argument("--format", choices=FORMATS, default="table",
+                      help="dot: the IR (stage ir or opt) as a Graphviz graph, e.g. | dot -Tsvg > f.svg")
+    dump.add_argument("--dot", dest="format", action="store_const", const="dot", help="the same as --format dot")
     dump.add_argument("--no-fma", action="store_true", help="turn FMA fusion off")
     dump.add_argument("--fullgraph", action="store_true",
                       help="what the tracer cannot compile is an error (as @trace(fullgraph=True))")
@@ -200,8 +203,10 @@ def run_dump(options) -> int:
     transform = gradient_transform(fn, options.argnums, args) if options.grad else None
     if transform is not None and options.stage == "bytecode":
         raise CommandError("--grad shows IR stages: ir, opt, llvm or asm")
+    if options.format == "dot" and options.stage not in ("ir", "opt"):
+        raise CommandError(f"--format dot shows the IR stages (--stage ir or opt), not {options.stage}")
     print(dump_function(fn, args, stage=options.stage, fuse_fma=not options.no_fma, transform=transform,
-                        fullgraph=options.fullgraph or getattr(fn, "fullgraph", False)))
+                        fullgraph=options.fullgraph or getattr(fn, "fullgraph", False), format=options.format))
     return 0
 
 

@@ -19,6 +19,7 @@ import functools
 import os
 import sys
 import threading
+import time
 import types
 import weakref
 from collections.abc import Callable
@@ -29,11 +30,13 @@ from tracer import native
 from tracer.errors import BigIntInput, UnsupportedError
 from tracer.frontend.arrays import is_ndarray
 from tracer.frontend.binding import CO_VARARGS, bind_arguments
-from tracer.frontend.capture import call_intercepted, warn_storm
+from tracer.frontend.capture import call_intercepted
 from tracer.frontend.dtypes import numpy_scalar_dtype
 from tracer.frontend.interpreter import trace_frame
 from tracer.frontend.loader import ALIASED
+from tracer.guard_misses import describe_arguments, describe_misses, pinned_arguments
 from tracer.ir import I64_MAX, I64_MIN
+from tracer.logs import INFO, code_location, fallback_log, guard_log, log_compiled, log_recompile, warn_storm
 from tracer.specialize import (
     BreakRun,
     Finished,
@@ -42,7 +45,6 @@ from tracer.specialize import (
     RaisedAfterHeldWrites,
     Specialization,
     argument_signature,
-    logger,
 )
 
 DEFAULT_MAX_SPECIALIZATIONS = 16
@@ -79,6 +81,7 @@ class CodeCompiler:
                  fullgraph: bool = True, strict_arguments: bool = True):
         self.code = code
         self.name = name
+        self.display_name = display_name or name
         self.fuse_fma = fuse_fma
         self.max_specializations = max_specializations
         self.py_func = py_func
@@ -99,13 +102,34 @@ class CodeCompiler:
 
     # ---------------------------------------------------------------- compiling
     def compile(self, args: tuple, globals, builtins, closure) -> None:
-        """Trace this frame's call, compile it and keep it (with COMPILE_LOCK held)."""
+        """Trace this frame's call, compile it and keep it (with COMPILE_LOCK held). The
+        "tracer.guards" log says why no earlier specialization took the call, "tracer.compile"
+        what was compiled and how long each stage took (tracer.logs)."""
+        seen = len(self.specializations)
+        if seen and guard_log.isEnabledFor(INFO):
+            log_recompile(self.display_name, code_location(self.code), seen, self.max_specializations,
+                          describe_misses(self.specializations, args, self.code))
+        start = time.perf_counter()
         with _room_to_compile():
             self._compile(args, globals, builtins, closure)
+        if len(self.specializations) > seen:
+            self._log_compiled(self.specializations[-1], args, time.perf_counter() - start)
+
+    def _log_compiled(self, spec, args: tuple, seconds: float) -> None:
+        if isinstance(spec, PythonRun):
+            return                      # nothing compiled: "tracer.fallback" says why
+        compiled = spec.prefix if isinstance(spec, BreakRun) else spec
+        path = (f"up to a graph break at {spec.point.loc}" if isinstance(spec, BreakRun) else
+                "native entry" if spec.fast else "loaded inputs")
+        if not self.strict_arguments:
+            path = f"the code after a graph break, {path}"
+        log_compiled(self.display_name, code_location(self.code),
+                     describe_arguments(self.code, args, pinned_arguments(compiled.trace)), seconds, compiled.timings, path)
 
     def _compile(self, args: tuple, globals, builtins, closure, call_out: bool | None = None) -> None:
         call_out = self.python_on_break if call_out is None else call_out
         try:
+            start = time.perf_counter()
             trace = trace_frame(self.code, args, globals, builtins, closure, self.name,
                                 unroll_loops=self.transform is not None, call_out=call_out)
             py_func = self.py_func or types.FunctionType(self.code, globals, self.name, None, closure)
@@ -115,14 +139,16 @@ class CodeCompiler:
                 fallback = self.transform.fallback
             if trace.break_point is not None:
                 fallback = self._finish_as_python
+            traced = time.perf_counter() - start
             spec = Specialization.build(trace, trace.function.name, self.fuse_fma, fallback)
+            spec.timings = {"trace": traced, **spec.timings}
         except RaisedAfterHeldWrites:
             return self._compile(args, globals, builtins, closure, call_out=False)
         except UnsupportedError as exc:
             if not self.python_on_break or isinstance(exc, BigIntInput):
                 raise
-            run = PythonRun(self.name, argument_signature(args), exc)
-            run.log()
+            run = PythonRun(self.display_name, argument_signature(args), exc)
+            run.log(code_location(self.code))
             self.specializations.append(run)
             return
         if trace.break_point is not None:     # the continuation: a function of its own, traced alike
@@ -215,7 +241,7 @@ class CodeCompiler:
             if self.strict_arguments and not self.python_on_break:
                 raise
             if self.strict_arguments:       # (not a continuation's: its arguments say nothing new)
-                logger.info("%s() runs as Python: %s", self.name, exc)
+                fallback_log.info("%s: %s() runs as Python: %s", code_location(self.code), self.display_name, exc)
             return self._plain(args, kwargs)
         if self.transform is not None:
             self.transform.check_arguments(full)
@@ -223,8 +249,9 @@ class CodeCompiler:
             return self._plain(args, kwargs)   # exact big-int arithmetic needs Python
         if len(self.specializations) >= self.max_specializations and self.transform is None:
             if not self._warned:
-                warn_storm(self.name, self.max_specializations)
                 self._warned = True
+                warn_storm(self.display_name, code_location(self.code), self.max_specializations,
+                           describe_misses(self.specializations[-1:], full, self.code)[0])
             return run_plain(f, *args, **kwargs)
         if (native.interception_disabled() or native.run_as_python()) and self.plain is not None:
             return run_plain(f, *args, **kwargs)

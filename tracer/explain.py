@@ -108,15 +108,8 @@ def explain(fn, *args, **kwargs) -> Explanation:
     breaks = [Break("python call", f"{v.attrs['callee']}", v.loc, in_loop)
               for v, in_loop in _python_calls(compiled.optimized.body)]
     if isinstance(spec, BreakRun):
-        point = spec.point
-        what = (f"graph break: compiled up to here, CPython makes this call (because {point.reason.message}"
-                f"{_where(point.reason.loc, point.loc)}); the code after it is compiled when first reached")
-        breaks.append(Break("graph break", what, point.loc))
+        breaks.append(Break("graph break", spec.describe(), spec.point.loc))
     return Explanation(name, spec.signature(), True, breaks, spec.guards(), seconds, spec)
-
-
-def _where(loc, call) -> str:
-    return "" if loc is None or loc == call else f", at {loc}"
 
 
 def _python_calls(block, in_loop: bool = False):

@@ -22,6 +22,7 @@ from tracer import native
 from tracer.api import CodeCompiler
 from tracer.errors import BigIntInput, TracerError
 from tracer.frontend.capture import pop_region, push_region
+from tracer.logs import code_location, fallback_log
 
 
 @dataclass
@@ -92,6 +93,7 @@ class CaptureRegion:
 
     def _give_up(self, code, why: str):
         native.register_code(code, native.SKIP)
+        fallback_log.info("%s: %s() runs as Python in capture(): %s", code_location(code), code.co_qualname, why)
         _stats.not_compiled[code.co_qualname] = why
         return native.SKIP
 

@@ -11,7 +11,7 @@ Two ways in:
 from __future__ import annotations
 
 import functools
-import logging
+import time
 import types
 from dataclasses import dataclass, field
 
@@ -27,6 +27,7 @@ from tracer.frontend.interpreter import Trace
 from tracer.frontend.loader import ALIASED, make_loader, type_label
 from tracer.frontend.sources import ABSENT, ArgSource
 from tracer.ir import EntryArg, Function, type_of_constant
+from tracer.logs import fallback_log
 from tracer.transforms.passes import optimize
 
 
@@ -49,16 +50,20 @@ class Specialization:
     fallback: object = None                 # runs the original function (FALLBACK status)
     leaf_call: object = None                # loaded path: a Dispatcher over the leaf entry
     loader: object = None                   # loaded path: generated guard checks + input loads
+    timings: dict = field(default_factory=dict)   # seconds per stage: passes, then codegen's (lower...)
 
     # ------------------------------------------------------------------ building
     @classmethod
     def build(cls, trace: Trace, name: str, fuse_fma: bool, fallback) -> Specialization:
+        start = time.perf_counter()
         optimized = optimize(trace.function, fuse_fma=fuse_fma)
+        passes = time.perf_counter() - start
         _check_calls_out_once(trace, optimized)
         fast = _is_fast(trace)
         entry_args = entry_args_for(trace, optimized)
         compiled = codegen.jit.compile_function(optimized, entry_args, name, export_kernel=False)
-        spec = cls(name, trace, optimized, compiled, fast, entry_args, fallback)
+        spec = cls(name, trace, optimized, compiled, fast, entry_args, fallback,
+                   timings={"passes": passes, **compiled.timings})
         if not fast:
             spec.leaf_call = native.Dispatcher(_raise_needs_python, name)
             spec.leaf_call.add_native(compiled.entry_address, _raise_needs_python, ())
@@ -110,9 +115,6 @@ class Specialization:
         return f"<Specialization {self.name}({self.signature()}) [{path}], guards: {self.guards()}>"
 
 
-logger = logging.getLogger("tracer")
-
-
 class Finished(Exception):
     """A graph break's prefix could not finish natively (FALLBACK): the original function ran
     as Python instead, and this is its result."""
@@ -136,9 +138,16 @@ class BreakRun:
             self.entry = native.Dispatcher(_raise_needs_python, prefix.name)
             self.entry.add_native(prefix.compiled.entry_address, prefix.fallback, prefix.native_guards())
 
+    def describe(self) -> str:
+        """What happens at the break, in words (`explain` and the "tracer.fallback" log say it)."""
+        reason = self.point.reason
+        where = "" if reason.loc is None or reason.loc == self.point.loc else f", at {reason.loc}"
+        return (f"graph break: compiled up to here, CPython makes this call (because {reason.message}{where}); "
+                f"the code after it is compiled when first reached")
+
     def log(self) -> None:
-        logger.info("%s(): graph break at %s, where CPython makes the call: %s", self.prefix.name, self.point.loc,
-                    self.point.reason)
+        fallback_log.info("%s: %s(): %s%s", self.point.loc, self.prefix.name, self.describe(),
+                          _quoted_line(self.point.loc))
 
     def run(self, args: tuple):
         """The call's result for the frame's argument vector, or MISS where the prefix's guards fail."""
@@ -208,14 +217,22 @@ class PythonRun:
     def accepts(self, args: tuple) -> bool:
         return argument_signature(args) == self.signature
 
-    def log(self) -> None:
-        logger.info("%s() runs as Python for arguments (%s): %s", self.name, self.describe_signature(), self.reason)
+    def log(self, where: str = "") -> None:
+        """Says so on "tracer.fallback": where (the construct's file:line, else `where`) and why."""
+        loc = self.reason.loc
+        fallback_log.info("%s: %s() runs as Python for arguments (%s): %s%s", loc or where or "?", self.name,
+                          self.describe_signature(), self.reason.message, _quoted_line(loc))
 
     def describe_signature(self) -> str:
         return ", ".join(kind if isinstance(kind, str) else kind.__name__ for kind in self.signature)
 
     def __repr__(self) -> str:
         return f"<PythonRun {self.name}({self.describe_signature()}): {self.reason.message} at {self.reason.loc}>"
+
+
+def _quoted_line(loc) -> str:
+    line = loc.source_line if loc is not None else ""
+    return f"  ({line})" if line else ""
 
 
 def argument_signature(args: tuple) -> tuple:

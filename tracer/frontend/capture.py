@@ -13,7 +13,6 @@ thread intercepts it (counted), and gets back its previous state when the last o
 from __future__ import annotations
 
 import threading
-import warnings
 
 from tracer import native
 
@@ -109,9 +108,3 @@ def pop_region() -> None:
     with _lock:
         _open_regions -= 1
         native.set_capture_all(_open_regions > 0)
-
-
-def warn_storm(name: str, limit: int):
-    warnings.warn(f"{name}: more than {limit} specializations were compiled; further argument "
-                  f"types/values run as plain Python (raise max_specializations to allow more)",
-                  RuntimeWarning, stacklevel=4)
