@@ -50,17 +50,22 @@ def double_to_half(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
     sign = b.trunc(b.shl(b.lshr(bits, i64(63)), i64(15)), I16)
     magnitude = b.and_(bits, i64(0x7FFF_FFFF_FFFF_FFFF))
     size = b.bitcast(magnitude, DOUBLE)
+    # below 65520 in size (65504 and less, rounded): compared as bits, and only such a number
+    # converted to integer below, so that an inf or a NaN raises no invalid flag (a float
+    # compare of a NaN may: codegen.fpflags watches the flags)
+    in_range = b.icmp_unsigned("<", magnitude, i64(0x40EF_FE00_0000_0000))
+    finite_size = b.select(in_range, size, f64(0.0))
     # the exponent of the result's unit in the last place: 2**(e - 10), with e >= -14 (subnormals)
     e = b.sub(b.lshr(magnitude, i64(52)), i64(1023))
     e = b.select(b.icmp_signed("<", e, i64(-14)), i64(-14), e)
     scale = b.bitcast(b.shl(b.sub(i64(1033), e), i64(52)), DOUBLE)          # 2**(10 - e), exact
-    units = b.fmul(size, scale)                                                  # below 2**11: exact
+    units = b.fmul(finite_size, scale)                                           # below 2**11: exact
     units = b.fsub(b.fadd(units, f64(2.0 ** 52)), f64(2.0 ** 52))            # to nearest, ties to even
     finite = b.add(b.shl(b.add(e, i64(14)), i64(10)), b.fptosi(units, I64))  # a carry moves up the exponent
     payload = b.lshr(b.and_(magnitude, i64(0x000F_FFFF_FFFF_FFFF)), i64(42))
     nan = b.or_(i64(0x7C00), b.select(b.icmp_unsigned("==", payload, i64(0)), i64(1), payload))
-    result = b.select(b.fcmp_ordered(">=", size, f64(65520.0)), i64(0x7C00), finite)
-    result = b.select(b.fcmp_unordered("uno", x, x), nan, result)
+    result = b.select(in_range, finite, i64(0x7C00))
+    result = b.select(b.icmp_unsigned(">", magnitude, i64(0x7FF0_0000_0000_0000)), nan, result)
     return b.or_(b.trunc(result, I16), sign)
 
 

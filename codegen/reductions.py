@@ -10,6 +10,12 @@ the kept axis). Products, maxima and minima go element after element. float32 ad
 multiplies in float32, as NumPy does. (NumPy may reorder the axes of an array of another
 layout, a transposed view reduced over some of its axes: there the last bits of a sum may
 differ.)
+
+A float16 array's sum or product is NumPy's float16 loop (tracer.ir.reductions): the same runs,
+each added (pairwise, `pairwise_sum` reading float16 into float32) or multiplied into the output
+taken as a float32, rounded to float16 once per run; where a kept axis runs innermost every
+element rounds. Its sum with dtype float32 (np.mean's) sums each run in pieces of BUFFER elements,
+NumPy's casting buffers.
 """
 from __future__ import annotations
 
@@ -25,16 +31,21 @@ from codegen.arrays import (
     load_element,
     store_element,
 )
+from codegen.casts import double_to_half
 from codegen.kernel import DOUBLE, FLOAT, I1, I32, I64, PTR, ArrayValue, KernelBuilder
 from codegen.lowerings import lowers
 from tracer import ir
 from tracer.errors import Status
 
 FLOATS = {ir.F64: DOUBLE, ir.F32: FLOAT}
-PAIRWISE_SUMS = {ir.F64: "__tracer_pairwise_sum_f64", ir.F32: "__tracer_pairwise_sum_f32"}
+PAIRWISE_SUMS = {ir.F64: "__tracer_pairwise_sum_f64", ir.F32: "__tracer_pairwise_sum_f32",
+                 ir.F16: "__tracer_pairwise_sum_f16"}
+SUM_TYPES = {**FLOATS, ir.F16: FLOAT}      # what pairwise_sum adds in: float16 in float32, as NumPy's
+I8, I16 = ll.IntType(8), ll.IntType(16)
 BLOCK = 128              # NumPy's PW_BLOCKSIZE: runs up to this long are summed in 8 running sums
 POLL_RUN = 1 << 20       # a longer run polls for signals between its halves (pairwise_sum)
 GATHERED = 1 << 22       # a sum of a scattered array gathers at most this many elements (else: by runs)
+BUFFER = 8192            # NumPy's casting buffers (np.getbufsize()): a float16 sum in float32 by pieces
 
 
 def _combine(k: KernelBuilder, kind: str, dtype: ir.ScalarType, acc, x):
@@ -59,6 +70,8 @@ def _combine(k: KernelBuilder, kind: str, dtype: ir.ScalarType, acc, x):
 def _start(k: KernelBuilder, kind: str, dtype: ir.ScalarType):
     if dtype in FLOATS:
         return ll.Constant(FLOATS[dtype], {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}[kind])
+    if dtype == ir.F16:                     # its bits: 0.0, 1.0
+        return ll.Constant(I16, {"sum": 0, "prod": 0x3C00}[kind])
     if dtype == ir.BOOL:
         return ll.Constant(I1, kind == "min")
     return k.i64({"sum": 0, "prod": 1, "max": ir.I64_MIN, "min": ir.I64_MAX}[kind])
@@ -68,7 +81,7 @@ def _start(k: KernelBuilder, kind: str, dtype: ir.ScalarType):
 def reduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     b = k.builder
     kind, axes, source = v.attrs["kind"], v.attrs["axes"], v.args[0].type.dtype
-    dtype = ir.I64 if source == ir.BOOL and kind in ("sum", "prod") else source
+    dtype = v.type.dtype if isinstance(v.type, ir.ArrayType) else v.type     # (bool sums: int64)
     rank = len(a.sizes)
     kept = [d for d in range(rank) if d not in axes]
     count = element_count(k, [a.sizes[d] for d in axes])
@@ -77,7 +90,9 @@ def reduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     out = allocate(k, dtype, [a.sizes[d] for d in kept])
     start = _start(k, kind, dtype)
     for_each_index(k, out.sizes, lambda idx: store_element(k, out, idx, dtype, start))
-    if kind == "sum" and dtype in FLOATS and rank > 0:
+    if source == ir.F16:
+        _float16(k, a, kind, dtype, axes, out)
+    elif kind == "sum" and dtype in FLOATS and rank > 0:
         _float_sum(k, a, dtype, axes, out)
     elif kind == "prod" and dtype in FLOATS and rank == 2 and len(axes) == 2:    # in NumPy's order too
         with b.if_else(_inner_is_last(k, a)) as (c_order, f_order):
@@ -114,16 +129,25 @@ def _float_sum(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType, axes: tupl
     innermost is the one of the smallest stride (of a 2-d array; the last, of more); runs along
     it, when it is reduced, are summed in pairs."""
     b = k.builder
-    rank = len(a.sizes)
-    kept = [d for d in range(rank) if d not in axes]
-    item = k.i64(ITEM_SIZE[dtype])
+    kept = [d for d in range(len(a.sizes)) if d not in axes]
 
     def add_run(data, n, stride, place):
         total = _pairwise(k, dtype, data, n, stride)
         store_element(k, out, place, dtype, b.fadd(load_element(k, out, place, dtype), total))
+    by_runs(k, a, dtype, axes, add_run, lambda: _in_order(k, a, "sum", dtype, dtype, kept, out))
+
+
+def by_runs(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType, axes: tuple, add_run, in_order):
+    """A float reduction of `a` (of element type `dtype`, rank > 0) over `axes` in the runs of
+    NumPy's inner loop (tracer.ir.reductions.float_runs): add_run(data, n, stride, place) for
+    each run, in order, or in_order() where the iterator runs a kept axis innermost."""
+    b = k.builder
+    rank = len(a.sizes)
+    item = k.i64(ITEM_SIZE[dtype])
 
     def runs_along(axis):
         others = [d for d in range(rank) if d != axis]
+        kept = [d for d in range(rank) if d not in axes]
 
         def run(idx):
             index = list(idx)
@@ -147,15 +171,116 @@ def _float_sum(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType, axes: tupl
     elif rank == 2:
         reduced = axes[0]
         inner_reduced = _inner_is_last(k, a) if reduced == 1 else b.not_(_inner_is_last(k, a))
-        with b.if_else(inner_reduced) as (pairs, in_order):
+        with b.if_else(inner_reduced) as (pairs, one_by_one):
             with pairs:
                 runs_along(reduced)
-            with in_order:
-                _in_order(k, a, "sum", dtype, dtype, kept, out)
+            with one_by_one:
+                in_order()
     elif rank - 1 in axes:
-        runs_along(rank - 1)
+        _merged_runs(k, a, axes, add_run, rank - 1)
     else:
-        _in_order(k, a, "sum", dtype, dtype, kept, out)
+        in_order()
+
+
+def _merged_runs(k: KernelBuilder, a: ArrayValue, axes: tuple, add_run, start: int, more: bool = True):
+    """Runs over axes start... (the last and reduced ones before it, one stride going on over
+    them), one per index of the axes before, where NumPy's iterator merges no more of those
+    (tracer.ir.reductions.merges: reduced axis start - 1 merges where its stride is the last
+    axis's times the size of the run, or it has one element)."""
+    b = k.builder
+    rank, d = len(a.sizes), start - 1
+    if more and d in axes:
+        size = element_count(k, a.sizes[start:])
+        merge = b.or_(b.icmp_signed("==", a.sizes[d], k.i64(1)),
+                      b.icmp_signed("==", a.strides[d], b.mul(a.strides[rank - 1], size)))
+        with b.if_else(merge) as (longer, these):
+            with longer:
+                _merged_runs(k, a, axes, add_run, d)
+            with these:
+                _merged_runs(k, a, axes, add_run, start, more=False)
+        return
+    kept = [d for d in range(rank) if d not in axes]
+
+    def run(idx):
+        index = list(idx) + [k.i64(0)] * (rank - start)
+        add_run(element_address(k, a, index), element_count(k, a.sizes[start:]), a.strides[rank - 1],
+                [index[d] for d in kept])
+    for_each_index(k, list(a.sizes[:start]), run)
+
+
+def _float16(k: KernelBuilder, a: ArrayValue, kind: str, dtype: ir.ScalarType, axes: tuple, out: ArrayValue):
+    """A float16 array's sum or product into `out` (of `dtype`: float16, NumPy's float16 loop;
+    float32, np.add.reduce(a, dtype=float32)), in the runs of a float sum (module docstring)."""
+    b = k.builder
+    kept = [d for d in range(len(a.sizes)) if d not in axes]
+    product = k.stack_slot(FLOAT, "product") if kind == "prod" else None
+
+    def read(place):
+        x = load_element(k, out, place, dtype)
+        return half_to_float(b, x) if dtype == ir.F16 else x
+
+    def write(place, x):
+        store_element(k, out, place, dtype, float_to_half(k, x) if dtype == ir.F16 else x)
+
+    def add_run(data, n, stride, place):
+        if kind == "prod":                       # element after element, in float32
+            b.store(read(place), product)
+            run = ArrayValue(data, (n,), (stride,))
+            for_each_index(k, [n], lambda i: b.store(
+                b.fmul(b.load(product, typ=FLOAT), half_to_float(b, load_element(k, run, i, ir.F16))), product))
+            write(place, b.load(product, typ=FLOAT))
+        elif dtype == ir.F32:                    # by NumPy's casting buffers
+            def piece(i):
+                start = b.mul(i[0], k.i64(BUFFER))
+                rest = b.sub(n, start)
+                size = b.select(b.icmp_signed("<", rest, k.i64(BUFFER)), rest, k.i64(BUFFER))
+                first = b.gep(data, [b.mul(start, stride)], source_etype=I8)
+                write(place, b.fadd(read(place), _pairwise(k, ir.F16, first, size, stride)))
+            for_each_index(k, [b.sdiv(b.add(n, k.i64(BUFFER - 1)), k.i64(BUFFER))], piece)
+        else:
+            write(place, b.fadd(read(place), _pairwise(k, ir.F16, data, n, stride)))
+
+    def in_order():                              # each element a call of NumPy's loop
+        def body(idx):
+            place = [idx[d] for d in kept]
+            x = half_to_float(b, load_element(k, a, idx, ir.F16))
+            write(place, b.fadd(read(place), x) if kind == "sum" else b.fmul(read(place), x))
+        for_each_index(k, a.sizes, body)
+
+    if a.sizes:
+        by_runs(k, a, ir.F16, axes, add_run, in_order)
+    else:
+        in_order()
+
+
+def half_to_float(b: ll.IRBuilder, h: ll.Value) -> ll.Value:
+    """The float32 value of float16 bits `h`, exact, as NumPy's npy_half_to_float: the fields
+    moved into a float32's (a NaN keeps its payload, unquieted), in integer arithmetic, so that no
+    bits raise a floating-point flag (codegen.fpflags watches them)."""
+    def i32(n):
+        return ll.Constant(I32, n)
+    bits = b.zext(h, I32)
+    sign = b.shl(b.lshr(bits, i32(15)), i32(31))
+    exponent = b.and_(b.lshr(bits, i32(10)), i32(31))
+    mantissa = b.and_(bits, i32(0x3FF))
+    rebiased = b.select(b.icmp_unsigned("==", exponent, i32(31)), i32(255), b.add(exponent, i32(112)))
+    normal = b.bitcast(b.or_(sign, b.or_(b.shl(rebiased, i32(23)), b.shl(mantissa, i32(13)))), FLOAT)
+    tiny = b.fmul(b.uitofp(mantissa, FLOAT), ll.Constant(FLOAT, 2.0 ** -24))    # zero and subnormals: exact
+    tiny = b.bitcast(b.or_(b.bitcast(tiny, I32), sign), FLOAT)
+    return b.select(b.icmp_unsigned("==", exponent, i32(0)), tiny, normal)
+
+
+def float_to_half(k: KernelBuilder, x: ll.Value) -> ll.Value:
+    """Float16 bits of float32 `x`, rounded to nearest even, as NumPy's npy_float_to_half (an inf
+    or a NaN stays one); a finite value past float16's range fails with FALLBACK (NumPy warns
+    "overflow encountered": the Python function runs)."""
+    b = k.builder
+    bits = double_to_half(b, b.fpext(x, DOUBLE))
+    exponent = ll.Constant(I32, 0x7F80_0000)                 # (tested as bits: no float compare of a NaN)
+    finite = b.icmp_unsigned("!=", b.and_(b.bitcast(x, I32), exponent), exponent)
+    infinite = b.icmp_unsigned("==", b.and_(bits, ll.Constant(I16, 0x7FFF)), ll.Constant(I16, 0x7C00))
+    k.fail_if(b.and_(finite, infinite), Status.FALLBACK)
+    return bits
 
 
 def _inner_is_last(k: KernelBuilder, a: ArrayValue) -> ll.Value:
@@ -229,7 +354,7 @@ def pairwise_sum(k: KernelBuilder, dtype: ir.ScalarType) -> ll.Function:
     the process (the JIT's, `shared_helpers`: not optimized and compiled again for each kernel)."""
     name = PAIRWISE_SUMS[dtype]
     if k.memory.shared_helpers:
-        return k.declare_function(name, ll.FunctionType(FLOATS[dtype], [PTR, I64, I64, PTR]), ("nounwind",))
+        return k.declare_function(name, ll.FunctionType(SUM_TYPES[dtype], [PTR, I64, I64, PTR]), ("nounwind",))
     existing = k.module.globals.get(name)
     return existing if existing is not None else define_pairwise_sum(k.module, dtype, k.memory, "internal")
 
@@ -246,8 +371,9 @@ def define_pairwise_sum(module: ll.Module, dtype: ir.ScalarType, memory, linkage
                      multiple of 8
 
     Where `interrupted` is not NULL, a run longer than POLL_RUN calls the kernel's signal check
-    between its halves; if a handler raised, it notes 1 there and returns at once."""
-    t = FLOATS[dtype]
+    between its halves; if a handler raised, it notes 1 there and returns at once. Of float16
+    elements T is float32, as NumPy's HALF_pairwise_sum adds them."""
+    t = SUM_TYPES[dtype]
     fn = ll.Function(module, ll.FunctionType(t, [PTR, I64, I64, PTR]), PAIRWISE_SUMS[dtype])
     if linkage:
         fn.linkage = linkage
@@ -256,7 +382,10 @@ def define_pairwise_sum(module: ll.Module, dtype: ir.ScalarType, memory, linkage
     b = ll.IRBuilder(fn.append_basic_block("entry"))
 
     def at(i):
-        return b.load(b.gep(data, [b.mul(i, stride)], source_etype=ll.IntType(8)), typ=t, align=1)
+        address = b.gep(data, [b.mul(i, stride)], source_etype=ll.IntType(8))
+        if dtype == ir.F16:
+            return half_to_float(b, b.load(address, typ=I16, align=1))
+        return b.load(address, typ=t, align=1)
 
     def counted(first, last, values, step, body):
         """for i in range(first, last, step): values = body(i, values); the values after."""
@@ -291,8 +420,7 @@ def define_pairwise_sum(module: ll.Module, dtype: ir.ScalarType, memory, linkage
     b.position_at_end(eights)
     whole = b.sub(n, b.srem(n, ll.Constant(I64, 8)))
     item = ITEM_SIZE[dtype]
-    contiguous, strided = fn.append_basic_block("contiguous"), fn.append_basic_block("strided")
-    b.cbranch(b.icmp_signed("==", stride, ll.Constant(I64, item)), contiguous, strided)
+    strided = fn.append_basic_block("strided")
 
     def finish(r):
         """((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the last n % 8 elements in order."""
@@ -300,15 +428,19 @@ def define_pairwise_sum(module: ll.Module, dtype: ir.ScalarType, memory, linkage
         (total,), _ = counted(i, n, [total], 1, lambda i, r: [b.fadd(r[0], at(i))])
         b.ret(total)
 
-    # elements one after another: the 8 running sums are the 8 lanes of one vector (the same adds)
-    b.position_at_end(contiguous)
-    eight = ll.VectorType(t, 8)
+    if dtype == ir.F16:           # (its elements converted one by one, on the strided path)
+        b.branch(strided)
+    else:                         # elements one after another: the 8 running sums are the 8 lanes of
+        contiguous = fn.append_basic_block("contiguous")         # one vector (the same adds)
+        b.cbranch(b.icmp_signed("==", stride, ll.Constant(I64, item)), contiguous, strided)
+        b.position_at_end(contiguous)
+        eight = ll.VectorType(t, 8)
 
-    def row(i):
-        return b.load(b.gep(data, [b.mul(i, stride)], source_etype=ll.IntType(8)), typ=eight, align=1)
-    (lanes,), i = counted(ll.Constant(I64, 8), whole, [row(ll.Constant(I64, 0))], 8,
-                          lambda i, r: [b.fadd(r[0], row(i))])
-    finish([b.extract_element(lanes, ll.Constant(I32, j)) for j in range(8)])
+        def row(i):
+            return b.load(b.gep(data, [b.mul(i, stride)], source_etype=ll.IntType(8)), typ=eight, align=1)
+        (lanes,), i = counted(ll.Constant(I64, 8), whole, [row(ll.Constant(I64, 0))], 8,
+                              lambda i, r: [b.fadd(r[0], row(i))])
+        finish([b.extract_element(lanes, ll.Constant(I32, j)) for j in range(8)])
 
     b.position_at_end(strided)
     sums, i = counted(ll.Constant(I64, 8), whole, [at(ll.Constant(I64, j)) for j in range(8)], 8,

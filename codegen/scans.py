@@ -6,7 +6,9 @@ result (already written, since row-major order visits it first) combined with x'
 and the first element of the axis starts from 0 (-0.0 for floats: -0.0 + x is x) or 1. So the
 sum runs in order along the axis, as NumPy's accumulate does; float32 adds in float32; an int64
 past 64 bits returns FALLBACK (NumPy wraps it). A running maximum is NumPy's `maximum` loop:
-the earlier value where it is > the next or NaN, else the next (so a NaN carries on).
+the earlier value where it is > the next or NaN, else the next (so a NaN carries on). Float16
+steps are NumPy's float16 loop: in float32, each result rounded to float16 (codegen.reductions's
+float_to_half: past float16's range, FALLBACK).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from llvmlite import ir as ll
 from codegen.arrays import allocate, for_each_index, load_element, store_element
 from codegen.kernel import ArrayValue, KernelBuilder
 from codegen.lowerings import lowers
+from codegen.reductions import float_to_half, half_to_float
 from tracer import ir
 
 START = {"sum": -0.0, "prod": 1.0, "max": 0.0, "min": 0.0}     # (max, min: the first element itself)
@@ -27,6 +30,8 @@ def scan(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     out = allocate(k, dtype, a.sizes)
     if dtype == ir.I64:
         start = k.i64(int(START[kind]))
+    elif dtype == ir.F16:
+        start = ll.Constant(ll.FloatType(), START[kind])        # (the steps in float32)
     else:
         start = ll.Constant(ll.FloatType() if dtype == ir.F32 else ll.DoubleType(), START[kind])
 
@@ -34,15 +39,18 @@ def scan(k: KernelBuilder, v: ir.Value, a: ArrayValue):
         first = b.icmp_signed("==", idx[axis], k.i64(0))
         before = list(idx)
         before[axis] = b.select(first, k.i64(0), b.sub(idx[axis], k.i64(1)))
-        previous = b.select(first, start, load_element(k, out, before, dtype))
+        previous = load_element(k, out, before, dtype)
         x = load_element(k, a, idx, dtype)
+        if dtype == ir.F16:
+            previous, x = half_to_float(b, previous), half_to_float(b, x)
+        previous = b.select(first, start, previous)
         if kind in ("max", "min"):
             value = b.select(first, x, _extremum(k, kind, dtype, previous, x))
         elif dtype == ir.I64:
             value = k.checked("sadd" if kind == "sum" else "smul", previous, x)
         else:
             value = b.fadd(previous, x) if kind == "sum" else b.fmul(previous, x)
-        store_element(k, out, idx, dtype, value)
+        store_element(k, out, idx, dtype, float_to_half(k, value) if dtype == ir.F16 else value)
     for_each_index(k, a.sizes, body)
     return out
 

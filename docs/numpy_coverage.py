@@ -14,7 +14,14 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tracer.frontend import arrays, complex_arrays, complex_numpy, numpy_api, numpy_dtypes  # noqa: E402  (after the path set-up above)
+from tracer.frontend import (  # noqa: E402  (after the path set-up above)
+    arrays,
+    complex_arrays,
+    complex_numpy,
+    numpy_api,
+    numpy_dtypes,
+    numpy_float16,
+)
 from tracer.frontend.dtypes import CAST_NARROW  # noqa: E402
 from tracer.ir import NUMPY_DTYPE_NAMES  # noqa: E402
 
@@ -37,6 +44,16 @@ def parameters(impl) -> str:
     return ", ".join(shown)
 
 
+def float16_sentence(implementations) -> str:
+    """What the second and fourth groups do with float16 arrays (tracer.frontend.numpy_float16)."""
+    groups = (numpy_dtypes.ACCUMULATE | numpy_dtypes.TO_FLOAT) & set(implementations)
+    taken = groups & (set(numpy_float16.FUNCTIONS) | numpy_float16.OWN)
+    refused = ", ".join(f"`np.{n}`" for n in sorted(groups - taken))
+    return ("float16 takes the four groups: in the second and fourth, float16 results computed as NumPy "
+            "computes them, bit for bit (its float32 steps, rounded to float16 where its loops round)"
+            + (f", but for {refused}, refused" if refused else "") + ".")
+
+
 def render() -> str:
     implementations = numpy_api.implementations()
     lines = [
@@ -57,7 +74,7 @@ def render() -> str:
         + "; ".join(f"{what}: " + ", ".join(f"`np.{n}`" for n in sorted(names & set(implementations))) for what, names in (
             ("the input's dtype", numpy_dtypes.KEEP), ("int64/uint64 accumulators", numpy_dtypes.ACCUMULATE),
             ("positions", numpy_dtypes.INDEX), ("float64 of integers", numpy_dtypes.TO_FLOAT)))
-        + ". float16 takes the first and third groups only. Other functions refuse them with a clear error.",
+        + ". " + float16_sentence(implementations) + " Other functions refuse them with a clear error.",
         "",
         "Complex arrays (`complex64`, `complex128`) are computed as their real and imaginary parts, with "
         "NumPy's complex loops: the operators `+ - * / **` (an integer power), `==`, `!=`, `@`, indexing, "

@@ -215,22 +215,11 @@ REDUCTIONS = {
 }
 
 
-# NumPy sums and multiplies float16 in float32 steps whose roundings depend on its loop and
-# buffer layout (and rounds every step of cumsum to float16); traced code refuses these clearly
-FLOAT16_REFUSED = {REDUCTIONS[name] for name in ("sum", "prod", "mean", "cumsum")}
-
-
-def check_refused_float16(fn, x):
-    with pytest.raises(tracer.UnsupportedError, match="float16 array is not supported yet"):
-        tracer.trace(fn, fullgraph=True)(x)
-
-
+# NumPy sums and multiplies float16 in float32 steps rounded to float16 once per call of its loop
+# (every step of cumsum), and means it in float32: tests/frontend/test_float16_reductions.py
 @each_dtype
 @table(REDUCTIONS)
 def test_reduction(fn, dt):
-    if dtype_name(dt) == "float16" and fn in FLOAT16_REFUSED:
-        check_refused_float16(fn, grid(dt))
-        return
     check(fn, grid(dt))
 
 
@@ -250,9 +239,6 @@ REDUCTION_EDGES = {
 @pytest.mark.parametrize("case", list(REDUCTION_EDGES.values()), ids=list(REDUCTION_EDGES))
 def test_reduction_edge(case):
     fn, x = case
-    if x.dtype == np.float16:
-        check_refused_float16(fn, x)
-        return
     check(fn, x)
 
 

@@ -28,6 +28,7 @@ from tracer.errors import (
 )
 from tracer.ir import (
     BOOL,
+    F16,
     F32,
     F64,
     I64,
@@ -98,6 +99,9 @@ F32_SCALAR_OPS = {"to_f64", "store", "pack", "full", "tuple", "numpy_scalar_chec
 NARROW_ARRAY_OPS = {"cast", "load", "store", "full", "pack", "copy", "reshape", "broadcast_in_dim", "transpose",
                     "index", "slice", "dim", "writeback", "in_place_check", "mask_select", "mask_update",
                     "index_select", "index_update", "tuple", "getitem"}
+# and those that take float16 arrays as they are: sums and products in NumPy's float16 loops
+# (tracer.frontend.numpy_float16)
+FLOAT16_ARRAY_OPS = {"reduce", "scan"}
 FLOAT32_SCALARS = ("a {dtype} scalar (an element or a reduction of a {dtype} array, or np.{dtype}(x)) is "
                    "supported in NumPy operations and arithmetic only yet: convert it with float(...) or int(...)")
 
@@ -156,7 +160,7 @@ class GraphBuilder:
             raise UnsupportedError(FLOAT32_SCALARS.format(dtype=NUMPY_DTYPE_NAMES[narrow]), self.loc)
         narrow = next((a.type.dtype for a in args if isinstance(a.type, ArrayType) and a.type.dtype in NARROW
                        and a.type.dtype != F32), None)
-        if narrow is not None and op not in NARROW_ARRAY_OPS:
+        if narrow is not None and op not in NARROW_ARRAY_OPS and not (narrow == F16 and op in FLOAT16_ARRAY_OPS):
             raise UnsupportedError(f"this operation ({op}) on {NUMPY_DTYPE_NAMES[narrow]} arrays is not supported "
                                    f"yet", self.loc)
         opdef = ops.OPS[op]

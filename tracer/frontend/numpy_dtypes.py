@@ -10,17 +10,20 @@ up (exactly) and its result cast to the dtype NumPy gives:
     index       argmax, argmin, argsort, searchsorted, nonzero: positions (int64)
     to_float    mean, var, std, average, median, percentile, quantile: float64 of integers
 
-float16 keeps its dtype through `keep` and `index`; NumPy computes its sums, means and
-statistics in float32 steps that these do not reproduce bit for bit, so those refuse float16.
+float16 keeps its dtype through `keep` and `index`. Its sums, products, means and statistics
+(`accumulate`, `to_float`) are float16 as NumPy's, computed in NumPy's float32 steps, rounded to
+float16 where NumPy rounds: `tracer.frontend.numpy_float16` (median, percentile and quantile:
+their own implementations, tracer.frontend.numpy_sort).
 Functions not listed take narrow arrays only where they merely move elements (reshape,
 concatenate, slicing: `GraphBuilder.emit` checks the ops); elsewhere a clear "not supported yet".
 """
 from __future__ import annotations
 
+from tracer.frontend import numpy_float16
 from tracer.frontend.arrays import wrap
 from tracer.frontend.dtypes import CAST_NARROW, cast, kind
 from tracer.frontend.objects import TracedArray
-from tracer.ir import F64, FLOATS, NUMPY_DTYPE_NAMES, U64, UNSIGNED, ArrayType, compute_type
+from tracer.ir import F16, F64, NUMPY_DTYPE_NAMES, U64, UNSIGNED, ArrayType, compute_type
 
 KEEP = {"max", "amax", "min", "amin", "sort", "ptp", "nanmax", "nanmin"}
 ACCUMULATE = {"sum", "prod", "cumsum", "cumprod", "nansum", "nanprod"}
@@ -65,8 +68,12 @@ def call_on_narrow(tracer, name: str, impl, dtype, args, kwargs):
     if name in KEEP or name in INDEX:
         result = impl(tracer, *_cast_arrays(tracer, args, False), **_cast_arrays(tracer, kwargs, False))
         return _result(tracer, result, dtype) if name in KEEP else result
-    if dtype in FLOATS:
-        raise tracer.error(f"{what} is not supported yet (NumPy computes it in float32 steps)")
+    if dtype == F16:
+        if name in numpy_float16.OWN:
+            return impl(tracer, *args, **kwargs)
+        if name in numpy_float16.FUNCTIONS:
+            return numpy_float16.FUNCTIONS[name](tracer, *args, **kwargs)
+        raise tracer.error(f"{what} is not supported yet")
     if name in ACCUMULATE:
         result = impl(tracer, *_cast_arrays(tracer, args, False), **_cast_arrays(tracer, kwargs, False))
         return _result(tracer, result, U64) if dtype in UNSIGNED else result

@@ -14,15 +14,18 @@ Registered into `tracer.frontend.numpy_more`'s tables. The sort is the IR's `sor
   partition is unstable) picks a 0.0, or the other way round.
 
 Median and percentiles follow NumPy's own algorithm step by step on the sorted data (the same
-IEEE operations in the same dtype, so results agree bit for bit):
+IEEE operations in the same dtype, so results agree bit for bit; float16 data is sorted as its
+exact float32 values):
 - median: np.mean of the middle element or two: (0.0 + a) / 1 or (0.0 + a + b) / 2 (NumPy's sum
   starts from 0.0: -0.0 comes out 0.0), in the array's float dtype, float64 for ints; a slice
-  whose last element (sorted) is NaN gives that NaN;
+  whose last element (sorted) is NaN gives that NaN. Of float16, NumPy's mean adds in float32 and
+  divides in float64: the same as (a + b) / 2 in float64 rounded once to float16, which it is here;
 - percentile / quantile: NumPy's `_quantile` with `_lerp`: the virtual index (n - 1) * q, its
   neighbours (both the last element at or past n - 1), gamma, and a + (b - a) * gamma, or
   b - (b - a) * (1 - gamma) where gamma >= 0.5 (each product rounded: no FMA); a Python float q
-  is "weak" (float32 data stays
-  float32), a list is not; an int q of np.quantile picks an element (the array's dtype).
+  is "weak" (float32 and float16 data stay float32 and float16: gamma rounded to it, each step
+  in it), a list is not (b - a in the data's dtype, then float64); an int q of np.quantile picks
+  an element (the array's dtype).
 Where NumPy warns or raises, the compiled call fails and the Python function gives NumPy's own
 result and warning: an empty slice (median: NaN and "Mean of empty slice"; percentile: an
 IndexError), and an IEEE invalid operation or overflow in the arithmetic (inf - inf, a sum past
@@ -48,7 +51,8 @@ from tracer.frontend.numpy_more import (
 )
 from tracer.frontend.numpy_scalars import made_by_numpy
 from tracer.frontend.numpy_shapes import roll
-from tracer.ir import BOOL, F32, F64, I64, ArrayType
+from tracer.frontend.objects import TracedArray
+from tracer.ir import BOOL, F16, F32, F64, I64, NUMPY_DTYPE_NAMES, ArrayType
 
 METHODS.update({"argsort", "sort"})      # x.argsort() is np.argsort(x); x.sort() sorts x in place
 KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -59,6 +63,13 @@ def _sortable(tracer, a, what: str):
     if x.type.dtype not in (F64, F32, I64):
         raise tracer.error(f"{what} of an array of {x.type.dtype} is not supported yet (float64, float32, int64)")
     return x
+
+
+def _ordered(tracer, a, what: str):
+    """What _Lines sorts: the array, float16 as its exact float32 values (their order)."""
+    if isinstance(a, TracedArray) and a.type.dtype == F16:
+        return wrap(tracer, convert(tracer, a.value, F32))
+    return _sortable(tracer, a, what)
 
 
 # ------------------------------------------------------------------------------- sort, argsort
@@ -200,7 +211,7 @@ class _Lines:
 
     def __init__(self, tracer, a, axis, what: str):
         b = tracer.builder
-        x = _sortable(tracer, a, what)
+        x = _ordered(tracer, a, what)
         if x.rank == 0:
             raise tracer.error(f"{what} of a 0-d array is not supported yet")
         self.rank_in = x.rank
@@ -214,7 +225,8 @@ class _Lines:
             sizes = sizes_of(tracer, x.value)
             x = arrays.transpose(tracer, x, tuple(keep) + self.reduced)
             x, ax = arrays.reshape(tracer, x, tuple(sizes[d] for d in keep) + (-1,)), len(keep)
-        self.tracer, self.dtype, self.axis = tracer, x.type.dtype, ax
+        self.tracer, self.axis = tracer, ax
+        self.dtype = F16 if isinstance(a, TracedArray) and a.type.dtype == F16 else x.type.dtype  # (the data's)
         self.n = sizes_of(tracer, x.value)[ax]
         self.sorted = b.emit("sort", (x.value,), axis=ax)
         if x.rank > 1 and ax != 0:
@@ -262,7 +274,7 @@ def _select(tracer, cond, x, y, dtype):
     b = tracer.builder
     if not is_traced(cond):
         return convert(tracer, x if cond else y, dtype)
-    compute = F64 if dtype == F32 else dtype
+    compute = F64 if dtype in (F32, F16) else dtype
     values = [b.value(cond)] + [b.value(convert(tracer, convert(tracer, v, dtype), compute)) for v in (x, y)]
     return convert(tracer, b.emit("select", tuple(arrays.broadcast(tracer, values))), dtype)
 
@@ -330,7 +342,7 @@ def median(tracer, a, axis=None, out=None, overwrite_input=False, keepdims=False
     lines = _Lines(tracer, a, axis, "np.median")
     n, dtype = lines.n, lines.dtype
     lines.fail_if_empty()              # NumPy: NaN and "Mean of empty slice" (the Python function)
-    t = F64 if dtype == I64 else dtype
+    t = F64 if dtype in (I64, F16) else dtype
     low = convert(tracer, lines.at(b.binary("floordiv", b.binary("sub", n, 1), 2)), t)
     high = convert(tracer, lines.at(b.binary("floordiv", n, 2)), t)
     total = emit_elementwise(tracer, "add", [low, high], t)
@@ -341,8 +353,8 @@ def median(tracer, a, axis=None, out=None, overwrite_input=False, keepdims=False
     if dtype != I64:                     # (ints: sums of float64 conversions are finite)
         flag = _ieee_flag(tracer, total, low, high)       # (low + 0.0 is low here: the same flags)
         _fail_where(tracer, [_and(tracer, _not(tracer, odd) if is_traced(odd) else (not odd), flag)])
-    result = _select(tracer, odd, low, mean, t)
-    return wrap(tracer, lines.shaped(lines.with_nans(result, t), keepdims))
+    result = lines.with_nans(_select(tracer, odd, low, mean, t), t)
+    return wrap(tracer, lines.shaped(convert(tracer, result, dtype) if dtype == F16 else result, keepdims))
 
 
 # ------------------------------------------------------------------------------- quantiles
@@ -391,7 +403,7 @@ def _quantile_of(tracer, lines: _Lines, q, integer: bool, weak: bool):
     previous = _select(tracer, above, last_index, floor, I64)
     following = _select(tracer, above, last_index, b.binary("add", floor, 1), I64)
     gamma = b.binary("sub", virtual, previous_f)
-    t = F32 if dtype == F32 and weak else F64
+    t = dtype if dtype in (F32, F16) and weak else F64
     low, high = lines.at(previous), lines.at(following)
     diff = emit_elementwise(tracer, "sub", [high, low], dtype)
     step = _unfused(tracer, emit_elementwise(tracer, "mul", [diff, gamma], t))
@@ -417,9 +429,9 @@ def _quantile(tracer, what, scale, a, q, axis, out, overwrite_input, method, kee
         raise tracer.error(f"{what}(..., method={method!r}) is not supported yet (only 'linear')")
     qs, weak, one = _quantiles(tracer, q, what, scale)
     lines = _Lines(tracer, a, axis, what)
-    if lines.dtype == F32 and not weak and one:
-        raise tracer.error(f"{what} of float32 data with q a NumPy scalar is not supported yet (NumPy's result "
-                           "dtype depends on the data there)")
+    if lines.dtype in (F32, F16) and not weak and one:
+        raise tracer.error(f"{what} of {NUMPY_DTYPE_NAMES[lines.dtype]} data with q a NumPy scalar is not supported "
+                           "yet (NumPy's result dtype depends on the data there)")
     lines.fail_if_empty()                # NumPy: an IndexError (the Python function raises it)
     if one:
         result, _ = _quantile_of(tracer, lines, *qs[0], weak)

@@ -32,6 +32,8 @@ from tracer.ir.registry import OPS, FailureRule, OpDef, define, may_fail_by_stat
 from tracer.ir.scalar_ops import MATH_UNARY, fused_multiply_add
 from tracer.ir.types import (
     BOOL,
+    F16,
+    F32,
     F64,
     I64,
     NUMPY_DTYPE_NAMES,
@@ -360,7 +362,11 @@ def _reduce_type(t, a):
     axes, kind = tuple(a["axes"]), a["kind"]
     if len(t) != 1 or kind not in REDUCTIONS or list(axes) != sorted(set(axes)) or not all(0 <= d < x.rank for d in axes):
         raise TypeError(f"reduce: kind {kind!r} over axes {axes} of {x}")
-    dtype = I64 if kind in ("sum", "prod") and x.dtype == BOOL else x.dtype
+    if x.dtype == F16 and kind not in ("sum", "prod"):
+        raise TypeError(f"reduce: {kind} of {x} (of float16, NumPy's float16 loops: sum and prod)")
+    if a.get("dtype") is not None and (a["dtype"] != "float32" or x.dtype != F16 or kind != "sum"):
+        raise TypeError(f"reduce: the {kind} of {x} with dtype {a['dtype']!r} (only a float16 sum in float32)")
+    dtype = F32 if a.get("dtype") else I64 if kind in ("sum", "prod") and x.dtype == BOOL else x.dtype
     if len(axes) == x.rank and not a["keepdims"]:
         return dtype
     if a["keepdims"]:
@@ -387,7 +393,8 @@ def _reduce_rule(ct, out, x, kind, axes, keepdims):
 
 
 define("reduce", "attrs['kind'] (sum, prod, max, min) of x over attrs['axes'] (keepdims as NumPy's); "
-        "all axes without keepdims give a scalar", _reduce_type, reduce_in_order, [Status.FALLBACK, Status.SHAPE_MISMATCH],
+        "all axes without keepdims give a scalar; of float16, NumPy's float16 loop, or with attrs['dtype'] "
+        "'float32' np.add.reduce(x, dtype=float32) (tracer.ir.reductions)", _reduce_type, reduce_in_order, [Status.FALLBACK, Status.SHAPE_MISMATCH],
         attrs=("kind", "axes", "keepdims"), vjp=(_reduce_rule,))
 
 

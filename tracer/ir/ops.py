@@ -38,7 +38,7 @@ from tracer.ir.array_ops import ELEMENTWISE, evaluate_elementwise, run_map, with
 from tracer.ir.graph import Function, Value
 from tracer.ir.registry import OPS, OpDef
 from tracer.ir.scalar_ops import MATH_CAN_OVERFLOW, MATH_UNARY
-from tracer.ir.types import F32, F64, ArrayType
+from tracer.ir.types import F16, F32, F64, ArrayType
 
 __all__ = ["MATH_CAN_OVERFLOW", "MATH_UNARY", "OPS", "OpDef", "Raised", "evaluate", "run"]
 FAMILIES = (scalar_ops, cast_ops, numpy_math_ops, structure_ops, array_ops, scan_ops, sort_ops, mask_ops, index_ops,
@@ -101,7 +101,7 @@ def sets_fp_flags(v: Value) -> bool:
     if v.op == "reduce" and v.attrs["kind"] not in ("sum", "prod"):
         return False
     element = v.args[0].type.dtype if isinstance(v.args[0].type, ArrayType) else v.args[0].type
-    floats = any(t in (F64, F32) for t in (element, getattr(v.type, "dtype", v.type)))
+    floats = any(t in (F64, F32, F16) for t in (element, getattr(v.type, "dtype", v.type)))   # (float16: in float32)
     return v.op in FLAG_OPS and floats
 
 
