@@ -23,7 +23,11 @@ import tracer
 RTOL = 1e-12
 
 # kernel name -> why the traced result differs from NumPy's
-XFAIL: dict[str, str] = {}
+XFAIL: dict[str, str] = {
+    "cross_correlation_lag0_complex64": "a complex64 sum: traced code sums each part in the real pairwise order, "
+                                        "NumPy in its complex one (4 running sums, not 8): float32 results "
+                                        "differ in the last bits",
+}
 
 
 def _cases():
