@@ -309,3 +309,15 @@ def test_specializations_by_dtype():
     for z in (Z, Z.astype(np.complex64), V):
         _same(z * z, f(z))
     assert len(f.specializations) == 3
+
+
+def test_numpy_complex_scalar_arguments():
+    def f(c, z):
+        return (c * z).sum() + c, c * c / (1 - c), z * c
+    for c in (np.complex128(2 - 1j), np.complex64(0.3 + 0.2j)):
+        for z in (V, V.astype(np.complex64)):
+            expected, got = f(c, z), trace(fullgraph=True, fuse_fma=False)(f)(c, z)
+            for e, g in zip(expected, got):
+                assert type(e) is type(g)
+            _same(expected[1], got[1], exact=True)
+            _same(expected[2], got[2])

@@ -83,6 +83,11 @@ class NumpyComplex64(NumpyComplex):
     part, numpy_type = F32, "complex64"
 
 
+def is_numpy_complex(obj) -> bool:
+    """Whether `obj` is exactly an np.complex128 or np.complex64 scalar."""
+    return type(obj).__name__ in ("complex128", "complex64") and type(obj).__module__ == "numpy"
+
+
 def is_complex_dtype(dtype) -> bool:
     """Whether a dtype= argument names a complex dtype (complex, np.complex128, 'complex64'...)."""
     if dtype is complex:
@@ -371,6 +376,11 @@ def subscript(tracer, z: ComplexArray, index, basic_subscript):
     re, im = basic_subscript(tracer, z.real, index), basic_subscript(tracer, z.imag, index)
     if isinstance(re, TracedArray):
         return ComplexArray(re, im)
+    return scalar(tracer, re, im)
+
+
+def numpy_complex(tracer, re, im) -> NumpyComplex:
+    """The NumPy complex scalar of two part values (an argument's)."""
     return scalar(tracer, re, im)
 
 

@@ -34,7 +34,7 @@ from tracer.frontend import arrays, buffers, callouts, dicts, dynlists, gathered
 from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments, names_itself, recursion_arguments
 from tracer.frontend.branches import RETURN, AlwaysRaises, Branching, EveryPathRaises, RestartLoop, too_deep
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
-from tracer.frontend.complex_arrays import ComplexArray, complex_result, of_param
+from tracer.frontend.complex_arrays import ComplexArray, complex_result, is_numpy_complex, numpy_complex, of_param
 from tracer.frontend.complexes import ConjugateMethod, TracedComplex
 from tracer.frontend.dtypes import numpy_scalar_dtype
 from tracer.frontend.flow import flow_graph
@@ -181,10 +181,10 @@ class Tracer:
             return ExternalList(self, obj, source)
         if type(obj) is array.array:
             return buffers.wrap(self, obj, source)
-        if type(obj) is complex:                    # its two parts, read per call
-            self.structure_guards.setdefault(key, StructureGuard(source, complex))
-            return TracedComplex(self.wrap(obj.real, AttrSource(source, "real")),
-                                 self.wrap(obj.imag, AttrSource(source, "imag")))
+        if type(obj) is complex or is_numpy_complex(obj):    # its two parts, read per call
+            self.structure_guards.setdefault(key, StructureGuard(source, type(obj)))
+            real, imag = (self.wrap(getattr(obj, part), AttrSource(source, part)) for part in ("real", "imag"))
+            return TracedComplex(real, imag) if type(obj) is complex else numpy_complex(self, real, imag)
         if (dtype := numpy_scalar_dtype(obj)) is not None:          # np.float64(2.0), np.uint8(7): strong
             if key not in self.leaves:
                 self.leaves[key] = (source, self.builder.add_param(str(source), dtype, obj.item(), numpy=True))
