@@ -23,6 +23,7 @@ import llvmlite.binding as llvm
 from codegen.entry import object_symbols
 from codegen.linalg import lapack_symbols
 from codegen.module import entry_symbol, kernel_symbol, lower_module
+from codegen.numpy_math import WIDE_VECTOR_OPS
 from codegen.runtime import JIT_MEMORY, RUNTIME, RUNTIME_FUNCTIONS, helpers
 from codegen.target import assembly, host_target_machine, optimize, parse
 from tracer import ir
@@ -130,6 +131,11 @@ class LoadedLibrary:
     __del__ = unload
 
 
+def _target_machine(fn: ir.Function) -> llvm.TargetMachine:
+    """The host's, with 512-bit vectors for a function with np.exp or np.log of arrays (codegen.numpy_math)."""
+    return host_target_machine(wide=any(v.op in WIDE_VECTOR_OPS for v in fn.walk()))
+
+
 @dataclass(eq=False)
 class CompiledFunction:
     name: str
@@ -174,10 +180,11 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
         llvm_ir = str(module)
         t1 = time.perf_counter()
         context = llvm.create_context()
-        optimized = optimize(parse(llvm_ir, context=context))
+        tm = _target_machine(fn)
+        optimized = optimize(parse(llvm_ir, context=context), tm)
         t2 = time.perf_counter()
-        # codegen with our target machine (the JIT's is built from the same one), then link
-        obj = host_target_machine().emit_object(optimized)
+        # codegen with our target machine (the JIT's is built from the host's), then link
+        obj = tm.emit_object(optimized)
         t3 = time.perf_counter()
         library = (llvm.JITLibraryBuilder()
                    .add_object_img(obj)
@@ -205,11 +212,12 @@ def llvm_ir_for(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None
     """The optimized LLVM IR `compile_function` would load (for `dump`; nothing is loaded)."""
     with _lock:
         module = lower_module(fn, entry_args, kernel_symbol(name or fn.name), memory=JIT_MEMORY)
-        return str(optimize(parse(module, context=llvm.create_context())))
+        return str(optimize(parse(module, context=llvm.create_context()), _target_machine(fn)))
 
 
 def assembly_for(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None = None) -> str:
     """The host assembly of that optimized module (for `dump`; nothing is loaded)."""
     with _lock:
         module = lower_module(fn, entry_args, kernel_symbol(name or fn.name), memory=JIT_MEMORY)
-        return assembly(optimize(parse(module, context=llvm.create_context())))
+        tm = _target_machine(fn)
+        return assembly(optimize(parse(module, context=llvm.create_context()), tm), tm)

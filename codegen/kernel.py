@@ -151,6 +151,7 @@ class KernelBuilder:
         self._budget = None              # the slot of the work left before the next poll
         self.polls = 0                   # poll sites emitted so far
         self.loop_depth = 0              # how many array loops the builder is inside (for_range)
+        self.loop_metadata = None        # the llvm.loop a body asks its loop for (_counted_loop)
         self.rows_polled = 0             # inside rows that poll for their loops (for_rows)
         self.uncounted = 0               # instructions that run more often than they were emitted
                                          # (short loops that do not count their own work: for_range)
@@ -524,13 +525,17 @@ def _counted_loop(k: KernelBuilder, first, last, body, carried) -> tuple[list, i
     b.cbranch(b.icmp_signed("<", i, last), loop, done)
     b.position_at_end(loop)
     mark = k.mark() if k.check_signals is not None else None
+    k.loop_metadata = None
     new = body(i, *values)
     weight = k.instructions_since(mark) if mark is not None else 0
     end = b.block
     i.add_incoming(b.add(i, k.i64(1)), end)
     for phi, x in zip(values, new if carried else ()):
         phi.add_incoming(x, end)
-    b.branch(head)
+    back = b.branch(head)
+    if k.loop_metadata is not None:          # (codegen.numpy_math: np_exp)
+        back.set_metadata("llvm.loop", k.loop_metadata)
+        k.loop_metadata = None
     b.position_at_end(done)
     return values, weight
 

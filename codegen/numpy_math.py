@@ -6,11 +6,27 @@ elements: np_exp's overflow raises the CPU's overflow flag (codegen.fpflags watc
 array ops), np_log's failures (log of 0 or of a negative) are only noted inside a `map`
 (codegen.lower.lower_map). The same IEEE operations as the ops' evaluators, in the same order
 (each fma one rounding), so compiled code and the IR interpreter agree bit for bit.
+
+Where the JIT compiles for a CPU with AVX-512, a kernel with these ops gets vectors of 8 doubles
+(`WIDE_VECTOR_OPS`, codegen.jit): LLVM's tuning of Intel's CPUs prefers 4, faster for loops bound
+by memory, nearly twice slower for these, bound by arithmetic. And np_exp's loop is a third
+shorter and overlaps more (`_avx512`): its scaling by 2^n, p * 2^first * 2^second, is p * 2^n
+rounded once (the first product is exact), so it is llvm.ldexp there, one vscalefpd (with the
+same flags), not the eight integer operations and two multiplications of the portable form, and n
+comes from llvm.lrint (one conversion, not a rounding and two conversions); and the loop
+interleaves 4 vectors: its body is one chain of 16 dependent fmas, which LLVM's cost
+model, seeing a big body, leaves at 1, and the CPU then keeps too few iterations in flight to
+fill its FMA units.
 """
 from __future__ import annotations
 
-from codegen.kernel import DOUBLE, I64
+import struct
+
+from llvmlite import ir as ll
+
+from codegen.kernel import DOUBLE, I32, I64
 from codegen.lowerings import lowers
+from codegen.target import host_has_avx512
 from tracer.errors import Status
 from tracer.ir.numpy_math_ops import (
     EXP_CLAMP,
@@ -34,6 +50,9 @@ def _power_of_two(k, n):
 
 
 INF_BITS = 0x7FF0_0000_0000_0000
+SIGN_BIT = -(1 << 63)                          # (as a signed i64)
+NEGATIVE_INF_BITS = SIGN_BIT | INF_BITS
+CLAMP_BITS = struct.unpack("<q", struct.pack("<d", EXP_CLAMP))[0]
 
 
 def _classes(k, x):
@@ -46,26 +65,55 @@ def _classes(k, x):
     return bits, magnitude, b.icmp_signed(">", magnitude, k.i64(INF_BITS))
 
 
+WIDE_VECTOR_OPS = ("np_exp", "np_log")
+
+
+def _avx512(k) -> bool:
+    """Whether the kernel is the JIT's (it polls: it runs here, for this CPU), on a CPU with AVX-512."""
+    return k.check_signals is not None and host_has_avx512()
+
+
+def _interleaved(module: ll.Module, count: int) -> ll.MDValue:
+    """A loop's llvm.loop metadata asking LLVM's vectorizer to interleave `count` vectors."""
+    hint = module.add_metadata([ll.MetaDataString(module, "llvm.loop.interleave.count"), ll.Constant(I32, count)])
+    loop = ll.MDValue(module, [hint], name=str(len(module.metadata)))      # (one per loop: not shared)
+    loop.operands = (loop, hint)                                            # (it begins with itself)
+    return loop
+
+
 @lowers("np_exp")
 def np_exp(k, v, x):
     b = k.builder
-    bits, magnitude, nan = _classes(k, x)
+    bits, magnitude, _ = _classes(k, x)
     finite = b.icmp_signed("<", magnitude, k.i64(INF_BITS))
-    y = b.select(finite, x, k.f64(0.0))           # (inf and nan: any finite value, chosen below)
-    y = b.select(b.fcmp_ordered("<", y, k.f64(-EXP_CLAMP)), k.f64(-EXP_CLAMP), y)
-    y = b.select(b.fcmp_ordered(">", y, k.f64(EXP_CLAMP)), k.f64(EXP_CLAMP), y)
-    n = k.intrinsic("rint", b.fmul(y, k.f64(LOG2E)))
+    # x clamped to [-EXP_CLAMP, EXP_CLAMP] by its bits (its magnitude's, its sign kept): integer
+    # operations, of less latency than a float max and min; inf and nan: 0.0 (any finite value,
+    # their results are chosen below)
+    clamped = b.select(b.icmp_unsigned("<", magnitude, k.i64(CLAMP_BITS)), magnitude, k.i64(CLAMP_BITS))
+    y = b.select(finite, b.bitcast(b.or_(b.and_(bits, k.i64(SIGN_BIT)), clamped), DOUBLE), k.f64(0.0))
+    avx512, t = _avx512(k), b.fmul(y, k.f64(LOG2E))
+    if avx512:     # n = rint(t), as an integer first (one vcvtpd2qq, which the ldexp below reuses)
+        whole = b.call(k.declare_function("llvm.lrint.i64.f64", ll.FunctionType(I64, [DOUBLE])), [t])
+        n = b.sitofp(whole, DOUBLE)          # (0.0 where rint's is -0.0: that changes r's zero, not p)
+    else:
+        n = k.intrinsic("rint", t)
+        whole = b.fptosi(n, I64)
     minus_n = b.fneg(n)
     r = k.intrinsic("fma", minus_n, k.f64(LN2_HI), y)
     r = k.intrinsic("fma", minus_n, k.f64(LN2_LO), r)
     p = k.f64(EXP_COEFFICIENTS[0])
     for c in EXP_COEFFICIENTS[1:]:
         p = k.intrinsic("fma", p, r, k.f64(c))
-    whole = b.fptosi(n, I64)
-    first = b.ashr(whole, k.i64(1))
-    scaled = b.fmul(b.fmul(p, _power_of_two(k, first)), _power_of_two(k, b.sub(whole, first)))
-    special = b.select(b.icmp_signed(">=", bits, k.i64(0)), x, k.f64(0.0))     # inf: inf; -inf: 0.0
-    special = b.select(nan, x, special)
+    if avx512:
+        scaled = b.call(k.declare_function("llvm.ldexp.f64.i64", ll.FunctionType(DOUBLE, [DOUBLE, I64])), [p, whole])
+        k.loop_metadata = _interleaved(k.module, 4)
+    else:
+        first = b.ashr(whole, k.i64(1))
+        scaled = b.fmul(b.fmul(p, _power_of_two(k, first)), _power_of_two(k, b.sub(whole, first)))
+    # x not finite: 0.0 for -inf (of those, the one whose bits, as an i64, are at most -inf's),
+    # x itself for inf and nan. (Not `bits == -inf's`: LLVM makes that a float compare, whose
+    # scalar form raises the invalid flag for a nan.)
+    special = b.select(b.icmp_signed("<", bits, k.i64(NEGATIVE_INF_BITS + 1)), k.f64(0.0), x)
     return b.select(finite, scaled, special)
 
 

@@ -17,13 +17,28 @@ def initialize() -> None:
 
 
 @functools.cache
-def host_target_machine() -> llvm.TargetMachine:
-    """This CPU, by name and features (so llvm.fma.f64 is one vfmadd), at opt level 3."""
+def host_has_avx512() -> bool:
+    """Whether this CPU has AVX-512 (F): 512-bit vectors, and vscalefpd (llvm.ldexp in one
+    instruction, codegen.numpy_math)."""
     initialize()
-    target = llvm.Target.from_default_triple()
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                        features=llvm.get_host_cpu_features().flatten(),
-                                        opt=3, jit=True)
+    return bool(llvm.get_host_cpu_features().get("avx512f"))
+
+
+def host_target_machine(wide: bool = False) -> llvm.TargetMachine:
+    """This CPU, by name and features (so llvm.fma.f64 is one vfmadd), at opt level 3. `wide`:
+    its loops vectorized 512 bits wide where the CPU has AVX-512 (LLVM's tuning of Intel's CPUs
+    prefers 256: faster for loops bound by memory, slower for those bound by arithmetic, np.exp's)."""
+    return _host_target_machine(wide and host_has_avx512())
+
+
+@functools.cache
+def _host_target_machine(wide: bool) -> llvm.TargetMachine:
+    initialize()
+    features = llvm.get_host_cpu_features().flatten() + (",-prefer-256-bit" if wide else "")
+    tm = llvm.Target.from_default_triple().create_target_machine(cpu=llvm.get_host_cpu_name(), features=features,
+                                                                   opt=3, jit=True)
+    _host_passes.append([tm, None, 0])
+    return tm
 
 
 def parse(module: ll.Module | str, tm: llvm.TargetMachine | None = None, context=None) -> llvm.ModuleRef:
@@ -54,25 +69,25 @@ def optimize(module: ll.Module | str | llvm.ModuleRef, tm: llvm.TargetMachine | 
 
 # llvmlite 0.50 never frees a pass builder's instrumentation callbacks (about 1.5 KB each), and
 # each pipeline run adds one callback to them that outlives the run (it only looks at `optnone`
-# functions, which are never made here). So the host's pass builder serves a few runs, then is
-# replaced: a process that compiles forever leaks a few bytes per compile, not 1.5 KB.
+# functions, which are never made here). So a host target machine's pass builder serves a few runs,
+# then is replaced: a process that compiles forever leaks a few bytes per compile, not 1.5 KB.
 RUNS_PER_PASS_BUILDER = 16
 _passes_lock = threading.Lock()
-_host_passes: list = [None, 0]      # the host target machine's pass builder, and its runs so far
+_host_passes: list = []      # [a host target machine, its pass builder, its runs so far]
 
 
 def _pass_builder(tm: llvm.TargetMachine):
     """A pass builder for `tm` at O3 with both vectorizers (call with _passes_lock held)."""
-    reused = tm is host_target_machine()
-    if reused and _host_passes[0] is not None and _host_passes[1] < RUNS_PER_PASS_BUILDER:
-        _host_passes[1] += 1
-        return _host_passes[0]
+    host = next((entry for entry in _host_passes if entry[0] is tm), None)
+    if host is not None and host[1] is not None and host[2] < RUNS_PER_PASS_BUILDER:
+        host[2] += 1
+        return host[1]
     options = llvm.create_pipeline_tuning_options(speed_level=3)
     options.loop_vectorization = True
     options.slp_vectorization = True
     passes = llvm.create_pass_builder(tm, options)
-    if reused:
-        _host_passes[:] = [passes, 1]
+    if host is not None:
+        host[1:] = [passes, 1]
     return passes
 
 
