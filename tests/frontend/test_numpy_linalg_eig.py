@@ -89,18 +89,20 @@ def test_stacks_views_and_int_matrices(fn, python_runs):
 
 
 @pytest.mark.parametrize("fn", [eig, eigvals])
-def test_a_real_spectrum_is_numpys_float64_result_from_python(fn, python_runs):
+def test_a_real_spectrum_has_numpys_dtype(fn, python_runs):
+    """NumPy before 2.5 gives float64 where every eigenvalue is real: that call runs Python."""
     traced = tracer.trace(fn, fullgraph=True)
     rng = np.random.default_rng(2)
     b = rng.normal(size=(4, 4))
+    always_complex = np.iscomplexobj(np.linalg.eigvals(np.eye(1)))     # NumPy 2.5 on
     for a in (b + b.T, np.triu(b), np.eye(3), np.array([[2.0]])):
         want = fn(a)
         assert bits(traced(a)) == bits(want)
-        assert not np.iscomplexobj(want[0] if isinstance(want, tuple) else want)
-    assert len(python_runs) == 4
+        assert np.iscomplexobj(want[0] if isinstance(want, tuple) else want) == always_complex
+    assert len(python_runs) == (0 if always_complex else 4)
     stack = np.stack([b + b.T, complex_spectrum(rng, 4)])      # one complex matrix: complex, compiled
     assert bits(traced(stack)) == bits(fn(stack))
-    assert len(python_runs) == 4
+    assert len(python_runs) == (0 if always_complex else 4)
 
 
 def test_results_in_further_complex_arithmetic(python_runs):

@@ -15,11 +15,14 @@ tuples (unpacking them is the same). cond, matrix_rank and matrix_power (numpy_i
 one matrix. `grad` goes through all but lstsq and eig (their rules: tracer.ir.linalg_derivatives).
 
 eig and eigvals of float64 matrices (and stacks) give complex arrays (`ComplexArray`), NumPy's
-numbers from geev. NumPy gives float64 arrays instead where every eigenvalue is real: a dtype only
-the run time knows, so there (and for a matrix with an inf or a NaN: NumPy's LinAlgError) the call
-runs the Python function. float32 matrices are refused (NumPy's complex64 results).
+numbers from geev. NumPy before 2.5 gives float64 arrays instead where every eigenvalue is real: a
+dtype only the run time knows, so there (and for a matrix with an inf or a NaN: NumPy's
+LinAlgError) the call runs the Python function; NumPy 2.5 on always gives complex arrays
+(`eig_is_always_complex`). float32 matrices are refused (NumPy's complex64 results).
 """
 from __future__ import annotations
+
+import functools
 
 from tracer.frontend import numpy_in_python
 from tracer.frontend.arrays import convert, emit_elementwise, shape_text, sizes_of, wrap
@@ -293,6 +296,14 @@ def eigvals(tracer, a):
     return _eig(tracer, a, "np.linalg.eigvals", vectors=False)[0]
 
 
+@functools.cache
+def eig_is_always_complex() -> bool:
+    """Whether this NumPy's eig and eigvals give complex arrays for every real matrix (NumPy 2.5
+    on; before, float64 ones where every eigenvalue is real)."""
+    import numpy
+    return numpy.linalg.eigvals(numpy.eye(1)).dtype.kind == "c"
+
+
 def _eig(tracer, a, what: str, vectors: bool) -> list:
     """[eigenvalues] (and eigenvectors) as complex arrays; where every eigenvalue is real (NumPy's
     float64 results) or the matrix is not finite, the Python function runs."""
@@ -303,7 +314,8 @@ def _eig(tracer, a, what: str, vectors: bool) -> list:
     fallback_unless(tracer, all_true(tracer, emit_elementwise(tracer, "isfinite", [m], F64)))
     parts = b.emit("linalg_eig", (m,), vectors=vectors)
     re_w, im_w, *vector_parts = (b.emit("getitem", (parts,), index=i) for i in range(4 if vectors else 2))
-    real = all_true(tracer, emit_elementwise(tracer, "eq", [im_w, 0.0], F64))
-    fallback_unless(tracer, b.emit("not", (real,)))
+    if not eig_is_always_complex():
+        real = all_true(tracer, emit_elementwise(tracer, "eq", [im_w, 0.0], F64))
+        fallback_unless(tracer, b.emit("not", (real,)))
     pairs = [(re_w, im_w)] + ([tuple(vector_parts)] if vectors else [])
     return [ComplexArray(wrap(tracer, re), wrap(tracer, im)) for re, im in pairs]
