@@ -30,17 +30,31 @@ def f64(x: float) -> ll.Constant:
 
 def half_to_double(b: ll.IRBuilder, h: ll.Value) -> ll.Value:
     """The f64 value of float16 bits `h` (exact; a NaN keeps its sign and payload)."""
-    bits = b.zext(h, I64)
-    sign = b.shl(b.lshr(bits, i64(15)), i64(63))
-    exponent = b.and_(b.lshr(bits, i64(10)), i64(31))
-    mantissa = b.and_(bits, i64(0x3FF))
-    # normal, inf and NaN: the fields moved into a double's (exponent rebiased 15 -> 1023)
-    rebiased = b.select(b.icmp_unsigned("==", exponent, i64(31)), i64(2047), b.add(exponent, i64(1008)))
-    normal = b.bitcast(b.or_(sign, b.or_(b.shl(rebiased, i64(52)), b.shl(mantissa, i64(42)))), DOUBLE)
+    return half_to(b, h, DOUBLE)
+
+
+def half_to(b: ll.IRBuilder, h: ll.Value, typ: ll.Type) -> ll.Value:
+    """The value of float16 bits `h` as a double or a float (exact, as NumPy's npy_half_to_double
+    and npy_half_to_float: a NaN keeps its sign and payload, unquieted), in integer arithmetic,
+    so that no bits raise a floating-point flag (codegen.fpflags watches them)."""
+    bits_t, exponent_bits, mantissa_bits = (I64, 11, 52) if typ == DOUBLE else (ll.IntType(32), 8, 23)
+    width = bits_t.width
+
+    def n(x):
+        return ll.Constant(bits_t, x)
+    bits = b.zext(h, bits_t)
+    sign = b.shl(b.lshr(bits, n(15)), n(width - 1))
+    exponent = b.and_(b.lshr(bits, n(10)), n(31))
+    mantissa = b.and_(bits, n(0x3FF))
+    # normal, inf and NaN: the fields moved into the wider type's (exponent rebiased from 15)
+    top, bias = 2 ** exponent_bits - 1, 2 ** (exponent_bits - 1) - 1
+    rebiased = b.select(b.icmp_unsigned("==", exponent, n(31)), n(top), b.add(exponent, n(bias - 15)))
+    normal = b.bitcast(b.or_(sign, b.or_(b.shl(rebiased, n(mantissa_bits)), b.shl(mantissa, n(mantissa_bits - 10)))),
+                       typ)
     # zero and subnormal: mantissa * 2**-24, with the sign
-    tiny = b.fmul(b.uitofp(mantissa, DOUBLE), f64(2.0 ** -24))
-    tiny = b.bitcast(b.or_(b.bitcast(tiny, I64), sign), DOUBLE)
-    return b.select(b.icmp_unsigned("==", exponent, i64(0)), tiny, normal)
+    tiny = b.fmul(b.uitofp(mantissa, typ), ll.Constant(typ, 2.0 ** -24))
+    tiny = b.bitcast(b.or_(b.bitcast(tiny, bits_t), sign), typ)
+    return b.select(b.icmp_unsigned("==", exponent, n(0)), tiny, normal)
 
 
 def double_to_half(b: ll.IRBuilder, x: ll.Value) -> ll.Value:

@@ -31,7 +31,7 @@ from codegen.arrays import (
     load_element,
     store_element,
 )
-from codegen.casts import double_to_half
+from codegen.casts import double_to_half, half_to
 from codegen.kernel import DOUBLE, FLOAT, I1, I32, I64, PTR, ArrayValue, KernelBuilder
 from codegen.lowerings import lowers
 from tracer import ir
@@ -254,20 +254,8 @@ def _float16(k: KernelBuilder, a: ArrayValue, kind: str, dtype: ir.ScalarType, a
 
 
 def half_to_float(b: ll.IRBuilder, h: ll.Value) -> ll.Value:
-    """The float32 value of float16 bits `h`, exact, as NumPy's npy_half_to_float: the fields
-    moved into a float32's (a NaN keeps its payload, unquieted), in integer arithmetic, so that no
-    bits raise a floating-point flag (codegen.fpflags watches them)."""
-    def i32(n):
-        return ll.Constant(I32, n)
-    bits = b.zext(h, I32)
-    sign = b.shl(b.lshr(bits, i32(15)), i32(31))
-    exponent = b.and_(b.lshr(bits, i32(10)), i32(31))
-    mantissa = b.and_(bits, i32(0x3FF))
-    rebiased = b.select(b.icmp_unsigned("==", exponent, i32(31)), i32(255), b.add(exponent, i32(112)))
-    normal = b.bitcast(b.or_(sign, b.or_(b.shl(rebiased, i32(23)), b.shl(mantissa, i32(13)))), FLOAT)
-    tiny = b.fmul(b.uitofp(mantissa, FLOAT), ll.Constant(FLOAT, 2.0 ** -24))    # zero and subnormals: exact
-    tiny = b.bitcast(b.or_(b.bitcast(tiny, I32), sign), FLOAT)
-    return b.select(b.icmp_unsigned("==", exponent, i32(0)), tiny, normal)
+    """The float32 value of float16 bits `h`, exact, as NumPy's npy_half_to_float."""
+    return half_to(b, h, FLOAT)
 
 
 def float_to_half(k: KernelBuilder, x: ll.Value) -> ll.Value:

@@ -93,8 +93,9 @@ MOVES = {
 
 
 @pytest.mark.parametrize("name", sorted(MOVES))
-def test_functions_that_move_elements(name):
+def test_functions_that_move_elements(name, python_runs):
     _run(MOVES[name], Z, W, exact=True)
+    assert python_runs == []
 
 
 @pytest.mark.parametrize("name", sorted(EXACT) + sorted(MOVES))
@@ -119,8 +120,9 @@ def test_export_refuses_complex_arrays(tmp_path):
 
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
 @pytest.mark.parametrize("name", sorted(EXACT))
-def test_arithmetic_equals_numpy_bit_for_bit(name, dtype):
+def test_arithmetic_equals_numpy_bit_for_bit(name, dtype, python_runs):
     _check(EXACT, name, dtype, exact=True)
+    assert python_runs == []            # the compiled code gave it
 
 
 # functions NumPy computes another way (a complex pairwise sum, BLAS, its SIMD atan2, a SIMD
@@ -145,8 +147,9 @@ CLOSE = {
 
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
 @pytest.mark.parametrize("name", sorted(CLOSE))
-def test_arithmetic_equals_numpy_to_rounding(name, dtype):
+def test_arithmetic_equals_numpy_to_rounding(name, dtype, python_runs):
     _check(CLOSE, name, dtype, fma=True)
+    assert python_runs == []
 
 
 def test_numpy_complex_scalars():
@@ -269,7 +272,7 @@ def test_numpy_warnings_and_edge_values():
         assert [np.signbit(v.imag) for v in got] == [np.signbit(v.imag) for v in expected]
 
 
-def test_log_is_glibcs_clog():
+def test_log_is_glibcs_clog(python_runs):
     """np.log of complex128 arrays is glibc's clog (which NumPy calls) bit for bit: near the unit
     circle through x^2 + y^2 - 1 computed without cancellation; of complex64, equal to rounding
     (clogf's float atan2 and log1p)."""
@@ -283,6 +286,7 @@ def test_log_is_glibcs_clog():
     for z in samples:
         np.testing.assert_array_equal(f(z), np.log(z))
         _same(np.log(z.astype(np.complex64)), f(z.astype(np.complex64)))
+    assert python_runs == []            # near the unit circle too: compiled, not handed to Python
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         edges = np.array([0j, -0.0 + 0j, np.inf + 1j, complex(np.nan, 1), 1e308 + 1e308j, 1e-310 + 1e-310j, 1 + 0j])

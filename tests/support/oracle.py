@@ -4,6 +4,7 @@
   them bit for bit (`same_value`) or within a tolerance (`close_value`); `show` prints a value
   with its float bits, for failure messages.
 - Calculus: `central_difference` is the finite-difference derivative gradients are checked against.
+- NumPy: `array_bits` is a result's bytes, dtype and shape, to compare arrays bit for bit.
 """
 from __future__ import annotations
 
@@ -89,3 +90,12 @@ def central_difference(f, args: tuple, i: int) -> float:
     up[i] += h
     down[i] -= h
     return (f(*up) - f(*down)) / (2.0 * h)
+
+
+def array_bits(x):
+    """A NumPy result (or a tuple of them) as its bytes (C order), dtypes and shapes: equal only
+    bit for bit (-0.0 is not 0.0, NaN payloads count)."""
+    import numpy as np
+    if isinstance(x, tuple):
+        return tuple(map(array_bits, x))
+    return np.ascontiguousarray(x).tobytes() + str(np.asarray(x).dtype).encode() + str(np.shape(x)).encode()

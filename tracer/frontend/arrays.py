@@ -147,32 +147,12 @@ def broadcast(tracer, values: list) -> list:
     arrays = [v for v in values if is_traced(v) and isinstance(v.type, ArrayType)]
     if not arrays:
         return values
-    rank = max(v.type.rank for v in arrays)
-    shape, sizes = [], []
-    for axis in range(rank):
-        static, runtime = set(), None
-        for v in arrays:
-            d = axis - (rank - v.type.rank)
-            if d < 0:
-                continue
-            n = v.type.shape[d]
-            if n is None:
-                runtime = runtime or b.emit("dim", (v,), axis=d)
-            elif n != 1:
-                static.add(n)
-        if len(static) > 1:
-            raise ValueError("operands could not be broadcast together with shapes "
-                             + " ".join(shape_text(v.type) for v in arrays) + " ")
-        if static:
-            n = static.pop()
-            shape.append(n)
-            sizes.append(n)
-        elif runtime is not None:
-            shape.append(None)
-            sizes.append(runtime)
-        else:
-            shape.append(1)
-            sizes.append(1)
+    common = broadcast_shape(tracer, [(v, v.type.shape) for v in arrays])
+    if common is None:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(shape_text(v.type) for v in arrays) + " ")
+    shape, sizes = common
+    rank = len(shape)
     out = []
     for v in values:
         if is_traced(v) and isinstance(v.type, ArrayType) and v.type.shape != tuple(shape):
@@ -180,6 +160,31 @@ def broadcast(tracer, values: list) -> list:
             v = b.emit("broadcast_in_dim", (v, *(b.value(s) for s in sizes)), shape=tuple(shape), dims=dims)
         out.append(v)
     return out
+
+
+def broadcast_shape(tracer, operands: list):
+    """NumPy's broadcast of the shapes of `operands`, pairs (array value, the shape of its axes to
+    broadcast: all of them, or the leading ones): the common (shape, sizes), a size an int where
+    the trace knows it, else a `dim` value; None where sizes the trace knows do not fit."""
+    b = tracer.builder
+    rank = max(len(s) for _, s in operands)
+    shape, sizes = [], []
+    for axis in range(rank):
+        static, runtime = set(), None
+        for v, s in operands:
+            d = axis - (rank - len(s))
+            if d < 0:
+                continue
+            if s[d] is None:
+                runtime = runtime or b.emit("dim", (v,), axis=d)
+            elif s[d] != 1:
+                static.add(s[d])
+        if len(static) > 1:
+            return None
+        n = static.pop() if static else None if runtime is not None else 1
+        shape.append(n)
+        sizes.append(runtime if n is None else n)
+    return shape, sizes
 
 
 def emit_elementwise(tracer, op: str, operands: list, dtype: ScalarType | None = None):

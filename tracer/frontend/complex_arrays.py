@@ -26,6 +26,7 @@ from tracer.frontend import numpy_shapes
 from tracer.frontend.arrays import (
     assign,
     broadcast,
+    broadcast_shape,
     convert,
     emit_elementwise,
     kind,
@@ -37,7 +38,7 @@ from tracer.frontend.arrays import (
 from tracer.frontend.arrays import attribute as real_attribute
 from tracer.frontend.arrays import matmul as real_matmul
 from tracer.frontend.builder import is_number, is_traced
-from tracer.frontend.complexes import TracedComplex
+from tracer.frontend.complexes import FloatOps, TracedComplex
 from tracer.frontend.numpy_more import select
 from tracer.frontend.objects import ArrayMethod, TracedArray
 from tracer.ir import ARRAY_DTYPE_NAMES, C64, C128, COMPLEX, F32, F64, ArrayType
@@ -177,8 +178,9 @@ def parts(tracer, x, part):
     return convert(tracer, x, part), convert(tracer, 0.0, part)
 
 
-class Parts:
-    """Elementwise arithmetic on part values (arrays or scalars) of one float dtype."""
+class Parts(FloatOps):
+    """Elementwise arithmetic on part values (arrays or scalars) of one float dtype, as NumPy's
+    ufuncs compute it; comparisons and predicates give bools."""
 
     def __init__(self, tracer, part):
         self.tracer, self.part = tracer, part
@@ -188,41 +190,50 @@ class Parts:
             return self.tracer.builder.emit("not", xs)
         return emit_elementwise(self.tracer, name, list(xs), self.part)
 
-    def add(self, x, y):
-        return self.op("add", x, y)
-
-    def sub(self, x, y):
-        return self.op("sub", x, y)
-
-    def mul(self, x, y):
-        return self.op("mul", x, y)
-
-    def div(self, x, y):
-        return self.op("div", x, y)
-
     def where(self, cond, x, y):
         return select(self.tracer, cond, x, y, self.part)
 
-    def compare(self, name, x, y):
-        return emit_elementwise(self.tracer, name, [x, y], self.part)
+
+def both(tracer, *conds):
+    """The elementwise `and` of bool values (arrays broadcast)."""
+    b = tracer.builder
+    out = conds[0]
+    for c in conds[1:]:
+        x, y = broadcast(tracer, [b.value(out), b.value(c)])
+        out = b.emit("select", (x, y, b.const(False)))
+    return out
+
+
+def either(tracer, *conds):
+    """The elementwise `or` of bool values (arrays broadcast)."""
+    b = tracer.builder
+    out = conds[0]
+    for c in conds[1:]:
+        x, y = broadcast(tracer, [b.value(out), b.value(c)])
+        out = b.emit("select", (x, b.const(True), y))
+    return out
 
 
 def make(tracer, re, im):
-    """A ComplexArray (or a TracedComplex, where both parts are scalars) of two part values,
-    broadcast to one shape."""
+    """A ComplexArray (or a NumPy complex scalar, where both parts are scalars) of two part values:
+    a part of another shape is spread to the common one (a new array: the parts are written)."""
+    b = tracer.builder
     arrays_ = [v for v in (re, im) if is_traced(v) and isinstance(v.type, ArrayType)]
     if not arrays_:
         return scalar(tracer, re, im)
-    if any(not (is_traced(v) and isinstance(v.type, ArrayType)) or v.type.shape != arrays_[0].type.shape
-           for v in (re, im)):
-        shape_of = arrays_[0] if len(arrays_) == 1 else emit_elementwise(tracer, "add", [re, im], kind(arrays_[0]))
-        b, sizes = tracer.builder, sizes_of(tracer, shape_of)
-        re, im = (b.emit("full", (b.value(v), *map(b.value, sizes)), shape=shape_of.type.shape)
-                  if not isinstance(b.value(v).type, ArrayType) else
-                  emit_elementwise(tracer, "add", [v, b.emit("full", (b.value(-0.0), *map(b.value, sizes)),
-                                                               shape=shape_of.type.shape)], kind(v))
-                  if v.type.shape != shape_of.type.shape else v for v in (re, im))
-    return ComplexArray(wrap(tracer, re), wrap(tracer, im))
+    shape, sizes = broadcast_shape(tracer, [(v, v.type.shape) for v in arrays_])     # (the ops broadcast them)
+    dims = [b.value(n) for n in sizes]
+
+    def spread(v):
+        v = b.value(v)
+        if not isinstance(v.type, ArrayType):
+            return b.emit("full", (v, *dims), shape=tuple(shape))
+        if v.type.shape == tuple(shape):
+            return v
+        view = b.emit("broadcast_in_dim", (v, *dims), shape=tuple(shape),
+                      dims=tuple(range(len(shape) - v.type.rank, len(shape))))
+        return b.emit("copy", (view,))
+    return ComplexArray(wrap(tracer, spread(re)), wrap(tracer, spread(im)))
 
 
 # ------------------------------------------------------------------------------ arithmetic
@@ -234,11 +245,11 @@ def quotient(f: Parts, ar, ai, br, bi):
     """NumPy's complex divide (Smith's method). Each branch runs on inputs the other branch's
     lanes replace by harmless ones, so that no lane fails for a division NumPy does not make."""
     abs_r, abs_i = f.op("fabs", br), f.op("fabs", bi)
-    first = f.compare("ge", abs_r, abs_i)
-    zero_r = f.compare("eq", abs_r, 0.0)
-    zero_both = _and(f, first, zero_r)
+    first = f.op("ge", abs_r, abs_i)
+    zero_r = f.op("eq", abs_r, 0.0)
+    zero_both = both(f.tracer, first, zero_r)
     # first branch: |br| >= |bi| (and b not zero)
-    use1 = _and(f, first, _not(f, zero_r))
+    use1 = both(f.tracer, first, f.op("not", zero_r))
     br1, bi1 = f.where(use1, br, 1.0), f.where(use1, bi, 0.0)
     ar1, ai1 = f.where(use1, ar, 0.0), f.where(use1, ai, 0.0)
     rat = f.div(bi1, br1)
@@ -255,20 +266,6 @@ def quotient(f: Parts, ar, ai, br, bi):
     scl = f.div(1.0, f.add(bi2, f.mul(br2, rat)))
     r2, i2 = f.mul(f.add(f.mul(ar2, rat), ai2), scl), f.mul(f.sub(f.mul(ai2, rat), ar2), scl)
     return (f.where(first, f.where(zero_both, r0, r1), r2), f.where(first, f.where(zero_both, i0, i1), i2))
-
-
-def _and(f: Parts, x, y):
-    b = f.tracer.builder
-    values = [b.value(v) for v in (x, y)]
-    return b.emit("select", (*_same_shape(f.tracer, values[0], values[1]), b.const(False)))
-
-
-def _not(f: Parts, x):
-    return f.tracer.builder.emit("not", (x,))
-
-
-def _same_shape(tracer, x, y):
-    return broadcast(tracer, [x, y])
 
 
 def power(tracer, f: Parts, z, n):
@@ -330,8 +327,8 @@ def binary(tracer, op: str, a, b):
     if op == "div":
         return make(tracer, *quotient(f, *x, *y))
     if op in ("eq", "ne"):
-        equal = _and(f, f.compare("eq", x[0], y[0]), f.compare("eq", x[1], y[1]))
-        return wrap(tracer, equal if op == "eq" else _not(f, equal))
+        equal = both(f.tracer, f.op("eq", x[0], y[0]), f.op("eq", x[1], y[1]))
+        return wrap(tracer, equal if op == "eq" else f.op("not", equal))
     if op in ("floordiv", "mod"):
         raise TypeError(f"ufunc '{'floor_divide' if op == 'floordiv' else 'remainder'}' not supported for the "
                         f"input types, and the inputs could not be safely coerced to any supported types "

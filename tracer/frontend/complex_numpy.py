@@ -21,7 +21,9 @@ from tracer.frontend.complex_arrays import (
     ComplexArray,
     Parts,
     binary,
+    both,
     complex_type_of,
+    either,
     is_complex_dtype,
     make,
     matmul,
@@ -30,7 +32,7 @@ from tracer.frontend.complex_arrays import (
     scalar,
 )
 from tracer.frontend.complexes import TracedComplex
-from tracer.frontend.numpy_more import fallback_unless, numpy_function
+from tracer.frontend.numpy_more import all_true, fallback_unless, numpy_function
 from tracer.frontend.objects import TracedArray
 from tracer.ir import ARRAY_DTYPE_NAMES, BOOL, F32, F64, PART_TYPE, ArrayType
 
@@ -136,8 +138,7 @@ def absolute(tracer, z):
     if not isinstance(z, ComplexArray):
         r = f.op("c_hypot", re, im)
         if is_traced(r):
-            _ordinary(tracer, f, _or(tracer, f.op("not", f.op("isinf", r)), _or(tracer, f.op("isinf", re),
-                                                                                  f.op("isinf", im))))
+            _ordinary(tracer, either(tracer, f.op("not", f.op("isinf", r)), f.op("isinf", re), f.op("isinf", im)))
         return r
     re, im = f.op("fabs", re), f.op("fabs", im)
     im = f.where(f.op("isinf", re), math.inf, im)
@@ -145,7 +146,7 @@ def absolute(tracer, z):
     im = f.where(f.op("isnan", re), math.nan, im)
     re = f.where(f.op("isnan", im), math.nan, re)
     larger, smaller = f.op("maximum", re, im), f.op("minimum", re, im)
-    divide = f.op("not", _or(tracer, f.op("isinf", larger), f.compare("eq", larger, 0.0)))
+    divide = f.op("not", either(tracer, f.op("isinf", larger), f.op("eq", larger, 0.0)))
     ratio = f.where(divide, f.div(smaller, f.where(divide, larger, 1.0)), 0.0)
     return wrap(tracer, f.mul(f.op("sqrt", f.op("fma", ratio, ratio, 1.0)), larger))
 
@@ -200,11 +201,11 @@ def _exp(tracer, np, z, **kwargs):
     _no_kwargs(tracer, "exp", kwargs)
     f = Parts(tracer, part_type(tracer, z))
     x, y = parts(tracer, z, f.part)
-    _ordinary(tracer, f, _and_all(tracer, f, f.op("isfinite", y), f.compare("le", x, 709.0)))
+    _ordinary(tracer, both(tracer, f.op("isfinite", y), f.op("le", x, 709.0)))
     e = f.op("exp", x)
-    tiny = f.compare("le", f.op("fabs", y), DOUBLE_MIN)
+    tiny = f.op("le", f.op("fabs", y), DOUBLE_MIN)
     sin, cos = f.where(tiny, y, f.op("sin", y)), f.where(tiny, 1.0, f.op("cos", y))
-    im = f.where(f.compare("eq", y, 0.0), y, f.mul(e, sin))
+    im = f.where(f.op("eq", y, 0.0), y, f.mul(e, sin))
     return make(tracer, f.mul(e, cos), im)
 
 
@@ -220,21 +221,21 @@ def _log(tracer, np, z, **kwargs):
     big = (DOUBLE_MAX if f.part == F64 else 3.4028234663852886e38) / 2
     tiny = DOUBLE_MIN if f.part == F64 else 1.1754943508222875e-38
     ax, ay = f.op("fabs", x), f.op("fabs", y)
-    swap = f.compare("lt", ax, ay)
+    swap = f.op("lt", ax, ay)
     ax, ay = f.where(swap, ay, ax), f.where(swap, ax, ay)           # ax >= ay
-    ones = _and_all(tracer, f, f.compare("lt", ax, 1.0), f.compare("ge", ax, 0.5))
-    exact_needed = _and_all(tracer, f, ones, f.compare("ge", ay, eps / 2),
-                            f.compare("ge", f.add(f.mul(ax, ax), f.mul(ay, ay)), 0.5))
-    _ordinary(tracer, f, _and_all(tracer, f, f.op("isfinite", ax), f.compare("gt", ax, 0.0), f.compare("le", ax, big),
-                                  _or(tracer, f.compare("ge", ax, tiny), f.compare("ge", ay, tiny))))
-    at_one = f.compare("eq", ax, 1.0)
-    above = _and_all(tracer, f, f.compare("gt", ax, 1.0), f.compare("lt", ax, 2.0), f.compare("lt", ay, 1.0))
+    ones = both(tracer, f.op("lt", ax, 1.0), f.op("ge", ax, 0.5))
+    exact_needed = both(tracer, ones, f.op("ge", ay, eps / 2),
+                            f.op("ge", f.add(f.mul(ax, ax), f.mul(ay, ay)), 0.5))
+    _ordinary(tracer, both(tracer, f.op("isfinite", ax), f.op("gt", ax, 0.0), f.op("le", ax, big),
+                                  either(tracer, f.op("ge", ax, tiny), f.op("ge", ay, tiny))))
+    at_one = f.op("eq", ax, 1.0)
+    above = both(tracer, f.op("gt", ax, 1.0), f.op("lt", ax, 2.0), f.op("lt", ay, 1.0))
     d2m1 = f.mul(f.sub(ax, 1.0), f.add(ax, 1.0))
-    d2m1 = f.where(_and_all(tracer, f, above, f.compare("ge", ay, eps)), f.add(d2m1, f.mul(ay, ay)), d2m1)
+    d2m1 = f.where(both(tracer, above, f.op("ge", ay, eps)), f.add(d2m1, f.mul(ay, ay)), d2m1)
     d2m1 = f.where(at_one, f.mul(ay, ay), d2m1)
     d2m1 = f.where(exact_needed, _x2y2m1(tracer, f, f.where(exact_needed, ax, 0.0), f.where(exact_needed, ay, 0.0)), d2m1)
-    small_y = _and_all(tracer, f, ones, f.compare("lt", ay, eps / 2))
-    near = _or(tracer, _or(tracer, at_one, above), _or(tracer, small_y, exact_needed))
+    small_y = both(tracer, ones, f.op("lt", ay, eps / 2))
+    near = either(tracer, at_one, above, small_y, exact_needed)
     safe = f.where(near, d2m1, 0.0)                                 # (log1p of the lanes it is not for: 0)
     far = f.where(near, 1.0, f.op("c_hypot", ax, ay))
     real = f.where(near, f.mul(f.op("log1p", safe), 0.5), f.op("log", far))
@@ -269,7 +270,7 @@ def _by_magnitude(f: Parts, values: list) -> list:
     for end in range(len(values) - 1, 0, -1):
         for i in range(end):
             a, b = values[i], values[i + 1]
-            swap = f.compare("gt", f.op("fabs", a), f.op("fabs", b))
+            swap = f.op("gt", f.op("fabs", a), f.op("fabs", b))
             values[i], values[i + 1] = f.where(swap, b, a), f.where(swap, a, b)
     return values
 
@@ -282,24 +283,24 @@ def _sqrt(tracer, np, z, **kwargs):
     ax, ay = f.op("fabs", x), f.op("fabs", y)
     big = DOUBLE_MAX / 4 if f.part == F64 else 3.4028234663852886e38 / 4
     small = 2 * (DOUBLE_MIN if f.part == F64 else 1.1754943508222875e-38)
-    _ordinary(tracer, f, _and_all(tracer, f, f.op("isfinite", x), f.op("isfinite", y), f.compare("le", ax, big),
-                                  f.compare("le", ay, big), _or(tracer, f.compare("ge", ax, small),
-                                                                f.compare("ge", ay, small))))
+    _ordinary(tracer, both(tracer, f.op("isfinite", x), f.op("isfinite", y), f.op("le", ax, big),
+                                  f.op("le", ay, big), either(tracer, f.op("ge", ax, small),
+                                                                f.op("ge", ay, small))))
     d = f.op("c_hypot", x, y)
-    positive = f.compare("gt", x, 0.0)
+    positive = f.op("gt", x, 0.0)
     r_pos = f.op("sqrt", f.mul(0.5, f.add(d, f.where(positive, x, 0.0))))
     s_pos = f.mul(0.5, f.div(y, f.where(positive, r_pos, 1.0)))
     s_neg = f.op("sqrt", f.mul(0.5, f.sub(d, f.where(positive, 0.0, x))))
     r_neg = f.op("fabs", f.mul(0.5, f.div(y, f.where(positive, 1.0, s_neg))))
     r, s = f.where(positive, r_pos, r_neg), f.where(positive, s_pos, s_neg)
     # an imaginary part of zero: (sqrt(x), y) for x >= 0, (0, copysign(sqrt(-x), y)) for x < 0
-    y_zero = f.compare("eq", y, 0.0)
+    y_zero = f.op("eq", y, 0.0)
     root = f.op("sqrt", ax)
-    negative = f.compare("lt", x, 0.0)
+    negative = f.op("lt", x, 0.0)
     r = f.where(y_zero, f.where(negative, 0.0, root), r)
     s = f.where(y_zero, f.where(negative, root, 0.0), s)
     # a real part of zero: r = sqrt(|y| / 2) (|y| >= 4 * min), both parts r
-    x_zero = _and_all(tracer, f, f.compare("eq", x, 0.0), f.op("not", y_zero))
+    x_zero = both(tracer, f.op("eq", x, 0.0), f.op("not", y_zero))
     half = f.op("sqrt", f.mul(0.5, ay))
     r, s = f.where(x_zero, half, r), f.where(x_zero, half, s)
     return make(tracer, r, f.op("copysign", s, y))
@@ -315,15 +316,15 @@ def _where(tracer, np, cond, x, y):
 
 
 def _is_nan(tracer, np, z, **kwargs):
-    return _predicate(tracer, z, "isnan", _or, kwargs)
+    return _predicate(tracer, z, "isnan", either, kwargs)
 
 
 def _is_inf(tracer, np, z, **kwargs):
-    return _predicate(tracer, z, "isinf", _or, kwargs)
+    return _predicate(tracer, z, "isinf", either, kwargs)
 
 
 def _is_finite(tracer, np, z, **kwargs):
-    return _predicate(tracer, z, "isfinite", lambda t, a, b: _and_all(t, None, a, b), kwargs)
+    return _predicate(tracer, z, "isfinite", both, kwargs)
 
 
 def _predicate(tracer, z, op, combine, kwargs):
@@ -333,26 +334,10 @@ def _predicate(tracer, z, op, combine, kwargs):
     return wrap(tracer, combine(tracer, f.op(op, re), f.op(op, im)))
 
 
-def _or(tracer, a, b):
-    bld = tracer.builder
-    x, y = arrays.broadcast(tracer, [bld.value(a), bld.value(b)])
-    return bld.emit("select", (x, bld.const(True), y))
-
-
-def _and_all(tracer, f, *conds):
-    bld = tracer.builder
-    out = conds[0]
-    for c in conds[1:]:
-        x, y = arrays.broadcast(tracer, [bld.value(out), bld.value(c)])
-        out = bld.emit("select", (x, y, bld.const(False)))
-    return out
-
-
-def _ordinary(tracer, f, cond) -> None:
+def _ordinary(tracer, cond) -> None:
     """The call runs the Python function unless `cond` holds for every element."""
-    bld = tracer.builder
     if is_traced(cond) and isinstance(cond.type, ArrayType):
-        cond = bld.emit("reduce", (cond,), kind="min", axes=tuple(range(cond.type.rank)), keepdims=False)
+        cond = all_true(tracer, cond)
     if is_traced(cond):
         fallback_unless(tracer, cond)
 

@@ -67,9 +67,10 @@ def _float(tracer, x):
     return float(x)
 
 
-class _Ops:
+class FloatOps:
     """IEEE float arithmetic on traced values and constants alike (C's, as CPython's complex
-    code computes: a division by zero gives inf or nan)."""
+    code computes: a division by zero gives inf or nan). `op` is the one way a subclass computes
+    (complex_arrays.Parts: NumPy's elementwise ops on part arrays)."""
 
     def __init__(self, tracer):
         self.b = tracer.builder
@@ -93,14 +94,14 @@ class _Ops:
         return self.op("div", x, y)
 
 
-def product(f: _Ops, a: TracedComplex, b: TracedComplex) -> TracedComplex:
+def product(f: FloatOps, a: TracedComplex, b: TracedComplex) -> TracedComplex:
     return TracedComplex(f.sub(f.mul(a.real, b.real), f.mul(a.imag, b.imag)),
                          f.add(f.mul(a.real, b.imag), f.mul(a.imag, b.real)))
 
 
 def quotient(tracer, a: TracedComplex, b: TracedComplex, zero: BaseException) -> TracedComplex:
     """_Py_c_quot; `zero` is raised where it sets EDOM (b is 0j)."""
-    f, bld = _Ops(tracer), tracer.builder
+    f, bld = FloatOps(tracer), tracer.builder
     abs_r, abs_i = _abs(tracer, b.real), _abs(tracer, b.imag)
     first = bld.compare("ge", abs_r, abs_i)
     second = bld.compare("ge", abs_i, abs_r)
@@ -151,7 +152,7 @@ def power(tracer, a: TracedComplex, n) -> TracedComplex:
     if e != math.floor(e) or abs(e) > 100:
         raise tracer.error("a complex number to a power that is not an integer of size at most 100 is not "
                            "supported yet")
-    f, k = _Ops(tracer), int(e)
+    f, k = FloatOps(tracer), int(e)
     r, p, mask, m = TracedComplex(1.0, 0.0), a, 1, abs(k)
     while mask > 0 and m >= mask:            # c_powu
         if m & mask:
@@ -178,7 +179,7 @@ def binary(tracer, op: str, a, b):
     if op in ("floordiv", "mod"):
         raise TypeError(f"unsupported operand type(s) for {'//' if op == 'floordiv' else '%'}: 'complex' and "
                         f"'{type(b).__name__ if not isinstance(b, TracedComplex) else 'complex'}'")
-    x, y, f = as_complex(tracer, a), as_complex(tracer, b), _Ops(tracer)
+    x, y, f = as_complex(tracer, a), as_complex(tracer, b), FloatOps(tracer)
     if op == "add":
         return TracedComplex(f.add(x.real, y.real), f.add(x.imag, y.imag))
     if op == "sub":
@@ -255,6 +256,6 @@ def make(tracer, real=0.0, imag=0.0):
     if isinstance(real, TracedComplex) or isinstance(imag, TracedComplex) or type(real) is complex \
             or type(imag) is complex:
         re, im = as_complex(tracer, real), as_complex(tracer, imag)
-        f = _Ops(tracer)
+        f = FloatOps(tracer)
         return TracedComplex(f.sub(re.real, im.imag), f.add(re.imag, im.real))
     return TracedComplex(_float(tracer, real), _float(tracer, imag))

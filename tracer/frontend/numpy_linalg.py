@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 
 from tracer.frontend import numpy_in_python
-from tracer.frontend.arrays import convert, emit_elementwise, shape_text, sizes_of, wrap
+from tracer.frontend.arrays import broadcast_shape, convert, emit_elementwise, shape_text, sizes_of, wrap
 from tracer.frontend.builder import is_traced
 from tracer.frontend.complex_arrays import ComplexArray
 from tracer.frontend.numpy_more import all_true, as_array, fallback_unless, numpy_function
@@ -92,26 +92,13 @@ def _stacks_broadcast(tracer, values: list) -> list:
     as a gufunc loops over them (NumPy's ValueError where sizes the trace knows do not fit)."""
     b = tracer.builder
     depth = max(v.type.rank - 2 for v in values)
-    shape, sizes = [], []
-    for axis in range(depth):
-        static, runtime = set(), None
-        for v in values:
-            d = axis - (depth - (v.type.rank - 2))
-            if d < 0:
-                continue
-            n = v.type.shape[d]
-            if n is None:
-                runtime = runtime or b.emit("dim", (v,), axis=d)
-            elif n != 1:
-                static.add(n)
-        if len(static) > 1:
-            remapped = " ".join(f"{shape_text(v.type)}->{_loop_axes(v.type)}" for v in values)
-            core = (values[0].type.shape[-1], values[-1].type.shape[-1])
-            raise ValueError(f"operands could not be broadcast together with remapped shapes [original->remapped]: "
-                             f"{remapped}  and requested shape {shape_text(ArrayType(F64, core))}")
-        n = static.pop() if static else None if runtime is not None else 1
-        shape.append(n)
-        sizes.append(runtime if n is None else n)
+    common = broadcast_shape(tracer, [(v, v.type.shape[:-2]) for v in values])
+    if common is None:
+        remapped = " ".join(f"{shape_text(v.type)}->{_loop_axes(v.type)}" for v in values)
+        core = (values[0].type.shape[-1], values[-1].type.shape[-1])
+        raise ValueError(f"operands could not be broadcast together with remapped shapes [original->remapped]: "
+                         f"{remapped}  and requested shape {shape_text(ArrayType(F64, core))}")
+    shape, sizes = common
     out = []
     for v in values:
         core = v.type.shape[-2:]
