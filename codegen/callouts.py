@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from codegen.kernel import DOUBLE, I32, I64, PTR, KernelBuilder, failed_site_slot
+from codegen.kernel import DOUBLE, I64, PTR, KernelBuilder, note_failed_site
 from codegen.lowerings import lowers
 from tracer import ir
 from tracer.errors import Status
@@ -56,7 +56,7 @@ def python_call(k: KernelBuilder, v: ir.Value, *operands):
     go_on, failed = k.function.append_basic_block("after_call_out"), k.function.append_basic_block("call_out_failed")
     b.cbranch(b.icmp_unsigned("==", result, ll.Constant(PTR, None)), failed, go_on).set_weights([1, 1 << 20])
     b.position_at_end(failed)           # its line, for the traceback (codegen.tracebacks)
-    b.store_atomic(ll.Constant(I32, k.site), failed_site_slot(k.module), "monotonic", 4)
+    note_failed_site(b, k.memory, k.site)
     b.branch(k.python_error_exit())
     b.position_at_end(go_on)
     if not v.attrs.get("harmless"):      # from now on no FALLBACK: the call would run twice

@@ -30,6 +30,7 @@ from codegen.arrays import VIEWS, result_struct
 from codegen.casts import to_double
 from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, llvm_type
 from codegen.lower import raise_sites
+from codegen.runtime import RELEASE_BEGIN, RELEASE_END
 from codegen.tracebacks import CALL_OUT_FAILED, TracebackSites, traceback_symbols
 from tracer import ir
 from tracer.errors import RAISE_BASE, STATUS_EXCEPTIONS, Status
@@ -140,6 +141,8 @@ class CApi:
         "PyCapsule_GetPointer": (PTR, [PTR, PTR]),
         "memcpy": (PTR, [PTR, PTR, I64]),
         "free": (ll.VoidType(), [PTR]),
+        RELEASE_BEGIN: (I32, [I32]),              # tracer/csrc/released.c
+        RELEASE_END: (ll.VoidType(), [I32]),
     }
 
     def __init__(self, module: ll.Module, builder: ll.IRBuilder):
@@ -445,7 +448,12 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     if written:      # every guard passed: a read-only array the function writes is Python's to refuse
         e.run_python_if(read_only, self_, args, nargs)
     flat = [x for p in params for x in ((p.data, *p.sizes, *p.strides) if isinstance(p, tuple) else (p,))]
+    polls = may_poll(fn)
+    if polls:                 # the kernel may release the GIL at a poll, or must not
+        previous = e.api.call(RELEASE_BEGIN, ll.Constant(I32, int(releases_gil(fn))))
     status = b.call(kernel, flat + outs, name="status")
+    if polls:
+        e.api.call(RELEASE_END, previous)
 
     # only the statuses this kernel can return get a case: a smaller module compiles faster
     possible = {st for v in fn.walk() if OPS[v.op].may_fail(v) for st in OPS[v.op].statuses}
@@ -518,6 +526,20 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     e.numpy_leaves = list(fn.numpy_results)
     b.ret(e.box(fn.result_type, values))
     return function
+
+
+def may_poll(fn: ir.Function) -> bool:
+    """Whether fn's kernel may poll for signals (KernelBuilder.poll_signals): it has a loop or arrays."""
+    return (any(v.op == "loop" or isinstance(v.type, ir.ArrayType) for v in fn.walk())
+            or any(isinstance(p.type, ir.ArrayType) for p in fn.params))
+
+
+def releases_gil(fn: ir.Function) -> bool:
+    """Whether fn's kernel runs with the GIL released, as NumPy runs its loops: where it touches no
+    Python object (no call into Python) and polls. It releases the GIL at its first poll (after
+    about a millisecond of work: a short call pays nothing for the release) and its entry takes
+    the GIL back (tracer/csrc/released.h)."""
+    return may_poll(fn) and not any(v.op == "python_call" for v in fn.walk())
 
 
 def reruns_on_failure(fn: ir.Function) -> bool:

@@ -24,7 +24,7 @@ from codegen.entry import object_symbols
 from codegen.linalg import lapack_symbols
 from codegen.module import entry_symbol, kernel_symbol, lower_module
 from codegen.numpy_math import WIDE_VECTOR_OPS
-from codegen.runtime import JIT_MEMORY, RUNTIME, RUNTIME_FUNCTIONS, helpers
+from codegen.runtime import JIT_MEMORY, RUNTIME, RUNTIME_FUNCTIONS, helpers, native_symbols
 from codegen.target import assembly, host_target_machine, optimize, parse
 from tracer import ir
 
@@ -55,10 +55,12 @@ def runtime_symbols() -> dict[str, int]:
             runtime.link_in(parse(helpers()))
             obj = host_target_machine().emit_object(optimize(runtime))
             library = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
+            for name, address in native_symbols().items():
+                library.import_symbol(name, address)
             for name in RUNTIME_FUNCTIONS:
                 library.export_symbol(name)
             _runtime_library = library.link(_runtime_jit(), "tracer_runtime")
-    return {name: _runtime_library[name] for name in RUNTIME_FUNCTIONS}
+    return {**{name: _runtime_library[name] for name in RUNTIME_FUNCTIONS}, **native_symbols()}
 
 
 class _Jit:

@@ -27,12 +27,16 @@ class KernelRuntime(NamedTuple):
     LLVM calling convention (`preserve_mostcc` where the target has it: the loop around a poll
     keeps its values in registers, and a small kernel saves none at entry). With
     `shared_helpers` the runtime also defines the kernels' helper functions (the pairwise sums
-    of codegen.reductions): a kernel declares them rather than compiling them again."""
+    of codegen.reductions): a kernel declares them rather than compiling them again.
+    `note_site`, a `void (i32)`, notes the site of a failure for this thread (the JIT's kernels
+    may run on several threads at once without the GIL); None: a global of the module
+    (`failed_site_slot`) holds it."""
     alloc: str
     free: str
     check_signals: str | None = None
     check_convention: str = ""
     shared_helpers: bool = False
+    note_site: str | None = None
 
 
 # C's own memory and no polls (exported libraries), unless the caller provides another runtime
@@ -105,6 +109,21 @@ def kernel_type(fn: ir.Function) -> ll.FunctionType:
     params = [a for p in fn.params for a in param_types(p.type)]
     outs = [PTR] * len(ir.leaf_types(fn.result_type))
     return ll.FunctionType(I32, params + outs)
+
+
+def note_failed_site(builder: ll.IRBuilder, memory: KernelRuntime, site: int) -> None:
+    """Note `site` (-1: none) as where the kernel failed: through the runtime's `note_site`, or in
+    the module's FAILED_SITE."""
+    module = builder.module
+    if memory.note_site is None:
+        builder.store_atomic(ll.Constant(I32, site), failed_site_slot(module), "monotonic", 4)
+        return
+    note = module.globals.get(memory.note_site)
+    if note is None:
+        note = ll.Function(module, ll.FunctionType(ll.VoidType(), [I32]), memory.note_site)
+        note.attributes.add("nounwind")
+        note.attributes.add("cold")
+    builder.call(note, [ll.Constant(I32, site)])
 
 
 def failed_site_slot(module: ll.Module) -> ll.GlobalVariable:
@@ -192,7 +211,7 @@ class KernelBuilder:
         if block is None:
             block = self.function.append_basic_block(f"fail_site_{self.site}")
             with self.builder.goto_block(block):
-                self.builder.store_atomic(ll.Constant(I32, self.site), failed_site_slot(self.module), "monotonic", 4)
+                note_failed_site(self.builder, self.memory, self.site)
                 self.builder.branch(fail)
             self._site_blocks[(status, self.site)] = block
         return block
@@ -230,7 +249,7 @@ class KernelBuilder:
         self.polls += 1
         b.store(self.i64(POLL_BUDGET), self._budget_slot())
         if self.called_out is not None:    # a call into CPython notes its line; a poll notes none
-            b.store_atomic(ll.Constant(I32, -1), failed_site_slot(self.module), "monotonic", 4)
+            note_failed_site(b, self.memory, -1)
         convention = self.memory.check_convention
         check = self.declare_function(self.check_signals, ll.FunctionType(I32, []), ("cold", "nounwind"))
         check.calling_convention = convention
@@ -243,7 +262,7 @@ class KernelBuilder:
         """Return PYTHON_ERROR if `cond` (a signal handler raised where a poll ran outside this
         function: codegen.reductions.pairwise_sum), as `poll_now` does."""
         if self.called_out is not None:
-            self.builder.store_atomic(ll.Constant(I32, -1), failed_site_slot(self.module), "monotonic", 4)
+            note_failed_site(self.builder, self.memory, -1)
         go_on = self.function.append_basic_block("not_interrupted")
         self.builder.cbranch(cond, self.python_error_exit(), go_on).set_weights([1, 1 << 20])
         self.builder.position_at_end(go_on)

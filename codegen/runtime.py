@@ -13,9 +13,10 @@ loaded once per process and never unloaded.
   slots), so kernels that run without the GIL may use it too.
 - `__tracer_check_signals`: what a kernel's loops call now and then (KernelBuilder.poll_signals)
   so that Ctrl-C interrupts them: `PyErr_CheckSignals()`, which runs Python's handlers for the
-  signals that arrived (KeyboardInterrupt for SIGINT) and returns -1 if one raised. Only where
-  this thread holds the GIL (a kernel called through the CPython entry; not one called through
-  ctypes, which releases it): elsewhere it returns 0.
+  signals that arrived (KeyboardInterrupt for SIGINT) and returns -1 if one raised. Where this
+  thread holds the GIL (a kernel called through the CPython entry) it then releases it if the
+  entry allows (codegen.entry.releases_gil); a kernel that released it checks through
+  tracer/csrc/released.c; elsewhere (a kernel called through ctypes) it returns 0.
 
 - `__tracer_pairwise_sum_f64` / `_f32`: NumPy's pairwise summation (codegen.reductions), which
   every kernel with a sum calls: compiled here once (`helpers()`), not again for each kernel.
@@ -32,6 +33,7 @@ from llvmlite import ir as ll
 
 from codegen.kernel import KernelRuntime
 from codegen.reductions import PAIRWISE_SUMS, define_pairwise_sum
+from tracer import native
 
 BIG_BLOCK = 256 * 1024            # bytes: glibc's malloc maps blocks this large afresh each time
 CACHE_SLOTS = 16
@@ -43,11 +45,27 @@ MADV_HUGEPAGE = 14                # Linux's value on every architecture
 # loops that call it, on a cold path, keep their values in registers
 CHECK_CONVENTION = "preserve_mostcc" if platform.machine().lower() in ("x86_64", "amd64", "aarch64", "arm64") else ""
 
-# what the JIT's kernels call: the caching allocator and the signal check
+# what tracer.native defines for compiled code that runs without the GIL (tracer/csrc/released.h):
+# the failed site per thread, the release's begin and end around a kernel, the signal checks
+NOTE_SITE = "__tracer_note_site"
+THREAD_FAILED_SITE = "__tracer_thread_failed_site"
+RELEASE_BEGIN = "__tracer_release_begin"
+RELEASE_END = "__tracer_release_end"
+POLL_HOLDING = "__tracer_poll_holding"
+POLL_RELEASED = "__tracer_poll_released"
+
+# what the JIT's kernels call: the caching allocator, the signal check, the failed site's note
 JIT_MEMORY = KernelRuntime("__tracer_alloc_block", "__tracer_free_block", "__tracer_check_signals", CHECK_CONVENTION,
-                           shared_helpers=True)
+                           shared_helpers=True, note_site=NOTE_SITE)
 RUNTIME_FUNCTIONS = ("__tracer_free_capsule", JIT_MEMORY.alloc, JIT_MEMORY.free, JIT_MEMORY.check_signals,
                      *PAIRWISE_SUMS.values())
+
+
+def native_symbols() -> dict[str, int]:
+    """The addresses of tracer.native's functions for compiled code (NOTE_SITE...)."""
+    return {NOTE_SITE: native.note_site_address, THREAD_FAILED_SITE: native.failed_site_address,
+            RELEASE_BEGIN: native.release_begin_address, RELEASE_END: native.release_end_address,
+            POLL_HOLDING: native.poll_holding_address, POLL_RELEASED: native.poll_released_address}
 
 # this thread's attached thread state, NULL while it does not hold the GIL (renamed in 3.13)
 CURRENT_THREAD_STATE = "PyThreadState_GetUnchecked" if sys.version_info >= (3, 13) else "_PyThreadState_UncheckedGet"
@@ -76,6 +94,8 @@ declare i32 @madvise(ptr, i64, i32)
 declare ptr @{CURRENT_THREAD_STATE}()
 declare i32 @PyGILState_Check()
 declare i32 @PyErr_CheckSignals()
+declare i32 @{POLL_RELEASED}()
+declare void @{POLL_HOLDING}()
 
 @cache = internal global [{CACHE_SLOTS} x ptr] zeroinitializer
 @cached_bytes = internal global i64 0
@@ -87,21 +107,30 @@ define void @__tracer_free_capsule(ptr %capsule) {{
 }}
 
 ; PyErr_CheckSignals() if this thread holds the GIL (a thread state is attached, and it is this
-; thread's: on 3.11 the first is the GIL holder's, whichever thread that is), else 0
+; thread's: on 3.11 the first is the GIL holder's, whichever thread that is), then the GIL's
+; release where the kernel's entry allows it; else the check of a kernel that released the GIL
+; (tracer/csrc/released.c: 0 where nothing released it, as in a kernel called through ctypes)
 define {CHECK_CONVENTION} i32 @__tracer_check_signals() cold nounwind {{
 entry:
   %state = call ptr @{CURRENT_THREAD_STATE}()
   %attached = icmp ne ptr %state, null
-  br i1 %attached, label %mine, label %skip
+  br i1 %attached, label %mine, label %released
 mine:
   %holds = call i32 @PyGILState_Check()
   %held = icmp ne i32 %holds, 0
-  br i1 %held, label %check, label %skip
+  br i1 %held, label %check, label %released
 check:
   %status = call i32 @PyErr_CheckSignals()
+  %raised = icmp ne i32 %status, 0
+  br i1 %raised, label %done, label %release
+release:
+  call void @{POLL_HOLDING}()
+  br label %done
+done:
   ret i32 %status
-skip:
-  ret i32 0
+released:
+  %polled = call i32 @{POLL_RELEASED}()
+  ret i32 %polled
 }}
 
 ; malloc(n), or a cached block that holds n bytes and is at most a quarter larger

@@ -5,14 +5,16 @@ add_traceback (tools_add_traceback, tracer/csrc/tools.c) with a constant Traceba
 of the op that failed or of the `raise` (its file, its function's name, its number), linked to the
 line of each inlined call it was reached from. The traceback then reads as CPython's would: the
 caller's line, the traced function's line, and below it an inlined callee's line. Which op failed
-is the index its kernel noted in codegen.kernel.FAILED_SITE (codegen.lower.failure_sites).
+is the index its kernel noted for this thread (codegen.kernel.note_failed_site, the JIT's
+`note_site`; codegen.lower.failure_sites).
 """
 from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from codegen.kernel import I32, I64, PTR, failed_site_slot
+from codegen.kernel import I32, I64, PTR
 from codegen.lower import failure_sites
+from codegen.runtime import THREAD_FAILED_SITE
 from tracer import ir, native
 from tracer.errors import SourceLoc
 
@@ -88,7 +90,7 @@ class TracebackSites:
         builder.call(fn, [site])
 
     def add_failed(self, builder: ll.IRBuilder, helper: str = ADD_TRACEBACK) -> None:
-        """Emit the call for the op the kernel noted in FAILED_SITE (the function's first line if
+        """Emit the call for the op the kernel noted (note_failed_site) (the function's first line if
         it noted none)."""
         sites = [self.site(v.loc) for v in failure_sites(self.fn)]
         fallback = self.site(self.fn.loc)
@@ -101,7 +103,10 @@ class TracebackSites:
             table.initializer = ll.Constant(table.value_type, sites)
             table.global_constant = True
             table.linkage = "private"
-        index = builder.load_atomic(failed_site_slot(self.module), "monotonic", 4, typ=I32)
+        failed_site = self.module.globals.get(THREAD_FAILED_SITE)
+        if failed_site is None:
+            failed_site = ll.Function(self.module, ll.FunctionType(I32, []), THREAD_FAILED_SITE)
+        index = builder.call(failed_site, [])
         noted = builder.icmp_unsigned("<", index, ll.Constant(I32, len(sites)))
         with builder.if_else(noted) as (then, otherwise):
             with then:

@@ -45,3 +45,9 @@ def hide_frames(prefixes: tuple[str, ...]) -> None: ...
 
 add_traceback_address: int   # void add_traceback(const TracebackSite *) (tracer/csrc/tools.h)
 call_out_failed_address: int   # void call_out_failed(const TracebackSite *): the same, without the tracer's frames
+release_begin_address: int   # int32 begin(int32 allowed): whether the kernel may release the GIL (tracer/csrc/released.h)
+release_end_address: int   # void end(int32 previous): the GIL back if the kernel released it
+poll_holding_address: int   # void poll_holding(void): release the GIL where allowed (after a signal check)
+poll_released_address: int   # int32 poll(void): the main thread's signal check while the GIL is released
+note_site_address: int   # void note_site(int32): this thread's failed site (codegen.tracebacks)
+failed_site_address: int   # int32 failed_site(void)

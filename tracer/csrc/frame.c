@@ -42,6 +42,7 @@
 
 #include "dispatch.h"
 #include "gather.h"
+#include "released.h"
 #include "tools.h"
 
 #define PY_3_12 (PY_VERSION_HEX >= 0x030C0000)
@@ -630,7 +631,7 @@ PyInit_native(void)
         return NULL;
     }
     if (dispatch_module_init(module) < 0 || gather_module_init(module) < 0
-            || tools_module_init(module) < 0) {
+            || tools_module_init(module) < 0 || released_module_init(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }
