@@ -4,6 +4,7 @@ lowering uses (early exits with a status, libm calls, intrinsics, checked i64 ar
 for signals), and the counted loops of the array ops (`for_range`, `for_strips`, `for_rows`)."""
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -164,6 +165,7 @@ class KernelBuilder:
         self.called_out = None           # a flag's slot: the kernel has called into Python (track_calls_out)
         self.cleanups: list[Callable[[KernelBuilder], None]] = []   # run by `ret`, in order (tapes, arena)
         self.regions = None              # what lowers the regions of if/loop/map (codegen.lower.BlockLowering)
+        self.parallel = False            # maps may run on the thread pool (codegen.parallel)
         # what an interrupted kernel keeps: (IR value, write) pairs, `write(k, array)` writing the
         # value's contents where they belong once it is lowered (codegen.lower: writebacks)
         self.kept_on_interrupt: list[tuple[ir.Value, Callable]] = []
@@ -345,6 +347,29 @@ class KernelBuilder:
         self.builder.ret_void()
         self.function, self.builder, self.check_signals = outer
         self.builder.call(fn, [x for a in arrays for x in fields(a)])
+
+    # the state that belongs to the function being emitted (in_function), and its fresh values
+    FUNCTION_STATE = {"_status_blocks": dict, "_site_blocks": dict, "cleanups": list, "deferred": lambda: None,
+                      "_budget": lambda: None, "_interrupted": lambda: None, "kept_on_interrupt": list,
+                      "called_out": lambda: None, "numpy_warns": lambda: None, "arena": lambda: None,
+                      "loop_depth": int, "rows_polled": int, "uncounted": int, "check_signals": lambda: None}
+
+    @contextlib.contextmanager
+    def in_function(self, function: ll.Function):
+        """Emit into another function of the module meanwhile (its builder at its new entry
+        block), as a kernel of its own that never polls and has no cleanups: codegen.parallel's
+        loop bodies. The kernel's own state is back afterwards."""
+        saved = {name: getattr(self, name) for name in self.FUNCTION_STATE}
+        outer = self.function, self.builder
+        for name, fresh in self.FUNCTION_STATE.items():
+            setattr(self, name, fresh())
+        self.function, self.builder = function, ll.IRBuilder(function.append_basic_block("entry"))
+        try:
+            yield self.builder
+        finally:
+            self.function, self.builder = outer
+            for name, value in saved.items():
+                setattr(self, name, value)
 
     def ret(self, status: int) -> None:
         """Return `status`, releasing first what the kernel holds: each of `cleanups` emits its

@@ -26,6 +26,7 @@ from codegen import (
     masks,
     matmul,
     numpy_math,
+    parallel,
     reductions,
     scalars,
     scans,
@@ -214,7 +215,10 @@ def lower_map(k: KernelBuilder, v: ir.Value, *operands):
     straight = not any(x.regions or x.op == "raise" for x in region.values)
     if into and k.numpy_flags is not None and sets_fp_flags(v):
         _probe_warnings(k, region, arguments)
-    if not straight or not any(OPS[x.op].may_fail(x) for x in region.values):
+    if inputs and parallel.splits(k, v):     # on every core (codegen.parallel)
+        may_fail = any(OPS[x.op].may_fail(x) for x in region.values)
+        outs = parallel.map_elements(k, v, arguments, element, into, may_fail)
+    elif not straight or not any(OPS[x.op].may_fail(x) for x in region.values):
         outs = arrays.map_elements(k, *arguments, element(None), into=into)
     else:
         b = k.builder
@@ -555,6 +559,7 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str, memory: tupl
     function = ll.Function(module, kernel_type(fn), symbol)
     function.attributes.add("nounwind")
     k = KernelBuilder(module, function, fn, memory)
+    k.parallel = fn.parallel
     if fn.python_on_failure and k.check_signals is not None:    # (under Python: NumPy's warnings)
         k.numpy_flags = fpflags.watched_flags(module)
     if any(v.op == "python_call" for v in fn.walk()):

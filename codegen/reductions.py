@@ -40,6 +40,8 @@ from tracer.errors import Status
 FLOATS = {ir.F64: DOUBLE, ir.F32: FLOAT}
 PAIRWISE_SUMS = {ir.F64: "__tracer_pairwise_sum_f64", ir.F32: "__tracer_pairwise_sum_f32",
                  ir.F16: "__tracer_pairwise_sum_f16"}
+# the same sums on the thread pool, bit for bit (tracer/csrc/pool.c; parallel=True code in the JIT)
+PARALLEL_SUMS = {ir.F64: "__tracer_parallel_sum_f64", ir.F32: "__tracer_parallel_sum_f32"}
 SUM_TYPES = {**FLOATS, ir.F16: FLOAT}      # what pairwise_sum adds in: float16 in float32, as NumPy's
 I8, I16 = ll.IntType(8), ll.IntType(16)
 BLOCK = 128              # NumPy's PW_BLOCKSIZE: runs up to this long are summed in 8 running sums
@@ -331,7 +333,11 @@ def _pairwise(k: KernelBuilder, dtype: ir.ScalarType, data, n, stride) -> ll.Val
         return b.call(fn, [data, n, stride, ll.Constant(PTR, None)])
     raised = k.stack_slot(I32, "interrupted")
     b.store(ll.Constant(I32, 0), raised)
-    total = b.call(fn, [data, n, stride, raised])
+    if k.parallel and dtype in PARALLEL_SUMS and k.memory.shared_helpers:    # the same sum, on every core
+        on_pool = k.declare_function(PARALLEL_SUMS[dtype], ll.FunctionType(SUM_TYPES[dtype], [PTR, PTR, I64, I64, PTR]), ("nounwind",))
+        total = b.call(on_pool, [fn, data, n, stride, raised])
+    else:
+        total = b.call(fn, [data, n, stride, raised])
     k.exit_if_interrupted(b.icmp_signed("!=", b.load(raised, typ=I32), ll.Constant(I32, 0)))
     return total
 

@@ -32,8 +32,8 @@ import sys
 from llvmlite import ir as ll
 
 from codegen.kernel import KernelRuntime
-from codegen.reductions import PAIRWISE_SUMS, define_pairwise_sum
-from tracer import native
+from codegen.reductions import PAIRWISE_SUMS, PARALLEL_SUMS, define_pairwise_sum
+from tracer import ir, native
 
 BIG_BLOCK = 256 * 1024            # bytes: glibc's malloc maps blocks this large afresh each time
 CACHE_SLOTS = 16
@@ -53,6 +53,7 @@ RELEASE_BEGIN = "__tracer_release_begin"
 RELEASE_END = "__tracer_release_end"
 POLL_HOLDING = "__tracer_poll_holding"
 POLL_RELEASED = "__tracer_poll_released"
+PARALLEL_FOR = "__tracer_parallel_for"      # the thread pool of parallel=True code (tracer/csrc/pool.h)
 
 # what the JIT's kernels call: the caching allocator, the signal check, the failed site's note
 JIT_MEMORY = KernelRuntime("__tracer_alloc_block", "__tracer_free_block", "__tracer_check_signals", CHECK_CONVENTION,
@@ -65,7 +66,9 @@ def native_symbols() -> dict[str, int]:
     """The addresses of tracer.native's functions for compiled code (NOTE_SITE...)."""
     return {NOTE_SITE: native.note_site_address, THREAD_FAILED_SITE: native.failed_site_address,
             RELEASE_BEGIN: native.release_begin_address, RELEASE_END: native.release_end_address,
-            POLL_HOLDING: native.poll_holding_address, POLL_RELEASED: native.poll_released_address}
+            POLL_HOLDING: native.poll_holding_address, POLL_RELEASED: native.poll_released_address,
+            PARALLEL_FOR: native.parallel_for_address, PARALLEL_SUMS[ir.F64]: native.parallel_sum_f64_address,
+            PARALLEL_SUMS[ir.F32]: native.parallel_sum_f32_address}
 
 # this thread's attached thread state, NULL while it does not hold the GIL (renamed in 3.13)
 CURRENT_THREAD_STATE = "PyThreadState_GetUnchecked" if sys.version_info >= (3, 13) else "_PyThreadState_UncheckedGet"

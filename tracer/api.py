@@ -78,11 +78,12 @@ class CodeCompiler:
 
     def __init__(self, code, name: str, fuse_fma: bool, max_specializations: int, py_func=None,
                  transform=None, display_name: str | None = None, plain_python: bool = True,
-                 fullgraph: bool = True, strict_arguments: bool = True):
+                 fullgraph: bool = True, strict_arguments: bool = True, parallel: bool = False):
         self.code = code
         self.name = name
         self.display_name = display_name or name
         self.fuse_fma = fuse_fma
+        self.parallel = parallel        # maps on every core (codegen.parallel)
         self.max_specializations = max_specializations
         self.py_func = py_func
         self.transform = transform      # Trace -> Trace (e.g. a gradient), or None
@@ -140,7 +141,7 @@ class CodeCompiler:
             if trace.break_point is not None:
                 fallback = self._finish_as_python
             traced = time.perf_counter() - start
-            spec = Specialization.build(trace, trace.function.name, self.fuse_fma, fallback)
+            spec = Specialization.build(trace, trace.function.name, self.fuse_fma, fallback, parallel=self.parallel)
             spec.timings = {"trace": traced, **spec.timings}
         except RaisedAfterHeldWrites:
             return self._compile(args, globals, builtins, closure, call_out=False)
@@ -154,7 +155,7 @@ class CodeCompiler:
         if trace.break_point is not None:     # the continuation: a function of its own, traced alike
             resume = types.FunctionType(trace.break_point.code, globals, self.name, None, closure)
             continuation = make_dispatcher(resume, None, self.fuse_fma, self.max_specializations, fullgraph=False,
-                                           strict_arguments=False)
+                                           strict_arguments=False, parallel=self.parallel)
             run = BreakRun(spec, continuation)
             run.log()
             self.specializations.append(run)
@@ -397,7 +398,8 @@ def _never_called(*args):
 
 
 def trace(fn: Callable[..., Any] | None = None, *, fuse_fma: bool = True,
-          max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS, fullgraph: bool = False) -> Any:
+          max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS, fullgraph: bool = False,
+          parallel: bool = False) -> Any:
     """Compile `fn` to native code on its first call (per argument types), then call that.
 
     `fuse_fma=False` keeps every multiply and add separately rounded, so results equal CPython's
@@ -410,11 +412,16 @@ def trace(fn: Callable[..., Any] | None = None, *, fuse_fma: bool = True,
     While `sys.settrace` or `sys.setprofile` (pdb, cProfile, coverage) or a `sys.monitoring` tool
     is active, and always with TRACER_DISABLE=1 in the environment, `fn` runs as plain Python.
     Errors raised in compiled code have traceback entries for the user's lines.
+
+    With `parallel=True` array maps (elementwise chains) of at least some 32k elements run on every
+    core (`TRACER_NUM_THREADS` threads, default the CPUs), cut into chunks along their first axis;
+    results are those of one thread.
     """
     if fn is None:
-        return lambda f: trace(f, fuse_fma=fuse_fma, max_specializations=max_specializations, fullgraph=fullgraph)
+        return lambda f: trace(f, fuse_fma=fuse_fma, max_specializations=max_specializations, fullgraph=fullgraph,
+                               parallel=parallel)
     py_func, transform = unwrap(fn, "trace")
-    return make_dispatcher(py_func, transform, fuse_fma, max_specializations, fullgraph=fullgraph)
+    return make_dispatcher(py_func, transform, fuse_fma, max_specializations, fullgraph=fullgraph, parallel=parallel)
 
 
 def unwrap(fn, caller: str):
@@ -447,14 +454,15 @@ def _python_wrapper(builtin):
 
 
 def make_dispatcher(fn, transform, fuse_fma: bool, max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
-                    plain_python: bool = True, fullgraph: bool = True, strict_arguments: bool = True):
+                    plain_python: bool = True, fullgraph: bool = True, strict_arguments: bool = True,
+                    parallel: bool = False):
     """The compiled callable for `fn` (after `transform`, if any), compiling on demand. With
     `plain_python=False` it compiles even while a debugger watches or under TRACER_DISABLE (export);
     without `fullgraph`, calls that cannot be compiled run as Python."""
     display_name = transform.describe(fn.__qualname__) if transform is not None else fn.__qualname__
     compiler = CodeCompiler(fn.__code__, fn.__qualname__, fuse_fma, max_specializations, py_func=fn,
                             transform=transform, display_name=display_name, plain_python=plain_python,
-                            fullgraph=fullgraph, strict_arguments=strict_arguments)
+                            fullgraph=fullgraph, strict_arguments=strict_arguments, parallel=parallel)
     d = compiler.dispatcher
     d.py_func = d.__wrapped__ = fn
     d.transform = transform
@@ -462,6 +470,8 @@ def make_dispatcher(fn, transform, fuse_fma: bool, max_specializations: int = DE
     d.__module__ = fn.__module__
     d.fuse_fma = fuse_fma
     d.fullgraph = fullgraph
+    d.parallel = parallel
+    d.max_specializations = max_specializations
     d.specializations = compiler.specializations
 
     def dump(*args, stage: str = "opt"):

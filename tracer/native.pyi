@@ -51,3 +51,8 @@ poll_holding_address: int   # void poll_holding(void): release the GIL where all
 poll_released_address: int   # int32 poll(void): the main thread's signal check while the GIL is released
 note_site_address: int   # void note_site(int32): this thread's failed site (codegen.tracebacks)
 failed_site_address: int   # int32 failed_site(void)
+parallel_for_address: int   # int32 parallel_for(body, ctx, n, grain): the pool of parallel=True code (tracer/csrc/pool.h)
+parallel_sum_f64_address: int   # double sum(pairwise_sum_f64, data, n, stride, interrupted): NumPy's pairwise sum on the pool
+parallel_sum_f32_address: int   # the same for float32
+def set_num_threads(n: int, /) -> None: ...
+def get_num_threads() -> int: ...

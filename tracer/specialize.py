@@ -54,9 +54,10 @@ class Specialization:
 
     # ------------------------------------------------------------------ building
     @classmethod
-    def build(cls, trace: Trace, name: str, fuse_fma: bool, fallback) -> Specialization:
+    def build(cls, trace: Trace, name: str, fuse_fma: bool, fallback, parallel: bool = False) -> Specialization:
         start = time.perf_counter()
         optimized = optimize(trace.function, fuse_fma=fuse_fma)
+        optimized.parallel = parallel
         passes = time.perf_counter() - start
         _check_calls_out_once(trace, optimized)
         fast = _is_fast(trace)

@@ -91,6 +91,7 @@ class Function:
     # per leaf of the result: whether it is a NumPy scalar (np.float64, np.int64, np.bool_: an
     # element, a reduction...), which the entry boxes as one; empty: none is
     numpy_results: tuple[bool, ...] = ()
+    parallel: bool = False            # `trace(parallel=True)`: maps may run on every core (codegen.parallel)
 
     @property
     def result(self) -> Value:
@@ -258,7 +259,7 @@ def clone(fn: Function) -> Function:
     """A deep copy of `fn` (new Values), so a pass can rewrite without touching its input."""
     params = [Value("param", (), p.type, dict(p.attrs), loc=p.loc, name=p.name) for p in fn.params]
     return Function(fn.name, params, copy_block(fn.body, dict(zip(fn.params, params))), fn.loc, fn.python_on_failure,
-                    fn.returns_none, fn.numpy_results)
+                    fn.returns_none, fn.numpy_results, fn.parallel)
 
 
 def copy_block(block: Block, mapping: dict[Value, Value], out: Block | None = None) -> Block:

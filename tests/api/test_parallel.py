@@ -1,0 +1,200 @@
+"""`trace(parallel=True)`: maps over arrays run on the runtime's thread pool (codegen.parallel,
+tracer/csrc/pool.c), cut into chunks along their first axis. The results are bit for bit those of
+the same function compiled for one thread (an element's computation does not depend on the
+thread), at every size, layout and pool size; failures and NumPy's warnings are the same too."""
+import multiprocessing
+import threading
+import warnings
+
+import numpy as np
+import pytest
+from oracle import array_bits
+
+import tracer.api
+from tracer import native, trace
+
+RNG = np.random.default_rng(7)
+SIZES = [0, 1, 5, 40_000, 65_536, 300_001]
+
+
+def chain(a, b):
+    return np.sqrt(a * a + b * b) * 0.5 + np.tanh(a) - b / 3.0
+
+
+def scaled_rows(x, s):
+    return np.exp(-x) * s + x[:, :1]
+
+
+def in_place(a, b):
+    a *= 2.0
+    a += b
+    return a
+
+
+def integer_mix(a, b):
+    return (a * 3 + b) // 2 - (a > b)
+
+
+def floor_divide(a, b):
+    return a // b + 1
+
+
+def logs(a):
+    return np.log(a) * 2.0
+
+
+@pytest.fixture
+def python_runs(monkeypatch):
+    """The functions whose Python ran in place of their compiled code (tracer.api.run_plain)."""
+    ran = []
+    plain = tracer.api.run_plain
+
+    def counted(f, *args, **kwargs):
+        ran.append(f.__name__)
+        return plain(f, *args, **kwargs)
+    monkeypatch.setattr(tracer.api, "run_plain", counted)
+    return ran
+
+
+@pytest.fixture(params=[1, 2, 3], ids=lambda n: f"{n}threads")
+def pool_size(request):
+    before = native.get_num_threads()
+    native.set_num_threads(request.param)
+    yield request.param
+    native.set_num_threads(before)
+
+
+def uses_the_pool(compiled) -> bool:
+    return any("__tracer_parallel_for" in s.compiled.optimized_ir for s in compiled.specializations)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_a_chain_gives_one_thread_s_bits(n, pool_size, python_runs):
+    a, b = RNG.random(n), RNG.random(n) - 0.5
+    one, every = trace(chain), trace(chain, parallel=True)
+    assert array_bits(every(a, b)) == array_bits(one(a, b))
+    assert np.allclose(every(a, b), chain(a, b))
+    assert uses_the_pool(every) and not uses_the_pool(one)
+    assert python_runs == []
+
+
+@pytest.mark.parametrize("shape", [(3, 50_000), (50_000, 3), (700, 700)])
+def test_two_dimensional_maps_views_and_broadcasts(shape, pool_size):
+    x = RNG.random(shape)
+    one, every = trace(scaled_rows), trace(scaled_rows, parallel=True)
+    for view in (x, x[::2], x.T, np.broadcast_to(x[:1], x.shape)):
+        assert array_bits(every(view, 1.5)) == array_bits(one(view, 1.5))
+        assert np.array_equal(every(view, 1.5), scaled_rows(view, 1.5))
+
+
+def test_in_place_updates_of_arguments(pool_size):
+    a, b = RNG.random(200_000), RNG.random(200_000)
+    expected = in_place(a.copy(), b)
+    got = a.copy()
+    trace(in_place, parallel=True)(got, b)
+    assert array_bits(got) == array_bits(expected)
+
+
+def test_integer_maps_and_their_failures(pool_size, python_runs):
+    a = RNG.integers(-1000, 1000, 100_000)
+    b = RNG.integers(-1000, 1000, 100_000)
+    every = trace(integer_mix, parallel=True)
+    assert array_bits(every(a, b)) == array_bits(integer_mix(a, b))
+    assert python_runs == []
+
+
+def test_a_failing_element_in_one_chunk(pool_size, python_runs):
+    a = RNG.integers(-1000, 1000, 200_000)
+    b = RNG.integers(1, 9, 200_000)
+    every = trace(floor_divide, parallel=True)
+    assert array_bits(every(a, b)) == array_bits(floor_divide(a, b)) and python_runs == []
+    b[170_000] = 0                             # NumPy: 0 and its divide-by-zero warning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = every(a, b)
+    assert [str(w.message) for w in caught] == ["divide by zero encountered in floor_divide"]
+    assert python_runs == ["floor_divide"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert array_bits(got) == array_bits(floor_divide(a, b))
+
+
+def test_numpy_s_warnings_where_one_chunk_warns(pool_size, python_runs):
+    a = RNG.random(200_000) + 0.5
+    a[150_000] = 0.0                           # log(0): NumPy's divide-by-zero warning
+    every = trace(logs, parallel=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = every(a)
+    assert [str(w.message) for w in caught] == ["divide by zero encountered in log"]
+    assert python_runs == ["logs"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert array_bits(got) == array_bits(np.log(a) * 2.0)
+    python_runs.clear()
+    assert array_bits(every(a + 1.0)) == array_bits(trace(logs)(a + 1.0)) and python_runs == []
+
+
+def test_threads_calling_parallel_code_at_once():
+    every = trace(chain, parallel=True)
+    a, b = RNG.random(300_000), RNG.random(300_000)
+    expected = array_bits(trace(chain)(a, b))
+    every(a, b)
+    results = []
+
+    def work():
+        for _ in range(20):
+            results.append(array_bits(every(a, b)))
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 80 and set(results) == {expected}
+
+
+def _child(queue):
+    every = trace(chain, parallel=True)
+    a = np.linspace(0.0, 1.0, 300_000)
+    queue.put(array_bits(every(a, a)))
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork")
+def test_a_forked_child_has_a_pool_of_its_own():
+    every = trace(chain, parallel=True)
+    a = np.linspace(0.0, 1.0, 300_000)
+    expected = array_bits(every(a, a))           # the parent's pool has started
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_child, args=(queue,))
+    child.start()
+    got = queue.get(timeout=120)
+    child.join(timeout=60)
+    assert child.exitcode == 0 and got == expected
+
+
+def test_pool_size_is_checked():
+    with pytest.raises(ValueError, match="from 1 to"):
+        native.set_num_threads(0)
+    assert native.get_num_threads() >= 1
+
+
+def total(a):
+    return a.sum()
+
+
+def mean_square(a):
+    return np.mean(a * a + 1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [7, 1000, 65_537, 1_000_003])
+def test_sums_on_the_pool_are_numpy_s_pairwise_sums_bit_for_bit(n, dtype, pool_size, python_runs):
+    a = RNG.random(n).astype(dtype)
+    every = trace(total, parallel=True)
+    assert array_bits(every(a)) == array_bits(a.sum()) and type(every(a)) is type(a.sum())
+    assert array_bits(every(a[::3])) == array_bits(a[::3].sum())
+    fused = trace(mean_square, parallel=True)
+    assert array_bits(fused(a)) == array_bits(trace(mean_square)(a))
+    assert array_bits(trace(mean_square, parallel=True, fuse_fma=False)(a)) == array_bits(mean_square(a))
+    assert python_runs == []
