@@ -30,6 +30,7 @@ from codegen.arrays import VIEWS, result_struct
 from codegen.casts import to_double
 from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, llvm_type
 from codegen.lower import raise_sites
+from codegen.numpy_capi import numpy_api_function
 from codegen.runtime import RELEASE_BEGIN, RELEASE_END
 from codegen.tracebacks import CALL_OUT_FAILED, TracebackSites, traceback_symbols
 from tracer import ir
@@ -103,20 +104,6 @@ NEW_ARRAY, NEW_ARRAY_INDEX = "__tracer_PyArray_NewFromDescr", 94   # slots in Nu
 SET_BASE, SET_BASE_INDEX = "__tracer_PyArray_SetBaseObject", 282
 FREE_CAPSULE = "__tracer_free_capsule"
 NPY_ARRAY_CARRAY = 0x0001 | 0x0100 | 0x0400       # C-contiguous, aligned, writeable
-
-
-def numpy_api_function(index: int) -> int:
-    """The address of function `index` of NumPy's C API table (the table C extensions use
-    through numpy/arrayobject.h; its slots are fixed across NumPy versions)."""
-    import ctypes
-    try:
-        from numpy._core import _multiarray_umath as multiarray
-    except ImportError:                      # NumPy 1.x
-        from numpy.core import _multiarray_umath as multiarray
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    table = get_pointer(multiarray._ARRAY_API, None)
-    return ctypes.c_void_p.from_address(table + ctypes.sizeof(ctypes.c_void_p) * index).value
 
 
 class CApi:

@@ -25,6 +25,7 @@ from codegen.linalg import lapack_symbols
 from codegen.module import entry_symbol, kernel_symbol, lower_module
 from codegen.numpy_math import WIDE_VECTOR_OPS
 from codegen.runtime import JIT_MEMORY, RUNTIME, RUNTIME_FUNCTIONS, helpers, native_symbols
+from codegen.sorts import numpy_sort_symbols
 from codegen.target import assembly, host_target_machine, optimize, parse
 from tracer import ir
 
@@ -195,6 +196,8 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
             library.import_symbol(runtime_name, address)
         for lapack_name, address in lapack_symbols(fn).items():   # np.linalg: NumPy's own LAPACK
             library.import_symbol(lapack_name, address)
+        for sort_name, address in numpy_sort_symbols(fn).items():   # np.sort: NumPy's own sorts
+            library.import_symbol(sort_name, address)
         if entry_args is not None:
             library.export_symbol(entry_symbol(symbol))
             for symbol_name, address in object_symbols(fn, entry_args).items():

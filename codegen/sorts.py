@@ -16,11 +16,14 @@ counts about n log n of work per line.
 """
 from __future__ import annotations
 
+import ctypes
+
 from llvmlite import ir as ll
 
 from codegen.arrays import ELEMENT_TYPES, allocate, check_same_sizes, for_each_index, load_element, store_element
-from codegen.kernel import I1, I64, PTR, ArrayValue, KernelBuilder, for_range
+from codegen.kernel import I1, I32, I64, PTR, ArrayValue, KernelBuilder, for_range
 from codegen.lowerings import lowers
+from codegen.numpy_capi import arrfuncs
 from tracer import ir
 from tracer.errors import Status
 
@@ -43,12 +46,15 @@ def _sort_lines(k: KernelBuilder, v: ir.Value, a: ArrayValue, with_positions: bo
     axis, dtype = v.attrs["axis"], v.args[0].type.dtype
     n = a.sizes[axis]
     out = allocate(k, v.type.dtype, a.sizes)
-    keys, spare = allocate(k, dtype, (n,)), allocate(k, dtype, (n,))
+    numpy_sort = numpy_sort_symbol(v) if k.memory.shared_helpers else None   # (the JIT: NumPy is there)
+    keys = allocate(k, dtype, (n,))
+    spare = keys if numpy_sort else allocate(k, dtype, (n,))
     if with_positions:
-        positions, spare_positions = allocate(k, ir.I64, (n,)), allocate(k, ir.I64, (n,))
+        positions = allocate(k, ir.I64, (n,))
+        spare_positions = positions if numpy_sort else allocate(k, ir.I64, (n,))
     else:
         positions = spare_positions = ArrayValue(ll.Constant(PTR, None), (n,), (k.i64(8),))
-    sorter = _sorter(k.module, dtype, with_positions)
+    sorter = None if numpy_sort else _sorter(k.module, dtype, with_positions)
     outer = [s for d, s in enumerate(a.sizes) if d != axis]
     steps = b.sub(k.i64(65), k.call_intrinsic("llvm.ctlz.i64", I64, [I64, I1], n, ll.Constant(I1, 0)))
     work = b.add(b.mul(b.mul(n, steps), k.i64(WORK_PER_STEP)), k.i64(1))
@@ -64,7 +70,14 @@ def _sort_lines(k: KernelBuilder, v: ir.Value, a: ArrayValue, with_positions: bo
             if with_positions:
                 store_element(k, positions, (t,), ir.I64, t)
         for_range(k, n, load)
-        swapped = b.call(sorter, [keys.data, spare.data, positions.data, spare_positions.data, n])
+        if numpy_sort:        # NumPy's: int sort(keys, n, arr) or argsort(keys, positions, n, arr), < 0 if no memory
+            params = [PTR, PTR, I64, PTR] if with_positions else [PTR, I64, PTR]
+            run = k.declare_function(numpy_sort, ll.FunctionType(I32, params), ("nounwind",))
+            status = b.call(run, [keys.data, *([positions.data] if with_positions else []), n, ll.Constant(PTR, None)])
+            k.fail_if(b.icmp_signed("<", status, ll.Constant(I32, 0)), Status.NO_MEMORY)
+            swapped = ll.Constant(I1, 0)
+        else:
+            swapped = b.call(sorter, [keys.data, spare.data, positions.data, spare_positions.data, n])
         source = positions if with_positions else keys
         other = spare_positions if with_positions else spare
         result = ArrayValue(b.select(swapped, other.data, source.data), (n,), source.strides)
@@ -92,6 +105,33 @@ def permute(k: KernelBuilder, v: ir.Value, a: ArrayValue, index: ArrayValue):
         store_element(k, out, idx, dtype, load_element(k, a, source, dtype))
     for_each_index(k, a.sizes, body)
     return out
+
+
+# ------------------------------------------------------------------ NumPy's own sort functions
+# NumPy's PyArray_ArrFuncs (numpy/ndarraytypes.h), from its start, in pointers: cast[21], then
+# getitem setitem copyswapn copyswap compare argmax dotfunc scanfunc fromstr nonzero fill
+# fillwithscalar, then sort[3] and argsort[3] (NPY_QUICKSORT, NPY_HEAPSORT, NPY_STABLESORT)
+SORT_SLOT, ARGSORT_SLOT = 33, 36
+KIND_INDEX = {"quicksort": 0, "stable": 2}
+
+
+def numpy_sort_symbol(v: ir.Value) -> str | None:
+    """The symbol of NumPy's sort (or argsort) function of v's kind and dtype, which the JIT
+    defines (numpy_sort_symbols); None before NumPy 2 (no _PyDataType_GetArrFuncs)."""
+    if arrfuncs(ir.NUMPY_DTYPE_NAMES[v.args[0].type.dtype]) is None:
+        return None
+    return f"__tracer_numpy_{v.op}_{v.args[0].type.dtype}_{v.attrs.get('kind', 'stable')}"
+
+
+def numpy_sort_symbols(fn: ir.Function) -> dict[str, int]:
+    """The NumPy sort functions `fn` calls, by symbol, with their addresses in this process."""
+    symbols = {}
+    for v in fn.walk():
+        if v.op in ("sort", "argsort") and (name := numpy_sort_symbol(v)) is not None:
+            table = (ctypes.c_void_p * (ARGSORT_SLOT + 3)).from_address(arrfuncs(ir.NUMPY_DTYPE_NAMES[v.args[0].type.dtype]))
+            slot = (SORT_SLOT if v.op == "sort" else ARGSORT_SLOT) + KIND_INDEX[v.attrs.get("kind", "stable")]
+            symbols[name] = table[slot]
+    return symbols
 
 
 # ----------------------------------------------------------------------- the sort function

@@ -476,7 +476,8 @@ def make_dispatcher(fn, transform, fuse_fma: bool, max_specializations: int = DE
 
     def dump(*args, stage: str = "opt"):
         from tracer.dump import dump_function
-        return dump_function(fn, args, stage=stage, fuse_fma=fuse_fma, transform=transform, fullgraph=fullgraph)
+        return dump_function(fn, args, stage=stage, fuse_fma=fuse_fma, transform=transform, fullgraph=fullgraph,
+                             parallel=parallel)
     d.dump = dump
     return d
 

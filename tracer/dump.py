@@ -33,7 +33,7 @@ def capture_trace(py_func, args: tuple, call_out: bool = False):
 
 
 def dump_function(py_func, args: tuple, stage: str = "opt", fuse_fma: bool = True, transform=None,
-                  fullgraph: bool = False, format: str = "table") -> str:
+                  fullgraph: bool = False, format: str = "table", parallel: bool = False) -> str:
     """The stage's text. Without `fullgraph` (and a transform), as under @trace: a function the
     tracer cannot compile says that it runs as Python, and why. `format="dot"`: the IR stages
     (ir, opt) as a Graphviz graph."""
@@ -58,6 +58,7 @@ def dump_function(py_func, args: tuple, stage: str = "opt", fuse_fma: bool = Tru
     if stage == "ir":
         return format_dot(trace.function) if format == "dot" else str(trace.function)
     optimized = optimize(trace.function, fuse_fma=fuse_fma)
+    optimized.parallel = parallel
     if format == "dot":
         return format_dot(optimized)
     if stage == "opt":

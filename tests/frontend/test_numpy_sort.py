@@ -81,6 +81,19 @@ def test_default_kind_where_the_order_is_unique(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
+@pytest.mark.parametrize("n", [5, 300, 20_000])
+def test_every_kind_orders_ties_as_numpy_does(dtype, n):
+    """Compiled code calls NumPy's own sort functions: ties, -0.0 and 0.0 in NumPy's order."""
+    rng = np.random.default_rng(n)
+    x = rng.integers(-3, 4, n).astype(dtype)
+    if dtype != np.int64:
+        x[rng.random(n) < 0.3] *= -1.0                # -0.0 beside 0.0
+    for kind in (None, "quicksort", "heapsort", "stable", "mergesort"):
+        check(lambda a: (np.sort(a, kind=kind), np.argsort(a, kind=kind)), x)
+    check(lambda a: np.unique(a, return_index=True, return_inverse=True, return_counts=True), x)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids)
 @pytest.mark.parametrize("shape", [(3, 17), (2, 0), (0, 5), (4, 1), (2, 3, 9), (5, 2, 16)])
 def test_sort_along_each_axis(dtype, shape):
     x = data(dtype, shape)

@@ -4,14 +4,11 @@ number or a list of them), for float64, float32 and int64 arrays, along one axis
 (moved last and merged, as NumPy's _ureduce does) or the flattened array (axis=None).
 
 Registered into `tracer.frontend.numpy_more`'s tables. The sort is the IR's `sort` / `argsort`
-(tracer/ir/sort_ops.py): stable, NaNs last, as NumPy orders them. Ties:
-- `np.argsort` is NumPy's kind='stable' whatever `kind` says. NumPy's default kind (quicksort,
-  in fact an introsort or a SIMD sort) is not stable, so the order it gives equal elements is
-  its own; on data without ties every kind gives the one answer.
-- `np.sort` gives NumPy's values; only the order of equal elements NumPy cannot tell apart
-  (-0.0 and 0.0, NaNs of other signs or payloads) may differ from an unstable NumPy kind. Median
-  and percentiles pick elements by position, so there too a -0.0 may come out where NumPy (whose
-  partition is unstable) picks a 0.0, or the other way round.
+(tracer/ir/sort_ops.py) of the kind asked for, NaNs last, as NumPy orders them; compiled code
+calls NumPy's own sort function of that kind, so ties (equal elements, -0.0 and 0.0, NaNs of other
+payloads) come out in NumPy's order too, and `np.unique` sorts as NumPy's does. Median and
+percentiles pick elements by position from a quicksort where NumPy partitions: there a -0.0 may
+come out where NumPy picks a 0.0, or the other way round.
 
 Median and percentiles follow NumPy's own algorithm step by step on the sorted data (the same
 IEEE operations in the same dtype, so results agree bit for bit; float16 data is sorted as its
@@ -82,7 +79,8 @@ def _sorted(tracer, op, a, axis, kind, order, stable, what):
         x, axis = arrays.reshape(tracer, x, (-1,)), 0
     else:
         axis = axis_index(tracer, axis, x.rank)
-    return wrap(tracer, tracer.builder.emit(op, (x.value,), axis=axis))
+    kind = "stable" if stable or kind in ("stable", "mergesort") else "quicksort"   # (NumPy 2 heapsorts so too)
+    return wrap(tracer, tracer.builder.emit(op, (x.value,), axis=axis, kind=kind))
 
 
 @numpy_function("sort", array_result=True)
@@ -115,10 +113,10 @@ def unique(tracer, ar, return_index=False, return_inverse=False, return_counts=F
     flat = arrays.reshape(tracer, x, (-1,)).value
     extras = return_index or return_inverse or return_counts
     if extras:
-        perm = b.emit("argsort", (flat,), axis=0)
+        perm = b.emit("argsort", (flat,), axis=0, kind="stable" if return_index else "quicksort")   # NumPy's
         u = wrap(tracer, b.emit("index_select", (flat, perm)))
     else:
-        u = wrap(tracer, b.emit("sort", (flat,), axis=0))
+        u = wrap(tracer, b.emit("sort", (flat,), axis=0, kind="quicksort"))
     before = roll(tracer, u, 1)
     new = arrays.binary(tracer, "ne", u, before)
     if x.type.dtype != I64:                    # NaN != NaN, but NaNs are one value here
@@ -228,7 +226,7 @@ class _Lines:
         self.tracer, self.axis = tracer, ax
         self.dtype = F16 if isinstance(a, TracedArray) and a.type.dtype == F16 else x.type.dtype  # (the data's)
         self.n = sizes_of(tracer, x.value)[ax]
-        self.sorted = b.emit("sort", (x.value,), axis=ax)
+        self.sorted = b.emit("sort", (x.value,), axis=ax, kind="quicksort")    # (NumPy partitions: unstable too)
         if x.rank > 1 and ax != 0:
             perm = (ax,) + tuple(d for d in range(x.rank) if d != ax)
             self.front = b.emit("transpose", (self.sorted,), perm=perm)

@@ -2,11 +2,12 @@
 axis (np.sort, np.argsort; np.median, np.percentile and np.quantile are built on `sort` by the
 front end, tracer/frontend/numpy_sort.py).
 
-Both sort *stably* in NumPy's order: ascending, with every NaN after every number (NaNs keep
-their order among themselves, as do -0.0 and 0.0, which compare equal). So `argsort` is NumPy's
-`kind='stable'`; NumPy's default kind (an unstable quicksort or SIMD sort) may order ties
-differently, and its `sort` may swap equal elements (-0.0 and 0.0, NaNs of other payloads), which
-no comparison of values tells apart. codegen/sorts.py lowers both (a merge sort, no library call).
+Both sort in NumPy's order: ascending, with every NaN after every number. attrs['kind'] is
+'stable' (the default: NaNs keep their order among themselves, as do -0.0 and 0.0, which compare
+equal, and ties in `argsort`) or NumPy's unstable 'quicksort' (in fact an introsort or a SIMD
+sort; NumPy 2 sorts kind='heapsort' with it too), which orders ties its own way. codegen/sorts.py lowers both: under Python
+by NumPy's own sort function of the kind (so the ties come out as NumPy's), in an exported
+library by a stable merge sort.
 
 `sort` is differentiable: its gradient is the incoming one put back where each element came
 from, by `permute` (np.take_along_axis with a permutation along the axis) and the ranks
@@ -35,14 +36,14 @@ def _argsort_type(t, a):
     return ArrayType(I64, _sort_type(t, a).shape)
 
 
-def _sort(x, axis):
+def _sort(x, axis, kind="stable"):
     import numpy as np
-    return np.sort(x, axis=axis, kind="stable")
+    return np.sort(x, axis=axis, kind=kind)
 
 
-def _argsort(x, axis):
+def _argsort(x, axis, kind="stable"):
     import numpy as np
-    return np.argsort(x, axis=axis, kind="stable").astype(np.int64)
+    return np.argsort(x, axis=axis, kind=kind).astype(np.int64)
 
 
 def _permute_type(t, a):
@@ -65,22 +66,23 @@ def _permute_rule(ct, out, x, index, axis):
     return ct.apply_attrs("permute", index.apply_attrs("argsort", axis=axis), axis=axis)
 
 
-def _sort_rule(ct, out, x, axis):
+def _sort_rule(ct, out, x, axis, kind="stable"):
     """d sort: each element's gradient is the gradient of the place it was sorted to (ties go
     by the stable order), ct permuted by the inverse of the sorting permutation."""
     ranks = x.apply_attrs("argsort", axis=axis).apply_attrs("argsort", axis=axis)
     return ct.apply_attrs("permute", ranks, axis=axis)
 
 
-define("sort", "x sorted along attrs['axis'], stably, NaNs last (np.sort(x, axis, kind='stable') of an f64, "
-       "f32 or i64 array)", _sort_type, _sort, [Status.FALLBACK, Status.NO_MEMORY], attrs=("axis",),
+define("sort", "x sorted along attrs['axis'], NaNs last (np.sort(x, axis, kind) of an f64, f32 or i64 array; "
+       "attrs['kind']: 'stable' (the default) or NumPy's 'quicksort')", _sort_type, _sort,
+       [Status.FALLBACK, Status.NO_MEMORY], attrs=("axis",),
        vjp=(_sort_rule,))
 define("permute", "x rearranged along attrs['axis'] by index, an i64 array of x's shape whose every line along "
        "the axis is a permutation of 0..n-1: np.take_along_axis(x, index, axis) (sort's derivative)",
        _permute_type, _permute, [Status.FALLBACK, Status.SHAPE_MISMATCH, Status.NO_MEMORY], attrs=("axis",),
        vjp=(_permute_rule, None))
-define("argsort", "the i64 indices that sort x along attrs['axis'], stably, NaNs last (np.argsort(x, axis, "
-       "kind='stable'))", _argsort_type, _argsort, [Status.FALLBACK, Status.NO_MEMORY], attrs=("axis",))
+define("argsort", "the i64 indices that sort x along attrs['axis'], NaNs last (np.argsort(x, axis, kind); "
+       "attrs['kind'] as sort's)", _argsort_type, _argsort, [Status.FALLBACK, Status.NO_MEMORY], attrs=("axis",))
 
 
 def _searchsorted_type(t, a):
