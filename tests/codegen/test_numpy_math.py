@@ -99,3 +99,17 @@ def test_log_of_special_values_warnings_and_the_evaluator():
     spec = LOG.specializations[0]
     assert np.array_equal(run(spec.optimized, [y[:40]]), LOG(y[:40]))
     assert np.allclose(grad(lambda a: np.sum(np.log(a)))(y + 0.5), 1.0 / (y + 0.5), rtol=1e-15)
+
+
+CUBE, INVERSE_SQUARE = trace(lambda x: x ** 3), trace(lambda x: x ** -2.0)
+
+
+@pytest.mark.parametrize("low, high", [(1e-3, 10.0), (-1e100, 1e100), (1e-100, 1e-90)])
+def test_integer_powers_by_multiplication_are_within_one_ulp_of_math_pow(low, high):
+    """x ** 3 is (x * x) * x and x ** -2 is 1 / (x * x) (issue: NumPy's SIMD pow is as far)."""
+    x = np.random.default_rng(3).uniform(low, high, 20_000)
+    for compiled, n in ((CUBE, 3), (INVERSE_SQUARE, -2)):
+        want = np.array([math.pow(v, n) for v in x])
+        assert ulps(compiled(x), want) <= 1.0
+    i = np.arange(-3000, 3000)
+    assert np.array_equal(trace(lambda a: a ** 3)(i), i ** 3)          # ints: NumPy's exactly

@@ -290,6 +290,11 @@ def binary(tracer, op: str, a, b):
         # NumPy's fast paths (bit for bit what np.power gives): squares, square roots, reciprocals
         if y == 2:
             op, operands = "mul", [x, x]
+        elif y == 3 and (dtype in (F64, F32) or (type(y) is int and dtype in INTEGERS and dtype != I8)):
+            # (x * x) * x: an int's wrapped power exactly, a float's within NumPy's 1 ulp (SIMD pow)
+            op, operands = "mul", [emit_elementwise(tracer, "mul", [x, x], dtype), x]
+        elif dtype in (F64, F32) and y == -2:
+            op, operands = "div", [1.0, emit_elementwise(tracer, "mul", [x, x], dtype)]   # within 1 ulp too
         elif dtype in FLOATS and y == 0.5:
             op, operands = "sqrt", [x]          # (-0.0) ** 0.5 is -0.0
         elif dtype in FLOATS and y == -1:
