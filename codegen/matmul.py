@@ -51,6 +51,13 @@ def matmul(k: KernelBuilder, v: ir.Value, x: ArrayValue, y: ArrayValue):
     c = ArrayValue(y.data, (depth, n), (y.strides[0], n_stride))
     out = allocate(k, ir.F64, (m, n))
     start = k.f64(0.0)          # NumPy's dot and matmul loops (and BLAS) start their sums at +0.0
+    if len(y.sizes) == 1 and len(x.sizes) == 2:     # a matrix times a vector: blocks of rows at once
+        with b.if_else(b.icmp_signed("==", a.strides[1], k.i64(ITEM))) as (rows_contiguous, strided):
+            with rows_contiguous:
+                _by_rows(k, a, c, out, start, fused, _matvec_blocks(k, a, c, out, start, fused))
+            with strided:
+                _by_rows(k, a, c, out, start, fused, k.i64(0))
+        return ArrayValue(out.data, (m,), contiguous_strides(k, ir.F64, (m,)))
     with b.if_else(b.icmp_signed("==", c.strides[1], k.i64(ITEM))) as (contiguous, strided):
         with contiguous:        # that stride a constant: the row loop vectorizes with plain loads
             unit = ArrayValue(c.data, c.sizes, (c.strides[0], k.i64(ITEM)))
@@ -149,6 +156,71 @@ def _store(k: KernelBuilder, value, address, mask) -> None:
         return
     k.call_intrinsic(f"llvm.masked.store.v{LANES}f64.p0", ll.VoidType(), [VECTOR, PTR, I32, ll.VectorType(I1, LANES)],
                      value, address, ll.Constant(I32, ITEM), mask)
+
+
+# ------------------------------------------------------- a matrix times a vector: row blocks
+MATVEC_ROWS = 2 * LANES          # rows summed at once: a vector of LANES rows per accumulator
+
+
+def _matvec_blocks(k: KernelBuilder, a: ArrayValue, c: ArrayValue, out: ArrayValue, start, fused: bool):
+    """out[i] = sum over p of a[i, p] * c[p, 0], p in order, for the rows in whole blocks of
+    MATVEC_ROWS (a's rows contiguous); returns how many rows that is. Each accumulator is a vector
+    of LANES rows: a's rows are read LANES elements at a time and transposed in registers (a 4x4
+    transpose, 8 shuffles), so that each lane adds its own row's terms in order, as the row by
+    row loop does, LANES rows for one fma."""
+    b = k.builder
+    depth = a.sizes[1]
+    blocks = b.sdiv(a.sizes[0], k.i64(MATVEC_ROWS))
+    groups = MATVEC_ROWS // LANES
+
+    def block(index):
+        first = b.mul(index, k.i64(MATVEC_ROWS))
+        rows = [b.add(first, k.i64(r)) for r in range(MATVEC_ROWS)]
+
+        def x(p):
+            return _splat(k, load_element(k, c, (p, k.i64(0)), ir.F64))
+
+        def four(p, totals):
+            vectors = [_load(k, element_address(k, a, (i, p)), None) for i in rows]
+            new = list(totals)
+            for g in range(groups):
+                columns = _transpose(b, vectors[g * LANES:(g + 1) * LANES])
+                for q, column in enumerate(columns):
+                    new[g] = _multiply_add(k, fused, column, x(b.add(p, k.i64(q))), new[g])
+            return new
+        chunks = b.sdiv(depth, k.i64(LANES))
+        totals = for_range(k, chunks, lambda chunk, *totals: four(b.mul(chunk, k.i64(LANES)), totals),
+                           [_splat(k, start)] * groups)
+        done = b.mul(chunks, k.i64(LANES))
+
+        def one(p, totals):
+            p = b.add(done, p)
+            new = []
+            for g in range(groups):
+                column = ll.Constant(VECTOR, ll.Undefined)
+                for lane in range(LANES):
+                    column = b.insert_element(column, load_element(k, a, (rows[g * LANES + lane], p), ir.F64),
+                                              ll.Constant(I32, lane))
+                new.append(_multiply_add(k, fused, column, x(p), totals[g]))
+            return new
+        totals = for_range(k, b.sub(depth, done), lambda p, *totals: one(p, totals), totals)
+        for g, total in enumerate(totals):
+            for lane in range(LANES):
+                store_element(k, out, (rows[g * LANES + lane], k.i64(0)), ir.F64,
+                              b.extract_element(total, ll.Constant(I32, lane)))
+    for_rows(k, blocks, b.mul(depth, k.i64(MATVEC_ROWS)), block, weight=MATVEC_ROWS // 2)
+    return b.mul(blocks, k.i64(MATVEC_ROWS))
+
+
+def _transpose(b: ll.IRBuilder, rows: list) -> list:
+    """The columns of the LANES x LANES block whose rows are `rows` (LANES = 4)."""
+    def shuffle(x, y, lanes):
+        return b.shuffle_vector(x, y, ll.Constant(ll.VectorType(I32, LANES), lanes))
+    r0, r1, r2, r3 = rows
+    t0, t1 = shuffle(r0, r1, [0, 4, 2, 6]), shuffle(r0, r1, [1, 5, 3, 7])
+    t2, t3 = shuffle(r2, r3, [0, 4, 2, 6]), shuffle(r2, r3, [1, 5, 3, 7])
+    return [shuffle(t0, t2, [0, 1, 4, 5]), shuffle(t1, t3, [0, 1, 4, 5]),
+            shuffle(t0, t2, [2, 3, 6, 7]), shuffle(t1, t3, [2, 3, 6, 7])]
 
 
 # ------------------------------------------------------------------ y strided: row by row

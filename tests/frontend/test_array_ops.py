@@ -246,6 +246,19 @@ def test_matmul_tiles_and_rows_left_over(m, k, n):
     np.testing.assert_array_equal(trace(lambda a, b: a @ b)(a, b), _matmul(a, b, fused=True))
 
 
+@pytest.mark.parametrize("m, k", [(1, 1), (8, 4), (9, 7), (17, 33), (64, 3), (40, 1), (3, 0), (200, 203)])
+def test_matrix_times_vector_in_row_blocks_is_the_plain_loop(m, k):
+    """A @ x sums blocks of rows at once (a's rows transposed in registers): each element is
+    still its sum over p in order, unfused the plain loop's bits, fused the evaluator's fmas."""
+    from tracer.ir.array_ops import _matmul
+    rng = np.random.default_rng(m * 1000 + k)
+    a, x = rng.normal(size=(m, k)), rng.normal(size=k)
+    plain, fused = trace(fuse_fma=False)(lambda a, x: a @ x), trace(lambda a, x: a @ x)
+    for a_view, x_view in ((a, x), (np.asfortranarray(a), x), (a[::2], x), (a[:, ::2], x[::2])):
+        np.testing.assert_array_equal(plain(a_view, x_view), plain_matmul(a_view, x_view[:, None])[:, 0])
+        np.testing.assert_array_equal(fused(a_view, x_view), _matmul(a_view, x_view, fused=True))
+
+
 def test_matmul_size_mismatch_is_numpys_error():
     def f(a, b):
         return a @ b
