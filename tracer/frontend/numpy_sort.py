@@ -112,7 +112,7 @@ def unique(tracer, ar, return_index=False, return_inverse=False, return_counts=F
     x = _sortable(tracer, ar, "np.unique")
     flat = arrays.reshape(tracer, x, (-1,)).value
     extras = return_index or return_inverse or return_counts
-    if extras:
+    if return_index or return_inverse:     # (as NumPy: counts alone need only the sorted values)
         perm = b.emit("argsort", (flat,), axis=0, kind="stable" if return_index else "quicksort")   # NumPy's
         u = wrap(tracer, b.emit("index_select", (flat, perm)))
     else:
