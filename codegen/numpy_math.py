@@ -1,5 +1,5 @@
-"""Lowering of NumPy's own elementwise math (tracer/ir/numpy_math_ops.py): `np_exp`, `np_log`, and
-`c_hypot`, a call of the C library's hypot.
+"""Lowering of NumPy's own elementwise math (tracer/ir/numpy_math_ops.py): `np_exp`, `np_log`,
+`np_tanh`, and `c_hypot`, a call of the C library's hypot.
 
 Straight-line code, no calls and no branches, so that LLVM vectorizes the loop over an array's
 elements: np_exp's overflow raises the CPU's overflow flag (codegen.fpflags watches it around
@@ -39,6 +39,10 @@ from tracer.ir.numpy_math_ops import (
     LOG_SERIES,
     MANTISSA,
     SQRT_TWO_BITS,
+    TANH_ONE,
+    TANH_Q,
+    TANH_S,
+    TANH_SMALL,
     TWO_54,
 )
 
@@ -65,7 +69,7 @@ def _classes(k, x):
     return bits, magnitude, b.icmp_signed(">", magnitude, k.i64(INF_BITS))
 
 
-WIDE_VECTOR_OPS = ("np_exp", "np_log")
+WIDE_VECTOR_OPS = ("np_exp", "np_log", "np_tanh")
 
 
 def _avx512(k) -> bool:
@@ -91,6 +95,17 @@ def np_exp(k, v, x):
     # their results are chosen below)
     clamped = b.select(b.icmp_unsigned("<", magnitude, k.i64(CLAMP_BITS)), magnitude, k.i64(CLAMP_BITS))
     y = b.select(finite, b.bitcast(b.or_(b.and_(bits, k.i64(SIGN_BIT)), clamped), DOUBLE), k.f64(0.0))
+    scaled = _exp_of_finite(k, y)
+    # x not finite: 0.0 for -inf (of those, the one whose bits, as an i64, are at most -inf's),
+    # x itself for inf and nan. (Not `bits == -inf's`: LLVM makes that a float compare, whose
+    # scalar form raises the invalid flag for a nan.)
+    special = b.select(b.icmp_signed("<", bits, k.i64(NEGATIVE_INF_BITS + 1)), k.f64(0.0), x)
+    return b.select(finite, scaled, special)
+
+
+def _exp_of_finite(k, y):
+    """e^y for a y in [-EXP_CLAMP, EXP_CLAMP], as np_exp (and its evaluator) computes it."""
+    b = k.builder
     avx512, t = _avx512(k), b.fmul(y, k.f64(LOG2E))
     if avx512:     # n = rint(t), as an integer first (one vcvtpd2qq, which the ldexp below reuses)
         whole = b.call(k.declare_function("llvm.lrint.i64.f64", ll.FunctionType(I64, [DOUBLE])), [t])
@@ -110,11 +125,38 @@ def np_exp(k, v, x):
     else:
         first = b.ashr(whole, k.i64(1))
         scaled = b.fmul(b.fmul(p, _power_of_two(k, first)), _power_of_two(k, b.sub(whole, first)))
-    # x not finite: 0.0 for -inf (of those, the one whose bits, as an i64, are at most -inf's),
-    # x itself for inf and nan. (Not `bits == -inf's`: LLVM makes that a float compare, whose
-    # scalar form raises the invalid flag for a nan.)
-    special = b.select(b.icmp_signed("<", bits, k.i64(NEGATIVE_INF_BITS + 1)), k.f64(0.0), x)
-    return b.select(finite, scaled, special)
+    return scaled
+
+
+@lowers("np_tanh")
+def np_tanh(k, v, x):
+    """Both forms for every lane, then the one its |x| takes (by its bits: no float compare), each
+    fed a harmless value in the lanes of the other (no flag: no overflow of t, no nan)."""
+    b = k.builder
+    bits, magnitude, nan = _classes(k, x)
+    a = b.bitcast(magnitude, DOUBLE)
+    small = b.icmp_signed("<", magnitude, k.i64(_bits_of(TANH_SMALL)))
+    one = b.icmp_signed(">=", magnitude, k.i64(_bits_of(TANH_ONE)))
+    near = b.select(small, a, k.f64(0.0))                          # the rational form's x
+    far = b.select(b.or_(small, b.or_(one, nan)), k.f64(1.0), a)   # np_exp's half argument
+    t = b.fmul(near, near)
+    ratio = b.fdiv(_horner(k, TANH_S, t), _horner(k, TANH_Q, t))
+    rational = k.intrinsic("fma", near, b.fmul(t, ratio), near)
+    by_exp = b.fsub(k.f64(1.0), b.fdiv(k.f64(2.0), b.fadd(_exp_of_finite(k, b.fmul(k.f64(2.0), far)), k.f64(1.0))))
+    r = b.select(small, rational, b.select(one, k.f64(1.0), by_exp))
+    signed = b.bitcast(b.or_(b.bitcast(r, I64), b.and_(bits, k.i64(SIGN_BIT))), DOUBLE)
+    return b.select(nan, x, signed)
+
+
+def _horner(k, coefficients, t):
+    total = k.f64(coefficients[-1])
+    for c in reversed(coefficients[:-1]):
+        total = k.intrinsic("fma", total, t, k.f64(c))
+    return total
+
+
+def _bits_of(x: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", x))[0]
 
 
 @lowers("np_log")

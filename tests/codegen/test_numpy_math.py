@@ -113,3 +113,26 @@ def test_integer_powers_by_multiplication_are_within_one_ulp_of_math_pow(low, hi
         assert ulps(compiled(x), want) <= 1.0
     i = np.arange(-3000, 3000)
     assert np.array_equal(trace(lambda a: a ** 3)(i), i ** 3)          # ints: NumPy's exactly
+
+
+TANH = trace(lambda a: np.tanh(a))
+
+
+@pytest.mark.parametrize("low, high", [(-25.0, 25.0), (-1.0, 1.0), (0.6, 0.65), (-1e-6, 1e-6), (21.0, 23.0)])
+def test_tanh_is_within_two_ulps_of_math_tanh_and_is_the_evaluators(low, high):
+    """np_tanh: a rational form below 0.625, 1 - 2 / (np_exp(2|x|) + 1) above (NumPy's own SIMD
+    tanh is up to 3 ulps from math.tanh on this machine)."""
+    from tracer.ir.numpy_math_ops import tanh_of
+    x = RNG.uniform(low, high, 50_000)
+    got = TANH(x)
+    assert ulps(got, np.array([math.tanh(v) for v in x])) <= 2.0
+    assert got.tobytes() == np.array([tanh_of(v) for v in x]).tobytes()
+
+
+def test_tanh_of_special_values_raises_nothing():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -1e-310, 1e300, -1e300, 22.0, -30.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = TANH(x)
+    assert got.tobytes() == np.tanh(x).tobytes()
+    assert grad(lambda a: np.sum(np.tanh(a)))(np.array([0.5, -2.0]))[1] == pytest.approx(1 - math.tanh(2.0) ** 2)

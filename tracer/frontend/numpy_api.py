@@ -49,7 +49,7 @@ BINARY_UFUNCS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "
                  "copysign": "copysign", "fmod": "fmod", "greater": "gt", "greater_equal": "ge", "less": "lt",
                  "less_equal": "le", "equal": "eq", "not_equal": "ne"}
 PREDICATES = {"isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite"}
-NUMPY_OWN = {"exp": "np_exp", "log": "np_log"}   # of float64 arrays: NumPy's kind of kernel, not math's
+NUMPY_OWN = {"exp": "np_exp", "log": "np_log", "tanh": "np_tanh"}   # of float64 arrays: NumPy's kind of kernel, not math's
 
 _IMPLEMENTATIONS: dict = {}     # NumPy function name -> implementation
 _TABLE: dict | None = None      # NumPy callable -> implementation (built on first use)

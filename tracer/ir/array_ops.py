@@ -48,7 +48,7 @@ ELEMENTWISE = {
     "add", "sub", "mul", "div", "fdiv", "floordiv", "mod", "pow", "ieee_pow", "neg", "abs", "min", "max",
     "maximum", "minimum", "fma", "lt", "le", "gt", "ge", "eq", "ne", "not", "select", "to_f64", "to_f32", "to_i64",
     "to_bool", *MATH_UNARY, "ieee_log", "fabs", "atan2", "copysign", "fmod", "hypot", "c_hypot", "math_pow", "floor",
-    "ceil", "trunc", "round_even", "isnan", "isinf", "isfinite", "np_exp", "np_log", "cast", "bit_and", "bit_or", "bit_xor", "lshift", "rshift",
+    "ceil", "trunc", "round_even", "isnan", "isinf", "isfinite", "np_exp", "np_log", "np_tanh", "cast", "bit_and", "bit_or", "bit_xor", "lshift", "rshift",
     "invert",
 }
 
