@@ -27,6 +27,8 @@ import importlib
 import os
 from typing import TYPE_CHECKING
 
+from tracer import pickling  # noqa: F401  (how a traced function pickles, registered with copyreg)
+
 _PUBLIC = {   # name -> the module that defines it
     "trace": "tracer.api",
     "grad": "tracer.gradients",

@@ -514,3 +514,8 @@ class _Made:
 
     def __repr__(self):
         return f"<{len(self.values)} compiled transform(s) of this function (tracer)>"
+
+    def __reduce__(self):
+        """Pickled with its function (cloudpickle carries a function's __dict__), it is None: the
+        receiving process compiles its own (tracer.pickling)."""
+        return type(None), ()

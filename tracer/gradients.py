@@ -34,6 +34,7 @@ from tracer.frontend.loader import PY_TYPE
 from tracer.frontend.objects import SymbolicFunction, TracedArray, TransformedFunction
 from tracer.frontend.sources import ArgSource
 from tracer.ir import F64, TupleType, Value
+from tracer.pickling import function_reference, rebuild_transform
 from tracer.specialize import compile_ir
 from tracer.transforms.autodiff import (
     BlockEmitter,
@@ -137,6 +138,11 @@ class Grad(Transform):
                                  f"argument(s), so each argnum must be an int in [0, {nargs})")
         self.argnums = tuple(a % nargs for a in self.argnums)
 
+    def __reduce__(self):
+        """Pickled as its function and options (tracer.pickling)."""
+        argnums = self.argnums if self.as_tuple else self.argnums[0]
+        return rebuild_transform, (Grad, function_reference(self.fn), self.inner, argnums, self.with_value)
+
     def describe(self, name: str) -> str:
         inner = self.inner.describe(name) if self.inner else name
         what = "value_and_grad" if self.with_value else "grad"
@@ -215,6 +221,10 @@ class Vjp(Transform):
         super().__init__(fn, inner)
         self.fuse_fma = fuse_fma
         self.backwards: list[Backward] = []
+
+    def __reduce__(self):
+        """Pickled as its function and options (tracer.pickling): no backward travels."""
+        return rebuild_transform, (Vjp, function_reference(self.fn), self.inner, self.fuse_fma)
 
     def describe(self, name: str) -> str:
         return f"vjp({self.inner.describe(name) if self.inner else name})"

@@ -241,11 +241,12 @@ def argument_signature(args: tuple) -> tuple:
     return tuple(f"{a.dtype}[{a.ndim}-d]" if is_ndarray(a) else type(a) for a in args)
 
 
-def compile_ir(fn: Function, fuse_fma: bool, fallback=None):
+def compile_ir(fn: Function, fuse_fma: bool, fallback=None, parallel: bool = False):
     """A callable for an IR function with no guards (each parameter is one positional argument
     of exactly its type): optimized, compiled, behind a C dispatcher. Arguments of other types
     raise TypeError; a call the compiled code cannot answer exactly calls `fallback`."""
     optimized = optimize(fn, fuse_fma=fuse_fma)
+    optimized.parallel = parallel
     entry_args = [EntryArg(p.type, i) for i, p in enumerate(optimized.params)]
     compiled = codegen.jit.compile_function(optimized, entry_args, optimized.name, export_kernel=False)
     expected = ", ".join(type_label(p.type) for p in optimized.params)

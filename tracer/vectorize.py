@@ -24,21 +24,26 @@ from tracer import ir
 from tracer.api import COMPILE_LOCK, made_once, unwrap
 from tracer.frontend.sources import ArgSource
 from tracer.ir import F64
+from tracer.pickling import function_reference, rebuild_vectorized
 from tracer.transforms.vectorize import map_over_arrays
 
 
-def vectorize(fn: Callable[..., Any], *, fuse_fma: bool = True) -> Vectorized:
+def vectorize(fn: Callable[..., Any], *, fuse_fma: bool = True, parallel: bool = False) -> Vectorized:
     """`fn` (a Python function of floats, or grad/value_and_grad of one) applied elementwise to
     float64 arrays, compiled into one loop; see the module docstring. Made once per function
-    and options, and kept with the function: `vectorize(f)(a)` written inline compiles once."""
+    and options, and kept with the function: `vectorize(f)(a)` written inline compiles once.
+    With `parallel=True` the loop runs on every core (as `trace(parallel=True)`'s maps) where
+    the function has no branch."""
     py_func, transform = unwrap(fn, "vectorize")
-    return made_once(py_func, ("vectorize", transform, fuse_fma), lambda: Vectorized(fn, fuse_fma))
+    return made_once(py_func, ("vectorize", transform, fuse_fma, parallel), lambda: Vectorized(fn, fuse_fma, parallel))
 
 
 class Vectorized:
-    def __init__(self, fn, fuse_fma: bool):
+    def __init__(self, fn, fuse_fma: bool, parallel: bool = False):
+        self.fn = fn                                 # what was vectorized: what a pickle holds
         self.py_func, self.transform = unwrap(fn, "vectorize")
         self.fuse_fma = fuse_fma
+        self.parallel = parallel
         self.name = (self.transform.describe(self.py_func.__qualname__) if self.transform is not None
                      else self.py_func.__qualname__)
         self.compiled: dict[tuple, _Kernel] = {}     # argument layout -> compiled loop
@@ -48,6 +53,10 @@ class Vectorized:
 
     def __repr__(self):
         return f"<vectorize {self.name}>"
+
+    def __reduce__(self):
+        """Pickled as `vectorize(fn)` (tracer.pickling): the receiving process compiles its own loops."""
+        return rebuild_vectorized, (function_reference(self.fn), self.fuse_fma, self.parallel)
 
     def __call__(self, *args, out=None):
         if self.unguarded:      # the common calls: a loop that reads no globals, arguments as they come
@@ -108,7 +117,7 @@ def _argument(a, index: int, name: str):
     if isinstance(a, (float, numpy.floating)) and not isinstance(a, numpy.float32):
         return float(a)
     if type(a) is numpy.ndarray and a.dtype == numpy.float64:
-        return a if a.ndim else float(a)
+        return _with_builtin_dtype(a) if a.ndim else float(a)
     raise TypeError(f"vectorize({name}): argument {index} is {type(a).__name__}"
                     f"{'[' + str(a.dtype) + ']' if isinstance(a, numpy.ndarray) else ''}; it takes float64 arrays "
                     f"and floats (convert with np.asarray(x, dtype=float))")
@@ -127,7 +136,7 @@ def _out_arrays(out, shape: tuple, args: tuple, name: str) -> list:
         elif type(x) is numpy.ndarray and x.dtype == numpy.float64 and x.flags.writeable:
             if x.shape != tuple(shape):
                 raise ValueError(f"vectorize({name}): out= array has shape {x.shape}, the result has {tuple(shape)}")
-            leaves.append(x)
+            leaves.append(_with_builtin_dtype(x))
         else:
             raise TypeError(f"vectorize({name}): out= takes writeable float64 arrays (tuples of them for a tuple "
                             f"result), not {type(x).__name__}")
@@ -136,6 +145,13 @@ def _out_arrays(out, shape: tuple, args: tuple, name: str) -> list:
         if any(_overlaps(o, other) for other in leaves[i + 1:]):
             raise ValueError(f"vectorize({name}): two out= arrays share memory")
     return leaves
+
+
+def _with_builtin_dtype(a):
+    """A float64 array as compiled loops take it: with NumPy's own float64 dtype object, not an
+    equal copy (an unpickled array's, as multiprocessing and dask pass them): a view if need be."""
+    import numpy
+    return a if a.dtype is numpy.dtype(numpy.float64) else a.view(numpy.float64)
 
 
 def _overlaps(a, b) -> bool:
@@ -202,7 +218,7 @@ class _Kernel:
         fn = map_over_arrays(trace.function, by_argument, [_shape_of(a) for a in args], owner.name,
                              None if outs is None else [_shape_of(o) for o in outs])
         fallback = _python_fallback(owner) if outs is None else _out_fallback(owner, len(args))
-        self.call = compile_ir(fn, owner.fuse_fma, fallback=fallback)
+        self.call = compile_ir(fn, owner.fuse_fma, fallback=fallback, parallel=owner.parallel)
         self.function = fn
 
 
