@@ -1,5 +1,7 @@
-"""`parallel=True`: a map over arrays runs on every core, its first axis cut into chunks that the
-runtime's thread pool runs (tracer/csrc/pool.h, `parallel_for`).
+"""Maps outlined into functions of their own (`Outlined`): with `parallel=True`, a map over arrays
+runs on every core, its first axis cut into chunks that the runtime's thread pool runs
+(tracer/csrc/pool.h, `parallel_for`); and a map whose one use is a sum is computed as the sum
+goes (`PendingMap`, codegen.reductions.fused_sum), never stored whole.
 
 The map's loop nest goes into a function of its own, `i32 body(ptr ctx, i64 lo, i64 hi)`, which
 runs the map over rows lo..hi of its arrays: `ctx` holds what the body reads of the kernel (the
@@ -16,14 +18,18 @@ What it returns, the pool returns for the first chunk that returned anything but
 """
 from __future__ import annotations
 
+import contextlib
+from typing import NamedTuple
+
 from llvmlite import ir as ll
 
 from codegen import arrays, fpflags
 from codegen.kernel import DOUBLE, FLOAT, I1, I32, I64, PTR, ArrayValue, KernelBuilder
-from codegen.runtime import PARALLEL_FOR
 from tracer import ir
 from tracer.errors import Status
+from tracer.ir.ops import OPS
 
+PARALLEL_FOR = "__tracer_parallel_for"      # the pool's entry (tracer/csrc/pool.h)
 MIN_ELEMENTS = 1 << 15          # elements per chunk, at least: less work is not worth a thread
 RERUN = 0x7FFF0001              # a chunk's element failed: run the map again, element by element
 BODY_TYPE = ll.FunctionType(I32, [PTR, I64, I64])
@@ -44,6 +50,31 @@ def splits(k: KernelBuilder, v: ir.Value) -> bool:
     return all(isinstance(x.type, ir.ScalarType) and x in k.regions.values for x in free_values(region))
 
 
+class PendingMap(NamedTuple):
+    """A map not lowered where it stands: its one user, a sum of all its elements, computes its
+    elements as it adds them (codegen.reductions.fused_sum)."""
+    value: ir.Value
+    arguments: tuple             # (inputs, dtypes, out_dtypes), as codegen.arrays.map_elements takes them
+    element: object              # codegen.lower.lower_map's element(flag)
+
+
+def sums_as_it_goes(k: KernelBuilder, v: ir.Value, user: ir.Value | None) -> bool:
+    """Whether the map `v` is better computed inside its one user's sum (`user`, or None where it
+    has several uses): a 1-d float64 or float32 result, summed whole in its own dtype, a region
+    of scalar ops that cannot fail, reading nothing but scalars of the kernel."""
+    if user is None or user.op != "reduce" or user.attrs["kind"] != "sum" or user.attrs["keepdims"] \
+            or v.attrs.get("into") or k.deferred is not None:
+        return False
+    if not (isinstance(v.type, ir.ArrayType) and v.type.rank == 1 and v.type.dtype in (ir.F64, ir.F32)
+            and user.type == v.type.dtype and user.attrs["axes"] == (0,)):
+        return False
+    region = v.regions[0]
+    if any(x.regions or x.op in ("raise", "python_call", "numpy_scalar_check") or OPS[x.op].may_fail(x)
+           for x in region.values):
+        return False
+    return all(isinstance(x.type, ir.ScalarType) and x in k.regions.values for x in free_values(region))
+
+
 def free_values(region: ir.Block) -> list[ir.Value]:
     """The values the region's ops read that it does not make (nor its parameters)."""
     inside = set(region.params) | set(region.values)
@@ -55,6 +86,58 @@ def free_values(region: ir.Block) -> list[ir.Value]:
     return free
 
 
+class Outlined:
+    """A function of the module that computes rows of a map (KernelBuilder.in_function): what it
+    reads of the kernel (the arrays' data, sizes and strides, the scalars of the map's region) is
+    packed into i64 words at `ctx`, on the kernel's stack, and unpacked in the function, where
+    `rows(lo, count)` gives the arrays from row lo, `count` rows long."""
+
+    def __init__(self, k: KernelBuilder, v: ir.Value, arrays_read: list, function_type: ll.FunctionType, name: str):
+        self.k, self.arrays_read = k, arrays_read
+        b = k.builder
+        self.free = free_values(v.regions[0])
+        # constants (a stride 0, a static size) stay constants in the function
+        self.words = [x for a in arrays_read for x in (a.data, *a.sizes, *a.strides) if not isinstance(x, ll.Constant)]
+        self.words += [k.regions.values[x] for x in self.free]
+        with b.goto_entry_block():
+            self.ctx = b.alloca(I64, size=max(1, len(self.words)), name=f"{name}_ctx")
+        for i, x in enumerate(self.words):
+            b.store(_pack(b, x), b.gep(self.ctx, [k.i64(i)], source_etype=I64))
+        self.function = ll.Function(k.module, function_type, k.module.get_unique_name(f"{k.function.name}.{name}"))
+        self.function.linkage = "internal"
+        self.function.attributes.add("nounwind")
+
+    @contextlib.contextmanager
+    def inside(self):
+        """Emit the function's body (the builder at its entry, the region's scalars unpacked)."""
+        k = self.k
+        outer_values = {x: k.regions.values[x] for x in self.free}
+        with k.in_function(self.function) as bb:
+            context = self.function.args[0]
+            unpacked = iter([_unpack(bb, bb.load(bb.gep(context, [k.i64(i)], source_etype=I64), typ=I64), x.type)
+                             for i, x in enumerate(self.words)])
+
+            def take(x: ll.Value) -> ll.Value:
+                return x if isinstance(x, ll.Constant) else next(unpacked)
+            self._fields = []
+            for a in self.arrays_read:           # in the words' order: data, sizes, strides
+                self._fields.append((take(a.data), tuple(take(s) for s in a.sizes), tuple(take(s) for s in a.strides)))
+            for x in self.free:
+                k.regions.values[x] = next(unpacked)
+            try:
+                yield bb
+            finally:
+                k.regions.values.update(outer_values)
+
+    def rows(self, lo: ll.Value, count: ll.Value) -> list[ArrayValue]:
+        """The arrays read, from row lo on, `count` rows; one shape (checked by the kernel): each
+        takes the first array's sizes."""
+        b = self.k.builder
+        sizes = (count, *self._fields[0][1][1:])
+        return [ArrayValue(b.gep(data, [b.mul(lo, strides[0])], source_etype=ll.IntType(8)), sizes, strides)
+                for data, _, strides in self._fields]
+
+
 def map_elements(k: KernelBuilder, v: ir.Value, arguments: tuple, element, into: list | None,
                  may_fail: bool) -> list[ArrayValue]:
     """codegen.arrays.map_elements on the pool: the map's result arrays (or `into`, written)."""
@@ -64,39 +147,11 @@ def map_elements(k: KernelBuilder, v: ir.Value, arguments: tuple, element, into:
     for other in inputs[1:] + (into or []):
         arrays.check_same_sizes(k, sizes, other.sizes)
     outs = into if into is not None else [arrays.allocate(k, t, sizes) for t in out_dtypes]
-    region = v.regions[0]
-    free = free_values(region)
-    # what the body reads, packed: constants (a stride 0, a static size) stay constants in the body
-    words = [x for a in inputs + outs for x in (a.data, *a.sizes, *a.strides) if not isinstance(x, ll.Constant)]
-    words += [k.regions.values[x] for x in free]
-    with b.goto_entry_block():
-        ctx = b.alloca(I64, size=max(1, len(words)), name="parallel_ctx")
-    for i, x in enumerate(words):
-        b.store(_pack(b, x), b.gep(ctx, [k.i64(i)], source_etype=I64))
-    body = ll.Function(k.module, BODY_TYPE, k.module.get_unique_name(f"{k.function.name}.parallel"))
-    body.linkage = "internal"
-    body.attributes.add("nounwind")
+    body = Outlined(k, v, inputs + outs, BODY_TYPE, "parallel")
     watched = k.numpy_flags is not None and into is None
-    outer_values = {x: k.regions.values[x] for x in free}
-    with k.in_function(body) as bb:
-        context, lo, hi = body.args
-        unpacked = iter([_unpack(bb, bb.load(bb.gep(context, [k.i64(i)], source_etype=I64), typ=I64), x.type)
-                         for i, x in enumerate(words)])
-
-        def take(x: ll.Value) -> ll.Value:
-            return x if isinstance(x, ll.Constant) else next(unpacked)
-        chunks, first_sizes = [], None
-        for a in inputs + outs:              # in the words' order: data, sizes, strides
-            data = take(a.data)
-            a_sizes = tuple(take(size) for size in a.sizes)
-            strides = tuple(take(stride) for stride in a.strides)
-            first_sizes = first_sizes or a_sizes
-            chunks.append(ArrayValue(bb.gep(data, [bb.mul(lo, strides[0])], source_etype=ll.IntType(8)), None, strides))
-        # rows lo..hi; one shape (checked above): every chunk takes the first input's sizes
-        common = (bb.sub(hi, lo), *first_sizes[1:])
-        chunks = [a._replace(sizes=common) for a in chunks]
-        for x in free:
-            k.regions.values[x] = next(unpacked)
+    with body.inside() as bb:
+        _, lo, hi = body.function.args
+        chunks = body.rows(lo, bb.sub(hi, lo))
         flag = None
         if may_fail:
             flag = k.stack_slot(I1, "failed")
@@ -112,12 +167,11 @@ def map_elements(k: KernelBuilder, v: ir.Value, arguments: tuple, element, into:
             with bb.if_then(fpflags.flags_raised(k, k.numpy_flags), likely=False):
                 bb.ret(ll.Constant(I32, int(Status.FALLBACK)))
         bb.ret(ll.Constant(I32, 0))
-    k.regions.values.update(outer_values)
     # the pool: chunks of at least MIN_ELEMENTS elements (rows of the first axis)
     inner = _product(k, sizes[1:])
     grain = b.add(b.udiv(k.i64(MIN_ELEMENTS - 1), inner), k.i64(1)) if sizes[1:] else k.i64(MIN_ELEMENTS)
     run = k.declare_function(PARALLEL_FOR, ll.FunctionType(I32, [PTR, PTR, I64, I64]), ("nounwind",))
-    status = b.call(run, [body, ctx, sizes[0], grain])
+    status = b.call(run, [body.function, body.ctx, sizes[0], grain])
     if may_fail:
         with b.if_then(b.icmp_unsigned("==", status, ll.Constant(I32, RERUN)), likely=False):
             arrays.map_elements(k, inputs, dtypes, out_dtypes, element(None), into=outs)

@@ -24,16 +24,19 @@ from llvmlite import ir as ll
 from codegen.arrays import (
     ITEM_SIZE,
     allocate,
+    check_same_sizes,
     copy_elements,
     element_address,
     element_count,
     for_each_index,
     load_element,
+    map_elements,
     store_element,
 )
 from codegen.casts import double_to_half, half_to
 from codegen.kernel import DOUBLE, FLOAT, I1, I32, I64, PTR, ArrayValue, KernelBuilder
 from codegen.lowerings import lowers
+from codegen.parallel import Outlined, PendingMap
 from tracer import ir
 from tracer.errors import Status
 
@@ -81,6 +84,8 @@ def _start(k: KernelBuilder, kind: str, dtype: ir.ScalarType):
 
 @lowers("reduce")
 def reduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    if isinstance(a, PendingMap):
+        return fused_sum(k, v, a)
     b = k.builder
     kind, axes, source = v.attrs["kind"], v.attrs["axes"], v.args[0].type.dtype
     dtype = v.type.dtype if isinstance(v.type, ir.ArrayType) else v.type     # (bool sums: int64)
@@ -111,6 +116,39 @@ def reduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
         strides = tuple(k.i64(0) if d in axes else out.strides[kept.index(d)] for d in range(rank))
         return ArrayValue(out.data, sizes, strides)
     return out
+
+
+def fused_sum(k: KernelBuilder, v: ir.Value, pending: PendingMap) -> ll.Value:
+    """The sum of a 1-d map's elements, NumPy's pairwise sum of the array the map would make, bit
+    for bit, without the array: a function of the module, `T sum(ctx, lo, n)`, follows the
+    pairwise tree (halves of n rounded down to a multiple of 8) down to runs of at most BLOCK
+    elements, which it computes into a buffer on its stack and sums as pairwise_sum does. The
+    map's inputs are read once and nothing is allocated. (It does not poll for signals.)"""
+    b = k.builder
+    inputs, dtypes, out_dtypes = pending.arguments
+    dtype = out_dtypes[0]
+    for other in inputs[1:]:
+        check_same_sizes(k, inputs[0].sizes, other.sizes)
+    t = SUM_TYPES[dtype]
+    add = Outlined(k, pending.value, inputs, ll.FunctionType(t, [PTR, I64, I64]), "sum")
+    with add.inside() as bb:
+        ctx, lo, n = add.function.args
+        run, split = add.function.append_basic_block("run"), add.function.append_basic_block("split")
+        bb.cbranch(bb.icmp_signed("<=", n, k.i64(BLOCK)), run, split)
+        bb.position_at_end(run)
+        with k.builder.goto_entry_block():
+            buffer = k.builder.alloca(FLOATS[dtype], size=BLOCK, name="run")
+        item = k.i64(ITEM_SIZE[dtype])
+        out = ArrayValue(buffer, (n,), (item,))
+        map_elements(k, add.rows(lo, n), dtypes, out_dtypes, pending.element(None), into=[out])
+        k.builder.ret(k.builder.call(pairwise_sum(k, dtype), [buffer, n, item, ll.Constant(PTR, None)]))
+        bb = k.builder
+        bb.position_at_end(split)
+        half = bb.sdiv(n, k.i64(2))
+        half = bb.sub(half, bb.srem(half, k.i64(8)))
+        first = bb.call(add.function, [ctx, lo, half])
+        bb.ret(bb.fadd(first, bb.call(add.function, [ctx, bb.add(lo, half), bb.sub(n, half)])))
+    return b.fadd(_start(k, "sum", dtype), b.call(add.function, [add.ctx, k.i64(0), inputs[0].sizes[0]]))
 
 
 def _in_order(k: KernelBuilder, a: ArrayValue, kind: str, source, dtype, kept: list, out: ArrayValue):

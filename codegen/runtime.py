@@ -32,6 +32,7 @@ import sys
 from llvmlite import ir as ll
 
 from codegen.kernel import KernelRuntime
+from codegen.parallel import PARALLEL_FOR
 from codegen.reductions import PAIRWISE_SUMS, PARALLEL_SUMS, define_pairwise_sum
 from tracer import ir, native
 
@@ -53,7 +54,6 @@ RELEASE_BEGIN = "__tracer_release_begin"
 RELEASE_END = "__tracer_release_end"
 POLL_HOLDING = "__tracer_poll_holding"
 POLL_RELEASED = "__tracer_poll_released"
-PARALLEL_FOR = "__tracer_parallel_for"      # the thread pool of parallel=True code (tracer/csrc/pool.h)
 
 # what the JIT's kernels call: the caching allocator, the signal check, the failed site's note
 JIT_MEMORY = KernelRuntime("__tracer_alloc_block", "__tracer_free_block", "__tracer_check_signals", CHECK_CONVENTION,

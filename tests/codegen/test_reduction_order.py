@@ -96,3 +96,26 @@ def test_the_python_pairwise_sum_is_numpys():
     for n in SIZES + [20_000]:
         x = rng.standard_normal(n) * 10.0 ** rng.integers(-4, 4, n)
         assert same(np.float64(0.0) + pairwise_sum(x), np.add.reduce(x))
+
+
+def sum_of_squares(x):
+    return np.sum(x * x)
+
+
+def shifted_mean(x, y):
+    return (np.sqrt(x) * y - 0.5).mean()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n", SIZES + [100_003])
+def test_a_sum_of_a_map_adds_as_it_goes_in_numpys_pairs(n, dtype):
+    """The map's elements are made as the pairwise sum reaches them (codegen.reductions.fused_sum):
+    NumPy's bits, with no array allocated."""
+    rng = np.random.default_rng(n)
+    x, y = rng.random(2 * n).astype(dtype), rng.standard_normal(2 * n).astype(dtype)
+    squares, means = trace(sum_of_squares, fuse_fma=False), trace(shifted_mean, fuse_fma=False)
+    for a, b in ((x[:n], y[:n]), (x[::2], y[::2]), (x[n:][::-1], y[:n])):
+        for got, want in ((squares(a), sum_of_squares(a)), (means(a, b), shifted_mean(a, b))):
+            assert np.asarray(got).tobytes() == np.asarray(want).tobytes() and type(got) is type(want)
+    llvm_ir = squares.specializations[0].compiled.llvm_ir
+    assert ".sum" in llvm_ir and "__tracer_alloc_block" not in llvm_ir

@@ -2,7 +2,7 @@
 
 `np.exp(x - m) * w + b` is four elementwise ops: unfused, four loops and three temporary
 arrays. Each elementwise op on arrays becomes a `map` whose region computes one element, and a
-map whose result has exactly one use, by another map in the same block, moves into that map's
+map whose result has exactly one user, another map in the same block, moves into that map's
 region (past other maps, which write only their own new arrays). So a chain is one loop that
 reads its inputs once and writes its result once:
 
@@ -44,12 +44,26 @@ def _fuse_block(block: ir.Block, uses: dict) -> None:
             _fuse_block(region, uses)
         if v.op == "matmul" and _is_outer_product(v):
             _to_broadcast_product(v, block)
-        if v.op in ELEMENTWISE and isinstance(v.type, ir.ArrayType):
-            _to_map(v)
-            for producer in dict.fromkeys(v.args):
-                if _fusable(producer, v, block, uses):
-                    _absorb(v, producer)
-                    block.values.remove(producer)
+        if isinstance(v.type, ir.ArrayType) and (v.op in ELEMENTWISE or _pure_map(v)):
+            if v.op != "map":
+                before = v.args
+                _to_map(v)                # (its arrays once each, however often the op reads them)
+                _recount(uses, before, v.args)
+            # until none is left: absorbing one producer may leave another map with v as its only
+            # user (`np.clip(x * g, lo, hi)` reads x * g in its test and in its select)
+            while (producer := next((p for p in dict.fromkeys(v.args) if _fusable(p, v, block, uses)), None)):
+                before = v.args + producer.args
+                _absorb(v, producer)
+                block.values.remove(producer)
+                _recount(uses, before, v.args)
+
+
+def _recount(uses: dict, before: tuple, after: tuple) -> None:
+    """Keep `uses` true where operands `before` (of one op, or two) became `after`."""
+    for a in before:
+        uses[a] = uses.get(a, 0) - 1      # (a new operand of _to_broadcast_product's was not counted)
+    for a in after:
+        uses[a] = uses.get(a, 0) + 1
 
 
 def _is_outer_product(v: ir.Value) -> bool:
@@ -93,8 +107,8 @@ def _to_map(v: ir.Value) -> None:
 
 def _fusable(producer: ir.Value, consumer: ir.Value, block: ir.Block, uses: dict) -> bool:
     """Whether `producer` (an operand of map `consumer`) can be computed inside it."""
-    if producer.op != "map" or not isinstance(producer.type, ir.ArrayType) or uses.get(producer) != 1 \
-            or producer not in block.values:
+    if producer.op != "map" or not isinstance(producer.type, ir.ArrayType) \
+            or uses.get(producer) != 1 or producer not in block.values:
         return False
     start, end = block.values.index(producer), block.values.index(consumer)
     return not any((x.regions and not _pure_map(x)) or x.op in ("store", "writeback") or OPS[x.op].effect
