@@ -166,7 +166,7 @@ class KernelBuilder:
         self.cleanups: list[Callable[[KernelBuilder], None]] = []   # run by `ret`, in order (tapes, arena)
         self.regions = None              # what lowers the regions of if/loop/map (codegen.lower.BlockLowering)
         self.parallel = False            # maps may run on the thread pool (codegen.parallel)
-        self.sole_users: dict = {}       # value -> the op that uses it, where that is its one use
+        self.summed_later: dict = {}     # map -> the sum that is its one use (codegen.parallel.summed_later)
         # what an interrupted kernel keeps: (IR value, write) pairs, `write(k, array)` writing the
         # value's contents where they belong once it is lowered (codegen.lower: writebacks)
         self.kept_on_interrupt: list[tuple[ir.Value, Callable]] = []

@@ -215,7 +215,7 @@ def lower_map(k: KernelBuilder, v: ir.Value, *operands):
     straight = not any(x.regions or x.op == "raise" for x in region.values)
     if into and k.numpy_flags is not None and sets_fp_flags(v):
         _probe_warnings(k, region, arguments)
-    if inputs and parallel.sums_as_it_goes(k, v, k.sole_users.get(v)):     # (codegen.reductions.fused_sum)
+    if inputs and parallel.sums_as_it_goes(k, v, k.summed_later.get(v)):     # (codegen.reductions.fused_sum)
         return parallel.PendingMap(v, arguments, element)
     if inputs and parallel.splits(k, v):     # on every core (codegen.parallel)
         may_fail = any(OPS[x.op].may_fail(x) for x in region.values)
@@ -562,11 +562,7 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str, memory: tupl
     function.attributes.add("nounwind")
     k = KernelBuilder(module, function, fn, memory)
     k.parallel = fn.parallel
-    uses, users = fn.uses(), {}
-    for x in fn.walk():
-        for a in x.args:
-            users[a] = x
-    k.sole_users = {a: x for a, x in users.items() if uses[a] == 1}
+    k.summed_later = parallel.summed_later(fn)
     if fn.python_on_failure and k.check_signals is not None:    # (under Python: NumPy's warnings)
         k.numpy_flags = fpflags.watched_flags(module)
     if any(v.op == "python_call" for v in fn.walk()):

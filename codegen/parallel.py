@@ -58,11 +58,32 @@ class PendingMap(NamedTuple):
     element: object              # codegen.lower.lower_map's element(flag)
 
 
+def summed_later(fn: ir.Function) -> dict[ir.Value, ir.Value]:
+    """map -> the sum that is its one use, later in the same block with nothing between that
+    could write the arrays the map reads (a store, a write-back, an op with effects, a region
+    other than a map's)."""
+    uses, found = fn.uses(), {}
+
+    def visit(block: ir.Block) -> None:
+        place = {x: i for i, x in enumerate(block.values)}
+        for x in block.values:
+            for region in x.regions:
+                visit(region)
+            if x.op != "reduce" or x.args[0].op != "map" or uses.get(x.args[0]) != 1 or x.args[0] not in place:
+                continue
+            between = block.values[place[x.args[0]] + 1:place[x]]
+            if not any((y.regions and (y.op != "map" or y.attrs.get("into"))) or y.op in ("store", "writeback")
+                       or OPS[y.op].effect for y in between):
+                found[x.args[0]] = x
+    visit(fn.body)
+    return found
+
+
 def sums_as_it_goes(k: KernelBuilder, v: ir.Value, user: ir.Value | None) -> bool:
-    """Whether the map `v` is better computed inside its one user's sum (`user`, or None where it
-    has several uses): a 1-d float64 or float32 result, summed whole in its own dtype, a region
-    of scalar ops that cannot fail, reading nothing but scalars of the kernel."""
-    if user is None or user.op != "reduce" or user.attrs["kind"] != "sum" or user.attrs["keepdims"] \
+    """Whether the map `v` is better computed inside its sum (`user`, from `summed_later`; None:
+    it has none): a 1-d float64 or float32 result, summed whole in its own dtype, a region of
+    scalar ops that cannot fail, reading nothing but scalars of the kernel."""
+    if user is None or user.attrs["kind"] != "sum" or user.attrs["keepdims"] \
             or v.attrs.get("into") or k.deferred is not None:
         return False
     if not (isinstance(v.type, ir.ArrayType) and v.type.rank == 1 and v.type.dtype in (ir.F64, ir.F32)

@@ -119,3 +119,24 @@ def test_a_sum_of_a_map_adds_as_it_goes_in_numpys_pairs(n, dtype):
             assert np.asarray(got).tobytes() == np.asarray(want).tobytes() and type(got) is type(want)
     llvm_ir = squares.specializations[0].compiled.llvm_ir
     assert ".sum" in llvm_ir and "__tracer_alloc_block" not in llvm_ir
+
+
+def sum_after_a_write(a):
+    m = a * 2.0
+    a[0] = 100.0
+    return m.sum()
+
+
+def sums_in_a_loop_that_writes(a, n):
+    m = a * 2.0
+    s = 0.0
+    for i in range(n):
+        a[i] = 1.0
+        s += m.sum()
+    return s
+
+
+def test_a_map_is_not_summed_as_it_goes_past_a_write_of_what_it_reads():
+    for fn, extra in ((sum_after_a_write, ()), (sums_in_a_loop_that_writes, (3,))):
+        a, b = np.arange(10.0), np.arange(10.0)
+        assert trace(fn)(a, *extra) == fn(b, *extra) and np.array_equal(a, b)
