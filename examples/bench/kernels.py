@@ -1,9 +1,10 @@
 """Kernel benchmark suite: the NumPy kernel corpus, the plain-Python program corpus and op-by-op
 workloads, each timed compiled with `tracer.trace`, as plain NumPy/CPython, and with numba's `njit`
-of the same function, in one process, on one thread.
+of the same function, in one process, on one thread; with --parallel, at the large size, also on
+every core.
 
     python examples/bench/kernels.py [--quick] [--filter SUBSTR] [--json PATH] [--repeat 3]
-        [--min-sample 0.02] [--max-call 0.05] [--large-elements 1000000] [--no-numba]
+        [--min-sample 0.02] [--max-call 0.05] [--large-elements 1000000] [--no-numba] [--parallel]
 
 What runs:
   - each kernel of `tests/support/numpy_kernels.py`, at two sizes: "small", the corpus's own
@@ -29,13 +30,23 @@ speedup = CPython time / tracer time, tr/nb = tracer time / numba time. mode: bl
 whole; "brk", compiled with a graph break or calls into CPython; "py", run as Python (the
 fallback). "compiled for n == 8": the tracer specialized the call on an argument's value.
 Geomeans follow. numba is optional ("numba not installed": no numba columns).
+
+--parallel (not with --quick): the large rows of the NumPy kernels and op-by-op workloads also
+time `tracer.trace(fn, parallel=True)` (array maps and float sums on the runtime's thread pool:
+TRACER_NUM_THREADS threads, default the CPUs) and numba's `njit(fn, parallel=True)` (NUMBA_NUM_THREADS
+is then the CPU count, and numba runs as many threads as the tracer's pool), each checked as
+above, then timed in alternation with each other after the one-thread figures. tr par, nb par:
+their times; tr x = one-thread tracer time / parallel tracer time (the speedup from threads; the
+one-thread `trace` never uses the pool), nb x = numba's `njit` time / its parallel time. Their
+geomeans over the large rows follow the others, with tracer parallel / numba parallel time, and
+numba's threading layer. BLAS stays on one thread (numba's OpenMP layer sets its own count).
 """
 from __future__ import annotations
 
 import os
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+    os.environ.setdefault(_var, "1")        # --parallel sets NUMBA_NUM_THREADS again, before numba's import
 
 import argparse  # noqa: E402  (after the thread settings above)
 import copy  # noqa: E402
@@ -59,6 +70,7 @@ from numpy_kernels import KERNELS  # noqa: E402
 from py_programs import PROGRAMS  # noqa: E402
 
 import tracer  # noqa: E402
+import tracer.native  # noqa: E402
 
 TRACER_RTOL, NUMBA_RTOL = 1e-12, 1e-9
 POOL_BYTES = 256 << 20            # fresh copies for in-place kernels, per sample, at most
@@ -386,8 +398,28 @@ class Case:
     def __init__(self, group: str, name: str, fn, make_small, make_large=None):
         self.group, self.name, self.fn, self.make_small, self.make_large = group, name, fn, make_small, make_large
         self.traced = tracer.trace(fn)
+        self.traced_parallel = None     # tracer.trace(fn, parallel=True), made for the first large row
         self.jitted = None          # numba's dispatcher, or the reason there is none (a str)
+        self.jitted_parallel = None     # the same for njit(parallel=True)
         self.scaling = None         # how the large size was made (see STRATEGIES)
+
+
+def numba_check(case: Case, attr: str, njit, args, expected, row: dict, key: str) -> str | None:
+    """numba's check (see `check`), or "n/a: why" where it does not compile or run the function: the
+    dispatcher `njit(case.fn)`, made on first use, or the reason, is kept in case.<attr>; the
+    warm-up call's seconds go to row[key + "_first_call_s"]."""
+    want, want_exc, plain_after = expected
+    jitted = getattr(case, attr) or njit(case.fn)
+    if not isinstance(jitted, str):
+        start = time.perf_counter()
+        _, exc = outcome(jitted, copy.deepcopy(args))
+        row[f"{key}_first_call_s"] = time.perf_counter() - start
+        if exc is not None and not same_exception(exc, want_exc, False):
+            jitted = numba_reason(exc)
+    setattr(case, attr, jitted)
+    if isinstance(jitted, str):
+        return "n/a: " + jitted
+    return check(jitted, args, want, want_exc, plain_after, NUMBA_RTOL, False)
 
 
 def measure(case: Case, size: str, make_args, options, numba) -> dict:
@@ -414,24 +446,28 @@ def measure(case: Case, size: str, make_args, options, numba) -> dict:
     runners = {"plain": make_runner(case.fn, args, fresh, bool(want_exc))}
     if row["tracer_check"] is None:
         runners["tracer"] = make_runner(case.traced, args, fresh, bool(want_exc))
+    expected = (want, want_exc, plain_args)
     if numba is not None:
-        if case.jitted is None:
-            case.jitted = numba.njit(case.fn)
-        if not isinstance(case.jitted, str):
-            start = time.perf_counter()
-            _, exc = outcome(case.jitted, copy.deepcopy(args))
-            row["numba_first_call_s"] = time.perf_counter() - start
-            if exc is not None and not same_exception(exc, want_exc, False):
-                case.jitted = numba_reason(exc)
-        if isinstance(case.jitted, str):
-            row["numba_check"] = "n/a: " + case.jitted
-        else:
-            row["numba_check"] = check(case.jitted, args, want, want_exc, plain_args, NUMBA_RTOL, False)
-            if row["numba_check"] is None:
-                runners["numba"] = make_runner(case.jitted, args, fresh, bool(want_exc))
+        row["numba_check"] = numba_check(case, "jitted", numba.njit, args, expected, row, "numba")
+        if row["numba_check"] is None:
+            runners["numba"] = make_runner(case.jitted, args, fresh, bool(want_exc))
     max_calls = max(1, POOL_BYTES // nbytes(args)) if fresh else 1 << 30
     times = best_times(runners, options.repeat, options.min_sample, max_calls)
-    for name in ("plain", "tracer", "numba"):
+    if options.parallel and size == "large" and case.group != "python":
+        # on every core: checked like the above, then timed apart from the one-thread runners
+        parallel = {}
+        case.traced_parallel = case.traced_parallel or tracer.trace(case.fn, parallel=True)
+        outcome(case.traced_parallel, copy.deepcopy(args))      # the warm-up call: compiles
+        row["tracer_par_check"] = check(case.traced_parallel, args, want, want_exc, plain_args, TRACER_RTOL, strict)
+        if row["tracer_par_check"] is None:
+            parallel["tracer_par"] = make_runner(case.traced_parallel, args, fresh, bool(want_exc))
+        if numba is not None:
+            njit = lambda fn: numba.njit(fn, parallel=True)
+            row["numba_par_check"] = numba_check(case, "jitted_parallel", njit, args, expected, row, "numba_par")
+            if row["numba_par_check"] is None:
+                parallel["numba_par"] = make_runner(case.jitted_parallel, args, fresh, bool(want_exc))
+        times.update(best_times(parallel, options.repeat, options.min_sample, max_calls))
+    for name in ("plain", "tracer", "numba", "tracer_par", "numba_par"):
         row[f"{name}_s"] = times.get(name)
     return row
 
@@ -445,16 +481,43 @@ def ratio(a, b) -> float | None:
     return a / b if a is not None and b is not None else None
 
 
-def row_line(row, with_numba: bool, name_width: int) -> str:
+def times_column(seconds, problem: str | None, mismatch: str) -> str:
+    """A time, else what kept it out: `mismatch` where the check failed, "n/a" where numba did not compile."""
+    if problem:
+        return f"{'n/a' if problem.startswith('n/a') else mismatch:>10s}"
+    return f"{us(seconds):>10}"
+
+
+def ratio_column(value) -> str:
+    return f" {value:6.2f}x" if value is not None else " " * 8
+
+
+def parallel_columns(row, with_numba: bool, notes: list) -> str:
+    """tr par, tr x (and nb par, nb x) of a large row, blank on the others; what failed goes to `notes`."""
+    if "tracer_par_check" not in row:
+        return " " * (36 if with_numba else 18)
+    if row["tracer_par_check"]:
+        notes.append(f"MISMATCH (tracer parallel): {row['tracer_par_check']}"[:110])
+    line = f" {times_column(row['tracer_par_s'], row['tracer_par_check'], 'mismatch')}"
+    line += ratio_column(ratio(row["tracer_s"], row["tracer_par_s"]))
+    if with_numba:
+        problem = row["numba_par_check"]
+        if problem and not (row.get("numba_check") or "").startswith("n/a"):    # else noted already
+            notes.append("numba parallel " + problem if problem.startswith("n/a")
+                         else f"numba parallel differs: {problem}"[:110])
+        line += f" {times_column(row['numba_par_s'], problem, 'differs')}"
+        line += ratio_column(ratio(row.get("numba_s"), row["numba_par_s"]))
+    return line
+
+
+def row_line(row, with_numba: bool, name_width: int, parallel: bool = False) -> str:
     python = row["group"] == "python"
     main = ratio(row["plain_s"], row["tracer_s"]) if python else ratio(row["tracer_s"], row["plain_s"])
     vs_numba = ratio(row["tracer_s"], row.get("numba_s"))
     notes = list(row["notes"])
     if row["tracer_check"]:
         notes.insert(0, f"MISMATCH (tracer): {row['tracer_check']}"[:110])
-    numba_col = us(row.get("numba_s"))
     if with_numba and row.get("numba_check"):
-        numba_col = f"{'n/a' if row['numba_check'].startswith('n/a') else 'differs':>10s}"
         notes.append("numba " + row["numba_check"] if row["numba_check"].startswith("n/a")
                      else f"numba differs: {row['numba_check']}"[:110])
     shape = row["shape"] if len(row["shape"]) <= 14 else row["shape"][:12] + ".."
@@ -462,7 +525,9 @@ def row_line(row, with_numba: bool, name_width: int) -> str:
     line += f" {us(row['plain_s']):>10} {us(row['tracer_s']):>10}"
     line += f" {main:7.2f}x" if main is not None else f" {'mismatch' if row['tracer_check'] else '':>8}"
     if with_numba:
-        line += f" {numba_col:>10}" + (f" {vs_numba:6.2f}x" if vs_numba is not None else " " * 8)
+        line += f" {times_column(row.get('numba_s'), row.get('numba_check'), 'differs')}" + ratio_column(vs_numba)
+    if parallel and row["group"] != "python":
+        line += parallel_columns(row, with_numba, notes)
     return (line + "  " + "; ".join(notes)).rstrip()
 
 
@@ -473,7 +538,7 @@ def geomean(values) -> str:
     return f"{math.exp(sum(map(math.log, values)) / len(values)):.3f}x over {len(values)}"
 
 
-def print_summary(rows, with_numba: bool) -> None:
+def print_summary(rows, with_numba: bool, parallel: bool = False) -> None:
     kernels = [r for r in rows if r["group"] != "python"]
     programs = [r for r in rows if r["group"] == "python"]
 
@@ -490,6 +555,13 @@ def print_summary(rows, with_numba: bool) -> None:
             line(f"tracer/numba, {label}", (ratio(r["tracer_s"], r.get("numba_s")) for r in chosen))
     line("tracer/NumPy, NumPy kernels and ops compiled whole, all rows",
          (ratio(r["tracer_s"], r["plain_s"]) for r in kernels if not r["mode"]))
+    if parallel:
+        large = [r for r in kernels if "tracer_par_check" in r]
+        line("tracer speedup from threads (tr x), large rows", (ratio(r["tracer_s"], r["tracer_par_s"]) for r in large))
+        if with_numba:
+            line("numba speedup from threads (nb x), large rows",
+                 (ratio(r.get("numba_s"), r["numba_par_s"]) for r in large))
+            line("tracer parallel/numba parallel, large rows", (ratio(r["tracer_par_s"], r["numba_par_s"]) for r in large))
     line("speedup vs CPython, Python programs", (ratio(r["plain_s"], r["tracer_s"]) for r in programs))
     line("speedup vs CPython, Python programs not compiled for values",
          (ratio(r["plain_s"], r["tracer_s"]) for r in programs if not r.get("value_guards")))
@@ -500,6 +572,8 @@ def print_summary(rows, with_numba: bool) -> None:
               "run as Python (py)": sum(r["mode"] == "py" for r in rows),
               "with breaks (brk)": sum(r["mode"] == "brk" for r in rows),
               "compiled for argument values": sum(bool(r.get("value_guards")) for r in rows)}
+    if parallel:
+        counts["tracer parallel mismatches"] = sum(bool(r.get("tracer_par_check")) for r in rows)
     if with_numba:
         counts["numba n/a"] = sum(numba_na)
         counts["numba differs"] = sum(bool(r.get("numba_check")) for r in rows) - sum(numba_na)
@@ -516,7 +590,8 @@ def load_numba():
         import numba
     except ImportError:
         return print("numba not installed: no numba columns")
-    warnings.filterwarnings("ignore", category=numba.core.errors.NumbaWarning)
+    warnings.filterwarnings("ignore", category=numba.core.errors.NumbaWarning)  # and NumbaPerformanceWarning:
+    # "no transformation for parallel execution was possible" (njit(parallel=True) of a function without maps)
     return numba
 
 
@@ -558,14 +633,25 @@ def main() -> None:
     parser.add_argument("--large-elements", type=int, default=1_000_000,
                         help="the large size grows to about this many array elements (1e6)")
     parser.add_argument("--no-numba", action="store_true", help="leave numba out")
+    parser.add_argument("--parallel", action="store_true",
+                        help="also time trace(parallel=True) and njit(parallel=True) at the large size")
     options = parser.parse_args()
+    if options.parallel and options.quick:
+        parser.error("--parallel times the large sizes, which --quick leaves out")
+    if options.parallel:
+        os.environ["NUMBA_NUM_THREADS"] = str(os.cpu_count() or 1)     # read when numba is imported
     if options.quick:
         options.repeat, options.min_sample = min(options.repeat, 2), min(options.min_sample, 0.005)
     logging.getLogger("tracer.compile").setLevel(logging.ERROR)     # slow compiles: not news here
     numba = None if options.no_numba else load_numba()
+    threads = {"tracer": tracer.native.get_num_threads()} if options.parallel else {}
+    if options.parallel and numba:
+        threads["numba"] = min(threads["tracer"], numba.config.NUMBA_NUM_THREADS)
+        numba.set_num_threads(threads["numba"])
     print(f"Python {platform.python_version()}, NumPy {np.__version__}"
-          + (f", numba {numba.__version__}" if numba else "") + f", {platform.machine()}, one thread; "
-          f"best of {options.repeat} x >= {options.min_sample} s; times in microseconds per call")
+          + (f", numba {numba.__version__}" if numba else "") + f", {platform.machine()}, one thread"
+          + "".join(f", {name} parallel on {n}" for name, n in threads.items())
+          + f"; best of {options.repeat} x >= {options.min_sample} s; times in microseconds per call")
     chosen = cases(options)
     if not chosen:
         sys.exit(f"no kernel matches {options.filter!r}")
@@ -578,7 +664,10 @@ def main() -> None:
                 group, python = case.group, case.group == "python"
                 print(f"\n{GROUPS[group]}\n{'kernel':<{width}} {'size':<5} {'shape':<14} {'mode':<4} "
                       f"{'CPython' if python else 'NumPy':>10} {'tracer':>10} {'speedup' if python else 'tr/np':>8}"
-                      + (f" {'numba':>10} {'tr/nb':>7}" if numba else "") + "  notes")
+                      + (f" {'numba':>10} {'tr/nb':>7}" if numba else "")
+                      + (f" {'tr par':>10} {'tr x':>7}" if options.parallel and not python else "")
+                      + (f" {'nb par':>10} {'nb x':>7}" if options.parallel and numba and not python else "")
+                      + "  notes")
             for size, make in sizes_of(case, options):
                 try:
                     row = measure(case, size, make, options, numba)
@@ -588,13 +677,18 @@ def main() -> None:
                            "tracer_check": f"benchmark error {type(exc).__name__}: {exc}"}
                 row["scaling"] = case.scaling if size == "large" else None
                 rows.append(row)
-                print(row_line(row, numba is not None, width), flush=True)
-    print_summary(rows, numba is not None)
+                print(row_line(row, numba is not None, width, options.parallel), flush=True)
+    print_summary(rows, numba is not None, options.parallel)
+    if threads.get("numba"):
+        try:
+            print(f"numba threading layer: {numba.threading_layer()}")
+        except ValueError:          # no parallel function ran
+            pass
     print(f"\n{len(rows)} rows in {time.perf_counter() - start:.0f} s")
     if options.json:
         info = {"python": platform.python_version(), "numpy": np.__version__,
                 "numba": numba.__version__ if numba else None, "machine": platform.machine(),
-                "options": vars(options), "rows": rows}
+                "options": vars(options), "threads": threads, "rows": rows}
         pathlib.Path(options.json).write_text(json.dumps(info, indent=1, default=str))
         print(f"raw figures written to {options.json}")
 
