@@ -218,8 +218,7 @@ def lower_map(k: KernelBuilder, v: ir.Value, *operands):
     if inputs and parallel.sums_as_it_goes(k, v, k.summed_later.get(v)):     # (codegen.reductions.fused_sum)
         return parallel.PendingMap(v, arguments, element)
     if inputs and parallel.splits(k, v):     # on every core (codegen.parallel)
-        may_fail = any(OPS[x.op].may_fail(x) for x in region.values)
-        outs = parallel.map_elements(k, v, arguments, element, into, may_fail)
+        outs = parallel.map_elements(k, v, arguments, element, into)
     elif not straight or not any(OPS[x.op].may_fail(x) for x in region.values):
         outs = arrays.map_elements(k, *arguments, element(None), into=into)
     else:

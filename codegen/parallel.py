@@ -82,7 +82,7 @@ def summed_later(fn: ir.Function) -> dict[ir.Value, ir.Value]:
 def sums_as_it_goes(k: KernelBuilder, v: ir.Value, user: ir.Value | None) -> bool:
     """Whether the map `v` is better computed inside its sum (`user`, from `summed_later`; None:
     it has none): a 1-d float64 or float32 result, summed whole in its own dtype, a region of
-    scalar ops that cannot fail, reading nothing but scalars of the kernel."""
+    scalar ops only, reading nothing but scalars of the kernel."""
     if user is None or user.attrs["kind"] != "sum" or user.attrs["keepdims"] \
             or v.attrs.get("into") or k.deferred is not None:
         return False
@@ -90,8 +90,7 @@ def sums_as_it_goes(k: KernelBuilder, v: ir.Value, user: ir.Value | None) -> boo
             and user.type == v.type.dtype and user.attrs["axes"] == (0,)):
         return False
     region = v.regions[0]
-    if any(x.regions or x.op in ("raise", "python_call", "numpy_scalar_check") or OPS[x.op].may_fail(x)
-           for x in region.values):
+    if any(x.regions or x.op in ("raise", "python_call", "numpy_scalar_check") for x in region.values):
         return False
     return all(isinstance(x.type, ir.ScalarType) and x in k.regions.values for x in free_values(region))
 
@@ -159,8 +158,7 @@ class Outlined:
                 for data, _, strides in self._fields]
 
 
-def map_elements(k: KernelBuilder, v: ir.Value, arguments: tuple, element, into: list | None,
-                 may_fail: bool) -> list[ArrayValue]:
+def map_elements(k: KernelBuilder, v: ir.Value, arguments: tuple, element, into: list | None) -> list[ArrayValue]:
     """codegen.arrays.map_elements on the pool: the map's result arrays (or `into`, written)."""
     inputs, dtypes, out_dtypes = arguments
     b = k.builder
@@ -173,17 +171,14 @@ def map_elements(k: KernelBuilder, v: ir.Value, arguments: tuple, element, into:
     with body.inside() as bb:
         _, lo, hi = body.function.args
         chunks = body.rows(lo, bb.sub(hi, lo))
-        flag = None
-        if may_fail:
-            flag = k.stack_slot(I1, "failed")
-            bb.store(ll.Constant(I1, 0), flag)
+        flag = k.stack_slot(I1, "failed")     # (an op that may fail whatever its may_fail says notes it)
+        bb.store(ll.Constant(I1, 0), flag)
         if watched:
             fpflags.clear_flags(k, k.numpy_flags)
         arrays.map_elements(k, chunks[:len(inputs)], dtypes, out_dtypes, element(flag), into=chunks[len(inputs):])
         bb = k.builder
-        if flag is not None:
-            with bb.if_then(bb.load(flag, typ=I1), likely=False):
-                bb.ret(ll.Constant(I32, RERUN))
+        with bb.if_then(bb.load(flag, typ=I1), likely=False):
+            bb.ret(ll.Constant(I32, RERUN))
         if watched:
             with bb.if_then(fpflags.flags_raised(k, k.numpy_flags), likely=False):
                 bb.ret(ll.Constant(I32, int(Status.FALLBACK)))
@@ -193,9 +188,8 @@ def map_elements(k: KernelBuilder, v: ir.Value, arguments: tuple, element, into:
     grain = b.add(b.udiv(k.i64(MIN_ELEMENTS - 1), inner), k.i64(1)) if sizes[1:] else k.i64(MIN_ELEMENTS)
     run = k.declare_function(PARALLEL_FOR, ll.FunctionType(I32, [PTR, PTR, I64, I64]), ("nounwind",))
     status = b.call(run, [body.function, body.ctx, sizes[0], grain])
-    if may_fail:
-        with b.if_then(b.icmp_unsigned("==", status, ll.Constant(I32, RERUN)), likely=False):
-            arrays.map_elements(k, inputs, dtypes, out_dtypes, element(None), into=outs)
+    with b.if_then(b.icmp_unsigned("==", status, ll.Constant(I32, RERUN)), likely=False):
+        arrays.map_elements(k, inputs, dtypes, out_dtypes, element(None), into=outs)
     k.fail_if(b.icmp_unsigned("==", status, ll.Constant(I32, int(Status.FALLBACK))), Status.FALLBACK)
     return outs
 

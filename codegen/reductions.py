@@ -123,16 +123,24 @@ def fused_sum(k: KernelBuilder, v: ir.Value, pending: PendingMap) -> ll.Value:
     for bit, without the array: a function of the module, `T sum(ctx, lo, n)`, follows the
     pairwise tree (halves of n rounded down to a multiple of 8) down to runs of at most BLOCK
     elements, which it computes into a buffer on its stack and sums as pairwise_sum does. The
-    map's inputs are read once and nothing is allocated. (It does not poll for signals.)"""
+    map's inputs are read once and nothing is allocated; long runs poll for signals between their
+    halves, as pairwise_sum's do. An
+    element whose computation fails is only noted; the map then runs again, stored, element by
+    element, and the kernel stops at the failing one with its status."""
     b = k.builder
     inputs, dtypes, out_dtypes = pending.arguments
     dtype = out_dtypes[0]
     for other in inputs[1:]:
         check_same_sizes(k, inputs[0].sizes, other.sizes)
     t = SUM_TYPES[dtype]
-    add = Outlined(k, pending.value, inputs, ll.FunctionType(t, [PTR, I64, I64]), "sum")
+    failed = k.stack_slot(I1, "failed")        # an element's failure is noted there (as lower_map's first run)
+    b.store(ll.Constant(I1, 0), failed)
+    interrupted = k.stack_slot(I32, "interrupted")
+    b.store(ll.Constant(I32, 0), interrupted)
+    memory = k.memory if k.check_signals is not None else None
+    add = Outlined(k, pending.value, inputs, ll.FunctionType(t, [PTR, I64, I64, PTR, PTR]), "sum")
     with add.inside() as bb:
-        ctx, lo, n = add.function.args
+        ctx, lo, n, flag, raised = add.function.args
         run, split = add.function.append_basic_block("run"), add.function.append_basic_block("split")
         bb.cbranch(bb.icmp_signed("<=", n, k.i64(BLOCK)), run, split)
         bb.position_at_end(run)
@@ -140,15 +148,39 @@ def fused_sum(k: KernelBuilder, v: ir.Value, pending: PendingMap) -> ll.Value:
             buffer = k.builder.alloca(FLOATS[dtype], size=BLOCK, name="run")
         item = k.i64(ITEM_SIZE[dtype])
         out = ArrayValue(buffer, (n,), (item,))
-        map_elements(k, add.rows(lo, n), dtypes, out_dtypes, pending.element(None), into=[out])
+        map_elements(k, add.rows(lo, n), dtypes, out_dtypes, pending.element(flag), into=[out])
         k.builder.ret(k.builder.call(pairwise_sum(k, dtype), [buffer, n, item, ll.Constant(PTR, None)]))
         bb = k.builder
         bb.position_at_end(split)
         half = bb.sdiv(n, k.i64(2))
         half = bb.sub(half, bb.srem(half, k.i64(8)))
-        first = bb.call(add.function, [ctx, lo, half])
-        bb.ret(bb.fadd(first, bb.call(add.function, [ctx, bb.add(lo, half), bb.sub(n, half)])))
-    return b.fadd(_start(k, "sum", dtype), b.call(add.function, [add.ctx, k.i64(0), inputs[0].sizes[0]]))
+        first = bb.call(add.function, [ctx, lo, half, flag, raised])
+        if memory is not None:          # Ctrl-C, and the GIL's release: a poll between halves of long runs
+            _poll_between_halves(k, memory, bb, n, raised, t)
+        bb.ret(bb.fadd(first, bb.call(add.function, [ctx, bb.add(lo, half), bb.sub(n, half), flag, raised])))
+    total = b.call(add.function, [add.ctx, k.i64(0), inputs[0].sizes[0], failed, interrupted])
+    if memory is not None:
+        k.exit_if_interrupted(b.icmp_signed("!=", b.load(interrupted, typ=I32), ll.Constant(I32, 0)))
+    with b.if_then(b.load(failed, typ=I1), likely=False):   # the map again, stored, to its first failure
+        map_elements(k, inputs, dtypes, out_dtypes, pending.element(None))
+    return b.fadd(_start(k, "sum", dtype), total)
+
+
+def _poll_between_halves(k: KernelBuilder, memory, b: ll.IRBuilder, n, raised, t) -> None:
+    """In a run of more than POLL_RUN elements: the runtime's signal check; if a handler raised,
+    1 in `raised` and an early return (as pairwise_sum does)."""
+    fn = b.function
+    poll, go_on, stop = (fn.append_basic_block(x) for x in ("poll", "polled", "stop"))
+    b.cbranch(b.icmp_signed(">", n, k.i64(POLL_RUN)), poll, go_on)
+    b.position_at_end(poll)
+    check = k.declare_function(memory.check_signals, ll.FunctionType(I32, []), ("cold", "nounwind"))
+    check.calling_convention = memory.check_convention
+    seen = b.or_(b.call(check, [], cconv=memory.check_convention or None), b.load(raised, typ=I32))
+    b.cbranch(b.icmp_signed("!=", seen, ll.Constant(I32, 0)), stop, go_on)
+    b.position_at_end(stop)
+    b.store(ll.Constant(I32, 1), raised)
+    b.ret(ll.Constant(t, 0.0))
+    b.position_at_end(go_on)
 
 
 def _in_order(k: KernelBuilder, a: ArrayValue, kind: str, source, dtype, kept: list, out: ArrayValue):

@@ -70,7 +70,7 @@ def longest_pause_of_python(call, seconds: float) -> tuple[float, float]:
     return longest, min(duration)
 
 
-@pytest.mark.parametrize("fn, args", [(spin, (3_000_000,)), (norm_sum, (np.random.default_rng(0).random(2_000_000),))])
+@pytest.mark.parametrize("fn, args", [(spin, (3_000_000,)), (norm_sum, (np.random.default_rng(0).random(8_000_000),))])
 def test_other_threads_run_python_while_compiled_code_runs(fn, args):
     compiled = trace(fn)
     assert compiled(*args) == fn(*args)

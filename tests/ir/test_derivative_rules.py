@@ -156,6 +156,7 @@ IR_CASES = {
     "sqrt": IRCase(one(POSITIVE)),
     "exp": IRCase(one(interval(-5.0, 5.0))),
     "np_exp": IRCase(one(interval(-5.0, 5.0))),
+    "np_tanh": IRCase(one(interval(-3.0, 3.0))),
     "np_log": IRCase(one(interval(0.1, 5.0))),
     "log": IRCase(one(POSITIVE)),
     "ieee_log": IRCase(one(POSITIVE)),
