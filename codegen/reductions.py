@@ -45,6 +45,7 @@ PAIRWISE_SUMS = {ir.F64: "__tracer_pairwise_sum_f64", ir.F32: "__tracer_pairwise
                  ir.F16: "__tracer_pairwise_sum_f16"}
 # the same sums on the thread pool, bit for bit (tracer/csrc/pool.c; parallel=True code in the JIT)
 PARALLEL_SUMS = {ir.F64: "__tracer_parallel_sum_f64", ir.F32: "__tracer_parallel_sum_f32"}
+PARALLEL_FUSED_SUMS = {ir.F64: "__tracer_parallel_fused_sum_f64", ir.F32: "__tracer_parallel_fused_sum_f32"}
 SUM_TYPES = {**FLOATS, ir.F16: FLOAT}      # what pairwise_sum adds in: float16 in float32, as NumPy's
 I8, I16 = ll.IntType(8), ll.IntType(16)
 BLOCK = 128              # NumPy's PW_BLOCKSIZE: runs up to this long are summed in 8 running sums
@@ -158,7 +159,12 @@ def fused_sum(k: KernelBuilder, v: ir.Value, pending: PendingMap) -> ll.Value:
         if memory is not None:          # Ctrl-C, and the GIL's release: a poll between halves of long runs
             _poll_between_halves(k, memory, bb, n, raised, t)
         bb.ret(bb.fadd(first, bb.call(add.function, [ctx, bb.add(lo, half), bb.sub(n, half), flag, raised])))
-    total = b.call(add.function, [add.ctx, k.i64(0), inputs[0].sizes[0], failed, interrupted])
+    if k.parallel and k.memory.shared_helpers:      # the same tree, its leaves on the pool (tracer/csrc/pool.c)
+        on_pool = k.declare_function(PARALLEL_FUSED_SUMS[dtype], ll.FunctionType(t, [PTR, PTR, I64, PTR, PTR]),
+                                     ("nounwind",))
+        total = b.call(on_pool, [add.function, add.ctx, inputs[0].sizes[0], failed, interrupted])
+    else:
+        total = b.call(add.function, [add.ctx, k.i64(0), inputs[0].sizes[0], failed, interrupted])
     if memory is not None:
         k.exit_if_interrupted(b.icmp_signed("!=", b.load(interrupted, typ=I32), ll.Constant(I32, 0)))
     with b.if_then(b.load(failed, typ=I1), likely=False):   # the map again, stored, to its first failure

@@ -33,7 +33,7 @@ from llvmlite import ir as ll
 
 from codegen.kernel import KernelRuntime
 from codegen.parallel import PARALLEL_FOR
-from codegen.reductions import PAIRWISE_SUMS, PARALLEL_SUMS, define_pairwise_sum
+from codegen.reductions import PAIRWISE_SUMS, PARALLEL_FUSED_SUMS, PARALLEL_SUMS, define_pairwise_sum
 from tracer import ir, native
 
 BIG_BLOCK = 256 * 1024            # bytes: glibc's malloc maps blocks this large afresh each time
@@ -68,7 +68,9 @@ def native_symbols() -> dict[str, int]:
             RELEASE_BEGIN: native.release_begin_address, RELEASE_END: native.release_end_address,
             POLL_HOLDING: native.poll_holding_address, POLL_RELEASED: native.poll_released_address,
             PARALLEL_FOR: native.parallel_for_address, PARALLEL_SUMS[ir.F64]: native.parallel_sum_f64_address,
-            PARALLEL_SUMS[ir.F32]: native.parallel_sum_f32_address}
+            PARALLEL_SUMS[ir.F32]: native.parallel_sum_f32_address,
+            PARALLEL_FUSED_SUMS[ir.F64]: native.parallel_fused_sum_f64_address,
+            PARALLEL_FUSED_SUMS[ir.F32]: native.parallel_fused_sum_f32_address}
 
 # this thread's attached thread state, NULL while it does not hold the GIL (renamed in 3.13)
 CURRENT_THREAD_STATE = "PyThreadState_GetUnchecked" if sys.version_info >= (3, 13) else "_PyThreadState_UncheckedGet"

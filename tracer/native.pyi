@@ -54,5 +54,7 @@ failed_site_address: int   # int32 failed_site(void)
 parallel_for_address: int   # int32 parallel_for(body, ctx, n, grain): the pool of parallel=True code (tracer/csrc/pool.h)
 parallel_sum_f64_address: int   # double sum(pairwise_sum_f64, data, n, stride, interrupted): NumPy's pairwise sum on the pool
 parallel_sum_f32_address: int   # the same for float32
+parallel_fused_sum_f64_address: int   # double sum(fused, ctx, n, failed, interrupted): a fused sum's leaves on the pool
+parallel_fused_sum_f32_address: int   # the same for float32
 def set_num_threads(n: int, /) -> None: ...
 def get_num_threads() -> int: ...

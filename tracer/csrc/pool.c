@@ -165,6 +165,12 @@ pool_parallel_for(pool_body body, void *ctx, int64_t n, int64_t grain)
 typedef double (*pairwise_f64)(const char *data, int64_t n, int64_t stride, int32_t *interrupted);
 typedef float (*pairwise_f32)(const char *data, int64_t n, int64_t stride, int32_t *interrupted);
 
+/* A kernel's sum of a map computed as it goes (codegen.reductions.fused_sum): the elements lo..
+ * lo + n of the map, summed; an element's failure noted in *failed, a signal handler's in
+ * *interrupted. */
+typedef double (*fused_f64)(void *ctx, int64_t lo, int64_t n, char *failed, int32_t *interrupted);
+typedef float (*fused_f32)(void *ctx, int64_t lo, int64_t n, char *failed, int32_t *interrupted);
+
 typedef struct {
     void *leaf;
     const char *data;
@@ -173,6 +179,9 @@ typedef struct {
     double f64[MAX_LEAVES];
     float f32[MAX_LEAVES];
     int is_f32;
+    void *ctx;                      /* a fused sum's (leaf is then a fused_f64 or fused_f32) */
+    char failed[MAX_LEAVES];
+    int32_t interrupted[MAX_LEAVES];
 } Sum;
 
 static int64_t
@@ -224,6 +233,16 @@ sum_leaves(void *ctx, int64_t lo, int64_t hi)
 {
     Sum *sum = ctx;
     for (int64_t i = lo; i < hi; i++) {
+        if (sum->ctx != NULL) {
+            if (sum->is_f32) {
+                sum->f32[i] = ((fused_f32)sum->leaf)(sum->ctx, sum->start[i], sum->count[i], &sum->failed[i],
+                                                     &sum->interrupted[i]);
+            } else {
+                sum->f64[i] = ((fused_f64)sum->leaf)(sum->ctx, sum->start[i], sum->count[i], &sum->failed[i],
+                                                     &sum->interrupted[i]);
+            }
+            continue;
+        }
         const char *data = sum->data + sum->start[i] * sum->stride;
         if (sum->is_f32) {
             sum->f32[i] = ((pairwise_f32)sum->leaf)(data, sum->count[i], sum->stride, NULL);
@@ -269,6 +288,45 @@ pool_pairwise_f32(pairwise_f32 leaf, const char *data, int64_t n, int64_t stride
     int leaves = 0, depth = sum_depth(), next = 0;
     cut(&sum, &leaves, 0, n, depth);
     pool_parallel_for(sum_leaves, &sum, leaves, 1);
+    return join_f32(&sum, &next, n);
+}
+
+/* A fused sum on the pool: the leaves of the same tree, each its elements computed and summed by
+ * the kernel's function; the flags of every leaf gathered into the kernel's. */
+static int
+fused_leaves(Sum *sum, int64_t n, char *failed, int32_t *interrupted)
+{
+    int leaves = 0;
+    cut(sum, &leaves, 0, n, sum_depth());
+    pool_parallel_for(sum_leaves, sum, leaves, 1);
+    for (int i = 0; i < leaves; i++) {
+        *failed |= sum->failed[i];
+        *interrupted |= sum->interrupted[i];
+    }
+    return leaves;
+}
+
+static double
+pool_fused_sum_f64(fused_f64 leaf, void *ctx, int64_t n, char *failed, int32_t *interrupted)
+{
+    if (n <= 2 * MIN_LEAF) {
+        return leaf(ctx, 0, n, failed, interrupted);
+    }
+    Sum sum = {.leaf = (void *)leaf, .ctx = ctx, .is_f32 = 0};
+    int next = 0;
+    fused_leaves(&sum, n, failed, interrupted);
+    return join_f64(&sum, &next, n);
+}
+
+static float
+pool_fused_sum_f32(fused_f32 leaf, void *ctx, int64_t n, char *failed, int32_t *interrupted)
+{
+    if (n <= 2 * MIN_LEAF) {
+        return leaf(ctx, 0, n, failed, interrupted);
+    }
+    Sum sum = {.leaf = (void *)leaf, .ctx = ctx, .is_f32 = 1};
+    int next = 0;
+    fused_leaves(&sum, n, failed, interrupted);
     return join_f32(&sum, &next, n);
 }
 
@@ -359,6 +417,24 @@ pool_module_init(PyObject *module)
         return -1;
     }
     rc = PyModule_AddObjectRef(module, "parallel_sum_f32_address", address);
+    Py_DECREF(address);
+    if (rc < 0) {
+        return rc;
+    }
+    address = PyLong_FromVoidPtr((void *)(uintptr_t)&pool_fused_sum_f64);
+    if (address == NULL) {
+        return -1;
+    }
+    rc = PyModule_AddObjectRef(module, "parallel_fused_sum_f64_address", address);
+    Py_DECREF(address);
+    if (rc < 0) {
+        return rc;
+    }
+    address = PyLong_FromVoidPtr((void *)(uintptr_t)&pool_fused_sum_f32);
+    if (address == NULL) {
+        return -1;
+    }
+    rc = PyModule_AddObjectRef(module, "parallel_fused_sum_f32_address", address);
     Py_DECREF(address);
     return rc;
 }
