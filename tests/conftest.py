@@ -1,6 +1,23 @@
-"""Settings shared by every test folder: the markers the suite uses."""
+"""Settings shared by every test folder: the markers the suite uses, and the `python_runs` fixture."""
+import pytest
+
+import tracer.api
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "fuzz: runs generated programs against CPython (tests/test_fuzz.py; "
                                        "`-m fuzz` selects them, `-m 'not fuzz'` skips them)")
+
+
+@pytest.fixture
+def python_runs(monkeypatch):
+    """The names of the functions whose Python ran in place of their compiled code (a failed
+    guard, or a compiled call that handed over to Python: tracer.api.run_plain)."""
+    ran = []
+    plain = tracer.api.run_plain
+
+    def counted(f, *args, **kwargs):
+        ran.append(f.__name__)
+        return plain(f, *args, **kwargs)
+    monkeypatch.setattr(tracer.api, "run_plain", counted)
+    return ran

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from oracle import array_bits
 
-import tracer.api
 from tracer import native, trace
 
 RNG = np.random.default_rng(7)
@@ -41,19 +40,6 @@ def floor_divide(a, b):
 
 def logs(a):
     return np.log(a) * 2.0
-
-
-@pytest.fixture
-def python_runs(monkeypatch):
-    """The functions whose Python ran in place of their compiled code (tracer.api.run_plain)."""
-    ran = []
-    plain = tracer.api.run_plain
-
-    def counted(f, *args, **kwargs):
-        ran.append(f.__name__)
-        return plain(f, *args, **kwargs)
-    monkeypatch.setattr(tracer.api, "run_plain", counted)
-    return ran
 
 
 @pytest.fixture(params=[1, 2, 3], ids=lambda n: f"{n}threads")
