@@ -28,6 +28,7 @@ from codegen.runtime import JIT_MEMORY, RUNTIME, RUNTIME_FUNCTIONS, helpers, nat
 from codegen.sorts import numpy_sort_symbols
 from codegen.target import assembly, host_target_machine, optimize, parse
 from tracer import ir
+from tracer.cache import runtime as runtime_cache
 
 # Compiles share LLVM objects that are not thread safe (the target machine, the JITs, the global
 # context of the runtime and of codegen.target's pass builder), and the bookkeeping below. Re-entrant:
@@ -48,20 +49,28 @@ _runtime_library = None           # codegen.runtime's functions: loaded once, ne
 
 
 def runtime_symbols() -> dict[str, int]:
-    """The RUNTIME functions' addresses (loading them on first use)."""
+    """The RUNTIME functions' addresses (loading them on first use: from the compile cache, else
+    compiled here, handed to the cache, and linked by it or, where it cannot link, by an LLJIT)."""
     global _runtime_library
     with _lock:
         if _runtime_library is None:
-            runtime = parse(RUNTIME)
-            runtime.link_in(parse(helpers()))
-            obj = host_target_machine().emit_object(optimize(runtime))
-            library = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
-            for name, address in native_symbols().items():
-                library.import_symbol(name, address)
-            for name in RUNTIME_FUNCTIONS:
-                library.export_symbol(name)
-            _runtime_library = library.link(_runtime_jit(), "tracer_runtime")
+            _runtime_library = runtime_cache.runtime_addresses() or _compile_runtime()
     return {**{name: _runtime_library[name] for name in RUNTIME_FUNCTIONS}, **native_symbols()}
+
+
+def _compile_runtime():
+    runtime = parse(RUNTIME)
+    runtime.link_in(parse(helpers()))
+    obj = host_target_machine().emit_object(optimize(runtime))
+    adopted = runtime_cache.adopt(obj, RUNTIME_FUNCTIONS, native_symbols())
+    if adopted is not None:
+        return adopted
+    library = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
+    for name, address in native_symbols().items():
+        library.import_symbol(name, address)
+    for name in RUNTIME_FUNCTIONS:
+        library.export_symbol(name)
+    return library.link(_runtime_jit(), "tracer_runtime")
 
 
 class _Jit:
@@ -149,6 +158,8 @@ class CompiledFunction:
     llvm_ir: str                     # as lowered, before any pass
     timings: dict = field(repr=False)       # seconds per stage: runtime (start-up, and the lock), lower, optimize, codegen, link
     _library: LoadedLibrary = field(repr=False)    # the code is unloaded when this is collected
+    object_code: bytes | None = field(default=None, repr=False)   # what was linked (tracer.cache stores it)
+    imports: dict = field(default_factory=dict, repr=False)        # the process's symbols it was linked with
 
     @functools.cached_property
     def optimized_ir(self) -> str:
@@ -189,19 +200,16 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
         # codegen with our target machine (the JIT's is built from the host's), then link
         obj = tm.emit_object(optimized)
         t3 = time.perf_counter()
+        imports = {**runtime, **lapack_symbols(fn), **numpy_sort_symbols(fn)}   # the allocator, NumPy's LAPACK and sorts
+        if entry_args is not None:
+            imports.update(object_symbols(fn, entry_args))     # the entry's types and capsules
         library = (llvm.JITLibraryBuilder()
                    .add_object_img(obj)
                    .add_current_process())         # the C API and libm, resolved in process
-        for runtime_name, address in runtime.items():   # the kernel's allocator, the entry's capsules
-            library.import_symbol(runtime_name, address)
-        for lapack_name, address in lapack_symbols(fn).items():   # np.linalg: NumPy's own LAPACK
-            library.import_symbol(lapack_name, address)
-        for sort_name, address in numpy_sort_symbols(fn).items():   # np.sort: NumPy's own sorts
-            library.import_symbol(sort_name, address)
+        for import_name, address in imports.items():
+            library.import_symbol(import_name, address)
         if entry_args is not None:
             library.export_symbol(entry_symbol(symbol))
-            for symbol_name, address in object_symbols(fn, entry_args).items():
-                library.import_symbol(symbol_name, address)
         if export_kernel:
             library.export_symbol(symbol)
         jit = _jit_for_next_library()
@@ -210,7 +218,7 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
     timings = {"runtime": t0 - start, "lower": t1 - t0, "optimize": t2 - t1, "codegen": t3 - t2, "link": t4 - t3}
     return CompiledFunction(name, symbol, entry_symbol(symbol), loaded[symbol] if export_kernel else None,
                             loaded[entry_symbol(symbol)] if entry_args is not None else None,
-                            llvm_ir, timings, loaded)
+                            llvm_ir, timings, loaded, obj, imports)
 
 
 def llvm_ir_for(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None = None) -> str:

@@ -36,7 +36,7 @@ def _host_target_machine(wide: bool) -> llvm.TargetMachine:
     initialize()
     features = llvm.get_host_cpu_features().flatten() + (",-prefer-256-bit" if wide else "")
     tm = llvm.Target.from_default_triple().create_target_machine(cpu=llvm.get_host_cpu_name(), features=features,
-                                                                   opt=3, jit=True)
+                                                                   opt=3, reloc="pic", codemodel="small")
     _host_passes.append([tm, None, 0])
     return tm
 

@@ -1,7 +1,14 @@
-"""Settings shared by every test folder: the markers the suite uses, and the `python_runs` fixture."""
+"""Settings shared by every test folder: the markers the suite uses, and the `python_runs` fixture.
+
+The compile cache is off for the suite (and the processes it starts), so that each test traces
+and compiles what it checks; tests/api/test_compile_cache.py turns it on where it tests it."""
+import os
+
 import pytest
 
-import tracer.api
+os.environ.setdefault("TRACER_CACHE", "0")
+
+import tracer.api  # (after the cache is turned off)
 
 
 def pytest_configure(config):

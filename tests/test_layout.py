@@ -111,22 +111,25 @@ def stage_of(name: str) -> str:
     parts = name.split(".")
     if parts[0] == "codegen":
         return "codegen"
-    if len(parts) > 2 or (len(parts) == 2 and name in {"tracer.frontend", "tracer.ir", "tracer.transforms", "tracer.aot"}):
+    if len(parts) > 2 or (len(parts) == 2 and name in {"tracer.frontend", "tracer.ir", "tracer.transforms", "tracer.aot",
+                                                       "tracer.cache"}):
         return parts[1]
     return "api"            # tracer/*.py: the public API, which glues the stages together
 
 
 # which stages each stage may import (DESIGN: api -> frontend -> ir <- transforms; codegen -> ir;
-# aot -> codegen). `errors` and the C extension are leaves every stage may use.
+# aot -> codegen; the compile cache under codegen and the API, importing no stage). `errors`,
+# `logs` and the C extension are leaves every stage may use.
 ALLOWED = {
     "ir": {"ir"},
     "frontend": {"frontend", "ir"},
     "transforms": {"transforms", "ir"},
-    "codegen": {"codegen", "ir"},
-    "aot": {"aot", "api", "frontend", "ir", "transforms", "codegen"},
-    "api": {"api", "frontend", "ir", "transforms", "codegen", "aot"},
+    "cache": {"cache"},
+    "codegen": {"codegen", "ir", "cache"},
+    "aot": {"aot", "api", "frontend", "ir", "transforms", "codegen", "cache"},
+    "api": {"api", "frontend", "ir", "transforms", "codegen", "aot", "cache"},
 }
-LEAVES = {"tracer", "tracer.errors", "tracer.native"}
+LEAVES = {"tracer", "tracer.errors", "tracer.native", "tracer.logs"}
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

@@ -194,7 +194,24 @@ def make_parser() -> Parser:
     export.add_argument("--no-fma", action="store_true", help="turn FMA fusion off (results equal CPython's bits)")
     export.add_argument("--cpu", help="the CPU the code may assume (default: a portable baseline; native: this one)")
     export.set_defaults(run=run_export)
+    cache = commands.add_parser("cache", help="the compile cache: where it is and what it holds, or empty it")
+    cache.add_argument("action", choices=("info", "clear"))
+    cache.set_defaults(run=run_cache)
     return parser
+
+
+def run_cache(options) -> int:
+    from tracer.cache.store import Store, default_folder
+    store = Store(default_folder())
+    if options.action == "clear":
+        print(f"removed {store.clear()} file(s) from {store.folder}")
+        return 0
+    info = store.info()
+    print(f"folder: {info['folder']}")
+    print(f"enabled: {'yes' if info['enabled'] else 'no (TRACER_CACHE=0)'}")
+    print(f"functions: {info['functions']}, files: {info['files']}, size: {info['bytes'] / 2**20:.1f} MiB "
+          f"(bound {info['bound'] / 2**20:.0f} MiB, TRACER_CACHE_SIZE)")
+    return 0
 
 
 def run_dump(options) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import array
 import contextlib
 import functools
+import importlib.util
 import os
 import sys
 import threading
@@ -25,27 +26,18 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-import codegen
 from tracer import native
+from tracer.cache import entries as cache_entries
+from tracer.cache.keys import code_fingerprint, digest, environment
+from tracer.cache.store import current_store
 from tracer.errors import BigIntInput, UnsupportedError
-from tracer.frontend.arrays import is_ndarray
 from tracer.frontend.binding import CO_VARARGS, bind_arguments
 from tracer.frontend.capture import call_intercepted
-from tracer.frontend.dtypes import numpy_scalar_dtype
-from tracer.frontend.interpreter import trace_frame
-from tracer.frontend.loader import ALIASED
-from tracer.guard_misses import describe_arguments, describe_misses, pinned_arguments
-from tracer.ir import I64_MAX, I64_MIN
-from tracer.logs import INFO, code_location, fallback_log, guard_log, log_compiled, log_recompile, warn_storm
-from tracer.specialize import (
-    BreakRun,
-    Finished,
-    NeedsPython,
-    PythonRun,
-    RaisedAfterHeldWrites,
-    Specialization,
-    argument_signature,
-)
+from tracer.logs import INFO, cache_log, code_location, fallback_log, guard_log, log_compiled, log_recompile, warn_storm
+
+# The compile path (the front end, the passes, codegen and LLVM) is imported where it is first
+# needed, inside the methods below: a process whose specializations all come from the compile
+# cache never loads it.
 
 DEFAULT_MAX_SPECIALIZATIONS = 16
 
@@ -63,7 +55,8 @@ COMPILE_LOCK = threading.RLock()
 native.set_disabled(os.environ.get("TRACER_DISABLE", "").strip().lower() not in ("", "0", "false", "no", "off"))
 # the traceback of an error raised in a call that compiled (or ran the Python function) starts at
 # the user's code: the tracer's own frames above it are left out
-native.hide_frames(tuple(os.path.dirname(os.path.abspath(path)) + os.sep for path in (__file__, codegen.__file__)))
+native.hide_frames(tuple(os.path.dirname(os.path.abspath(path)) + os.sep
+                         for path in (__file__, importlib.util.find_spec("codegen").origin)))
 
 
 class CodeCompiler:
@@ -78,7 +71,8 @@ class CodeCompiler:
 
     def __init__(self, code, name: str, fuse_fma: bool, max_specializations: int, py_func=None,
                  transform=None, display_name: str | None = None, plain_python: bool = True,
-                 fullgraph: bool = True, strict_arguments: bool = True, parallel: bool = False):
+                 fullgraph: bool = True, strict_arguments: bool = True, parallel: bool = False,
+                 cache: bool = False):
         self.code = code
         self.name = name
         self.display_name = display_name or name
@@ -87,7 +81,7 @@ class CodeCompiler:
         self.max_specializations = max_specializations
         self.py_func = py_func
         self.transform = transform      # Trace -> Trace (e.g. a gradient), or None
-        self.specializations: list[Specialization] = []
+        self.specializations: list = []     # Specialization, BreakRun, PythonRun, CachedSpecialization
         # what runs while a debugger watches (or under TRACER_DISABLE); None: always compiled, as
         # a gradient, which has no plain version
         self.plain = py_func if transform is None and plain_python else None
@@ -100,12 +94,17 @@ class CodeCompiler:
         # a TypeError for arguments traced code cannot take; else (a continuation's) they run as Python
         self.strict_arguments = strict_arguments
         self._warned = False
+        # the compile cache (tracer.cache): specializations stored on disk, loaded by later processes
+        self.cache = cache and py_func is not None and (transform is None or transform.cacheable)
+        self._cache_key: str | None = None
+        self._looked_up: set[tuple] = set()       # argument kinds already looked for in the cache
 
     # ---------------------------------------------------------------- compiling
     def compile(self, args: tuple, globals, builtins, closure) -> None:
         """Trace this frame's call, compile it and keep it (with COMPILE_LOCK held). The
         "tracer.guards" log says why no earlier specialization took the call, "tracer.compile"
         what was compiled and how long each stage took (tracer.logs)."""
+        from tracer.guard_misses import describe_misses
         seen = len(self.specializations)
         if seen and guard_log.isEnabledFor(INFO):
             log_recompile(self.display_name, code_location(self.code), seen, self.max_specializations,
@@ -117,6 +116,8 @@ class CodeCompiler:
             self._log_compiled(self.specializations[-1], args, time.perf_counter() - start)
 
     def _log_compiled(self, spec, args: tuple, seconds: float) -> None:
+        from tracer.guard_misses import describe_arguments, pinned_arguments
+        from tracer.specialize import BreakRun, PythonRun
         if isinstance(spec, PythonRun):
             return                      # nothing compiled: "tracer.fallback" says why
         compiled = spec.prefix if isinstance(spec, BreakRun) else spec
@@ -128,6 +129,8 @@ class CodeCompiler:
                      describe_arguments(self.code, args, pinned_arguments(compiled.trace)), seconds, compiled.timings, path)
 
     def _compile(self, args: tuple, globals, builtins, closure, call_out: bool | None = None) -> None:
+        from tracer.frontend.interpreter import trace_frame
+        from tracer.specialize import BreakRun, PythonRun, RaisedAfterHeldWrites, Specialization, argument_signature
         call_out = self.python_on_break if call_out is None else call_out
         try:
             start = time.perf_counter()
@@ -161,12 +164,67 @@ class CodeCompiler:
             self.specializations.append(run)
             return
         if spec.fast:
-            guards = spec.native_guards()
-            self.bound.add_native(spec.compiled.entry_address, spec.fallback, guards)
-            if self.positional_only_vector:
-                self.dispatcher.add_native(spec.compiled.entry_address, spec.fallback, guards)
+            self._add_native(spec)
+            if self.cache:
+                self._store(spec, args, globals, builtins, closure)
         # last: a thread that sees the new count finds the new entries in place
         self.specializations.append(spec)
+
+    def _add_native(self, spec) -> None:
+        guards = spec.native_guards()
+        address = spec.entry_address if getattr(spec, "from_cache", False) else spec.compiled.entry_address
+        self.bound.add_native(address, spec.fallback, guards)
+        if self.positional_only_vector:
+            self.dispatcher.add_native(address, spec.fallback, guards)
+
+    # ---------------------------------------------------------------- the compile cache
+    def cache_key(self) -> str:
+        """What the stored specializations of this function are filed under: the environment,
+        the code, the options (tracer.cache.keys)."""
+        if self._cache_key is None:
+            transform = None if self.transform is None else self.transform.describe("")
+            self._cache_key = digest(environment(), code_fingerprint(self.code), self.name, transform, self.fuse_fma,
+                                     self.parallel, self.python_on_break)
+        return self._cache_key
+
+    def _store(self, spec, args: tuple, globals, builtins, closure) -> None:
+        from tracer.frontend.sources import ABSENT
+        store = current_store()
+        try:
+            if store is not None:
+                path = cache_entries.store(store, self.cache_key(), spec, args, globals, builtins, closure, ABSENT)
+                if path is not None:
+                    cache_log.info("%s: stored in the cache (%s)", self.display_name, path)
+        except Exception as exc:     # the cache never fails a call
+            cache_log.warning("compile cache: %s not stored (%s: %s)", self.display_name, type(exc).__name__, exc)
+        spec.compiled.object_code = None
+
+    def load_cached(self, full: tuple) -> bool:
+        """Add the stored specializations made for arguments like `full` (with COMPILE_LOCK
+        held); whether there were any. Each kind of arguments is looked up once."""
+        store = current_store() if self.cache else None
+        kinds = tuple(cache_entries.argument_kinds(full))
+        if store is None or kinds in self._looked_up:
+            return False
+        self._looked_up.add(kinds)
+        f = self.py_func
+        start = time.perf_counter()
+        try:
+            fallback = functools.partial(run_plain, f) if self.transform is None else self.transform.fallback
+            found = cache_entries.load(store, self.cache_key(), full, f.__globals__, f.__builtins__, f.__closure__,
+                                       fallback)
+        except Exception as exc:     # the cache never fails a call
+            cache_log.warning("compile cache: %s not loaded (%s: %s)", self.display_name, type(exc).__name__, exc)
+            return False
+        found = found[:max(self.max_specializations - len(self.specializations), 0)]
+        for spec in found:
+            spec.timings = {"load": time.perf_counter() - start}
+            self._add_native(spec)
+            self.specializations.append(spec)
+        if not found:
+            cache_log.info("%s: no stored specialization for arguments (%s) in the cache", self.display_name,
+                           ", ".join(kinds))
+        return bool(found)
 
     def call_compiled(self, args: tuple):
         """The result for `args` from the specialization just compiled for them."""
@@ -197,6 +255,10 @@ class CodeCompiler:
         if result is not native.MISS:
             return result
         for spec in self.specializations:
+            if spec.fast:
+                continue                        # its native entry is in self.bound
+            from tracer.frontend.loader import ALIASED
+            from tracer.specialize import BreakRun, NeedsPython, PythonRun
             if type(spec) is PythonRun:
                 if spec.accepts(args):
                     return self._plain_vector(args)
@@ -204,7 +266,7 @@ class CodeCompiler:
                 result = spec.run(args)
                 if result is not native.MISS:
                     return result
-            elif not spec.fast:
+            else:
                 leaves = spec.load(args)
                 if leaves is ALIASED:           # lists it writes are shared: Python does it
                     return spec.fallback(*args)
@@ -234,8 +296,10 @@ class CodeCompiler:
         result = self.call_existing(full)
         if result is not native.MISS:
             return result
-        if any(_is_numpy_scalar(a) and (self.transform is not None or numpy_scalar_dtype(a) is None) for a in full):
-            return self._numpy_scalar_call(args, kwargs)
+        if any(map(_is_numpy_scalar, full)):
+            from tracer.frontend.dtypes import numpy_scalar_dtype
+            if any(_is_numpy_scalar(a) and (self.transform is not None or numpy_scalar_dtype(a) is None) for a in full):
+                return self._numpy_scalar_call(args, kwargs)
         try:
             self._check_argument_types(full)
         except TypeError as exc:
@@ -246,16 +310,22 @@ class CodeCompiler:
             return self._plain(args, kwargs)
         if self.transform is not None:
             self.transform.check_arguments(full)
-        if any(type(a) is int and not I64_MIN <= a <= I64_MAX for a in full):
+        if any(type(a) is int and not -(1 << 63) <= a < (1 << 63) for a in full):
             return self._plain(args, kwargs)   # exact big-int arithmetic needs Python
         if len(self.specializations) >= self.max_specializations and self.transform is None:
             if not self._warned:
                 self._warned = True
+                from tracer.guard_misses import describe_misses
                 warn_storm(self.display_name, code_location(self.code), self.max_specializations,
                            describe_misses(self.specializations[-1:], full, self.code)[0])
             return run_plain(f, *args, **kwargs)
         if (native.interception_disabled() or native.run_as_python()) and self.plain is not None:
             return run_plain(f, *args, **kwargs)
+        if self.cache:
+            with COMPILE_LOCK:
+                loaded = len(self.specializations) == seen and self.load_cached(full)
+            if loaded:
+                return self.on_call(*args, **kwargs)
         try:
             with COMPILE_LOCK:
                 if len(self.specializations) != seen:
@@ -286,6 +356,7 @@ class CodeCompiler:
 
     def _finish_as_python(self, *full):
         """A graph break's prefix cannot finish natively: the whole call runs as Python."""
+        from tracer.specialize import Finished
         raise Finished(self._plain_vector(full))
 
     def _plain_vector(self, full: tuple):
@@ -315,16 +386,19 @@ class CodeCompiler:
         names = self.code.co_varnames
         for name, a in zip(names, args):
             if type(a) in (float, int, bool, complex, str, list, tuple, dict, set, frozenset, array.array, types.FunctionType,
-                           types.BuiltinFunctionType) \
-                    or a is None or numpy_scalar_dtype(a) is not None:
+                           types.BuiltinFunctionType) or a is None:
                 continue
+            if _is_numpy_scalar(a):
+                from tracer.frontend.dtypes import numpy_scalar_dtype
+                if numpy_scalar_dtype(a) is not None:
+                    continue
             if isinstance(a, (int, float)):
                 raise TypeError(f"{self.name}() argument '{name}' is a {type(a).__name__} (a subclass of "
                                 f"{'float' if isinstance(a, float) else 'int'}): traced functions take exact "
                                 f"float, int and bool numbers")
             if hasattr(a, "__dict__") and type(a).__module__ not in ("builtins", "numpy"):
                 continue   # a user object: its attributes are read by the trace
-            if is_ndarray(a):
+            if _is_ndarray(a):
                 continue   # its dtype is checked by the trace
             raise TypeError(f"{self.name}() argument '{name}' is a {type(a).__name__}: traced functions "
                             f"take float, int, bool and str arguments, NumPy arrays, array.array, and lists, tuples, dicts, sets or "
@@ -356,7 +430,7 @@ def _room_to_compile():
 def _has_copied_dtype(a) -> bool:
     """An array whose dtype equals a builtin one without being it (an unpickled array's: what
     multiprocessing passes). Compiled code knows the builtin descriptors by identity."""
-    if not is_ndarray(a) or a.dtype.fields is not None or a.dtype.subdtype is not None or not a.dtype.isnative:
+    if not _is_ndarray(a) or a.dtype.fields is not None or a.dtype.subdtype is not None or not a.dtype.isnative:
         return False
     import numpy
     builtin = numpy.dtype(a.dtype.str)
@@ -373,7 +447,12 @@ def _with_builtin_dtype(a):
 
 def _is_numpy_scalar(a) -> bool:
     """np.float64(1.0), np.int32(2), np.bool_(True)...: a NumPy scalar, not a 0-d array."""
-    return type(a).__module__ == "numpy" and getattr(a, "ndim", None) == 0 and not is_ndarray(a)
+    return type(a).__module__ == "numpy" and getattr(a, "ndim", None) == 0 and not _is_ndarray(a)
+
+
+def _is_ndarray(a) -> bool:
+    """Exactly a numpy.ndarray (numpy is not imported for programs without arrays)."""
+    return type(a).__name__ == "ndarray" and type(a).__module__ == "numpy"
 
 
 def _as_python_number(a):
@@ -399,7 +478,7 @@ def _never_called(*args):
 
 def trace(fn: Callable[..., Any] | None = None, *, fuse_fma: bool = True,
           max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS, fullgraph: bool = False,
-          parallel: bool = False) -> Any:
+          parallel: bool = False, cache: bool = True) -> Any:
     """Compile `fn` to native code on its first call (per argument types), then call that.
 
     `fuse_fma=False` keeps every multiply and add separately rounded, so results equal CPython's
@@ -416,12 +495,17 @@ def trace(fn: Callable[..., Any] | None = None, *, fuse_fma: bool = True,
     With `parallel=True` array maps (elementwise chains) of at least some 32k elements run on every
     core (`TRACER_NUM_THREADS` threads, default the CPUs), cut into chunks along their first axis;
     results are those of one thread.
+
+    Compiled specializations are stored on disk (the compile cache: the user's cache folder, or
+    TRACER_CACHE_DIR) and later processes load them instead of compiling; `cache=False`, or
+    TRACER_CACHE=0 in the environment, turns that off. `python -m tracer cache info|clear`.
     """
     if fn is None:
         return lambda f: trace(f, fuse_fma=fuse_fma, max_specializations=max_specializations, fullgraph=fullgraph,
-                               parallel=parallel)
+                               parallel=parallel, cache=cache)
     py_func, transform = unwrap(fn, "trace")
-    return make_dispatcher(py_func, transform, fuse_fma, max_specializations, fullgraph=fullgraph, parallel=parallel)
+    return make_dispatcher(py_func, transform, fuse_fma, max_specializations, fullgraph=fullgraph, parallel=parallel,
+                           cache=cache)
 
 
 def unwrap(fn, caller: str):
@@ -455,14 +539,14 @@ def _python_wrapper(builtin):
 
 def make_dispatcher(fn, transform, fuse_fma: bool, max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
                     plain_python: bool = True, fullgraph: bool = True, strict_arguments: bool = True,
-                    parallel: bool = False):
+                    parallel: bool = False, cache: bool = False):
     """The compiled callable for `fn` (after `transform`, if any), compiling on demand. With
     `plain_python=False` it compiles even while a debugger watches or under TRACER_DISABLE (export);
     without `fullgraph`, calls that cannot be compiled run as Python."""
     display_name = transform.describe(fn.__qualname__) if transform is not None else fn.__qualname__
     compiler = CodeCompiler(fn.__code__, fn.__qualname__, fuse_fma, max_specializations, py_func=fn,
                             transform=transform, display_name=display_name, plain_python=plain_python,
-                            fullgraph=fullgraph, strict_arguments=strict_arguments, parallel=parallel)
+                            fullgraph=fullgraph, strict_arguments=strict_arguments, parallel=parallel, cache=cache)
     d = compiler.dispatcher
     d.py_func = d.__wrapped__ = fn
     d.transform = transform
@@ -471,6 +555,7 @@ def make_dispatcher(fn, transform, fuse_fma: bool, max_specializations: int = DE
     d.fuse_fma = fuse_fma
     d.fullgraph = fullgraph
     d.parallel = parallel
+    d.cache = cache
     d.max_specializations = max_specializations
     d.specializations = compiler.specializations
 

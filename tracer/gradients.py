@@ -21,38 +21,33 @@ Called inside a traced function, `grad(f)(x)` is differentiated while tracing (`
 from __future__ import annotations
 
 import dataclasses
+import types
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracer.api import COMPILE_LOCK, DEFAULT_MAX_SPECIALIZATIONS, made_once, make_dispatcher, unwrap
 from tracer.errors import TracerError
-from tracer.frontend import gathered
-from tracer.frontend.arrays import is_ndarray, wrap
-from tracer.frontend.interpreter import Trace
-from tracer.frontend.library import implements
-from tracer.frontend.loader import PY_TYPE
-from tracer.frontend.objects import SymbolicFunction, TracedArray, TransformedFunction
-from tracer.frontend.sources import ArgSource
-from tracer.ir import F64, TupleType, Value
+from tracer.frontend.registered import implements
 from tracer.pickling import function_reference, rebuild_transform
-from tracer.specialize import compile_ir
-from tracer.transforms.autodiff import (
-    BlockEmitter,
-    NotDifferentiable,
-    backpropagate,
-    grad_function,
-    vjp_functions,
-    zero_if_none,
-)
+
+if TYPE_CHECKING:
+    from tracer.frontend.interpreter import Trace
+
+# What differentiates (the front end's values, autodiff, the compiler) is imported in the methods
+# that trace and compile: `from tracer import grad` stays cheap, and a process whose gradients all
+# come from the compile cache never loads it.
 
 
 def _float_array(x) -> bool:
+    from tracer.frontend.arrays import is_ndarray
     return is_ndarray(x) and x.dtype.name == "float64"
 
 
 def _float_list_view(tracer, x):
     """A list of floats or of equal rows of floats (an input list, or one built in the trace)
     as a ListView, else None."""
+    from tracer.frontend import gathered
+    from tracer.ir import F64
     view = gathered.view_of(tracer, x, always=True)
     return view if view is not None and view.array.type.dtype == F64 else None
 
@@ -63,6 +58,7 @@ class NoFloatResult(TracerError, ArithmeticError):
 
 def _param_of_argument(trace: Trace, argnum: int) -> int | None:
     """The IR parameter the float argument `argnum` feeds (None: the trace never read it)."""
+    from tracer.frontend.sources import ArgSource
     for i, (source, _) in enumerate(trace.leaves):
         if isinstance(source, ArgSource) and source.index == argnum:
             return i
@@ -73,13 +69,17 @@ class Transform:
     """Turns a function's trace into another function's trace (same arguments, new IR).
 
     `fn` is a Python function, or a `SymbolicFunction` when `grad(lambda ...)` is made inside
-    traced code."""
+    traced code. `cacheable`: its compiled specializations can be stored in the compile cache
+    (they need nothing of this process but the function)."""
+
+    cacheable = True
 
     def __init__(self, fn, inner: Transform | None):
         self.fn = fn
         self.inner = inner                  # applied first (grad(grad(f)): the inner grad)
-        code = fn.code if isinstance(fn, SymbolicFunction) else fn.__code__
-        self.name = fn.name if isinstance(fn, SymbolicFunction) else fn.__qualname__
+        python = isinstance(fn, types.FunctionType)        # else a SymbolicFunction
+        code = fn.__code__ if python else fn.code
+        self.name = fn.__qualname__ if python else fn.name
         self.nargs = code.co_argcount
         self.arg_names = list(code.co_varnames[:code.co_argcount])
 
@@ -159,6 +159,12 @@ class Grad(Transform):
 
     def transform_call(self, tracer, args: list, kwargs: dict, call_inner):
         b = tracer.builder
+        from tracer.frontend import gathered
+        from tracer.frontend.arrays import wrap
+        from tracer.frontend.loader import PY_TYPE
+        from tracer.frontend.objects import TracedArray
+        from tracer.ir import F64, Value
+        from tracer.transforms.autodiff import NotDifferentiable, backpropagate, zero_if_none
         what = self.describe(self.name)
         wrt: dict[int, Value] = {}          # argnum -> the value differentiated (argnums may repeat)
         as_list = {}                        # argnum -> makes a list held in an array (a list argument)
@@ -208,6 +214,7 @@ class Grad(Transform):
         return (result, g) if self.with_value else g
 
     def transform(self, trace: Trace):
+        from tracer.transforms.autodiff import grad_function
         wrt = [_param_of_argument(trace, a) for a in self.argnums]
         fn = trace.function
         prefix = "value_and_grad_" if self.with_value else "grad_"
@@ -216,6 +223,8 @@ class Grad(Transform):
 
 class Vjp(Transform):
     """The forward half of `vjp`: the value, a tag naming the backward, and its residuals."""
+
+    cacheable = False       # its backwards are compiled in this process, by tag
 
     def __init__(self, fn, inner, fuse_fma: bool):
         super().__init__(fn, inner)
@@ -235,6 +244,7 @@ class Vjp(Transform):
             self.check_float(args, a, "or fix it with a closure: vjp differentiates every argument")
 
     def transform(self, trace: Trace):
+        from tracer.transforms.autodiff import BlockEmitter, vjp_functions
         wrt = [_param_of_argument(trace, a) for a in range(trace.nargs)]
         forward, backward = vjp_functions(trace.function, wrt)
         tag = len(self.backwards)
@@ -256,6 +266,7 @@ class Backward:
         self._compiled = None
 
     def __call__(self, residuals: tuple, cotangent):
+        from tracer.specialize import compile_ir
         if self._compiled is None:
             with COMPILE_LOCK:
                 if self._compiled is None:
@@ -265,6 +276,7 @@ class Backward:
 
 def _flatten_cotangent(t, ct) -> list:
     """The float leaves of a cotangent shaped like the output (its int/bool leaves are ignored)."""
+    from tracer.ir import F64, TupleType
     if isinstance(t, TupleType):
         if type(ct) is not tuple or len(ct) != len(t.elements):
             raise TypeError(f"the pullback takes a cotangent shaped like the output ({_shape(t)}), "
@@ -278,6 +290,8 @@ def _flatten_cotangent(t, ct) -> list:
 
 
 def _shape(t) -> str:
+    from tracer.frontend.loader import PY_TYPE
+    from tracer.ir import TupleType
     if isinstance(t, TupleType):
         return "(" + ", ".join(_shape(e) for e in t.elements) + ("," if len(t.elements) == 1 else "") + ")"
     return PY_TYPE[t]
@@ -308,9 +322,10 @@ def _transformed(fn, caller: str, argnums, make, fuse_fma):
     if fuse_fma is None:
         fuse_fma = getattr(fn, "fuse_fma", True)
     # argnums as given: 0 and (0,) answer differently (a float, a 1-tuple)
-    key = caller, type(argnums), argnums, inner, fuse_fma
+    cache = getattr(fn, "cache", True)          # trace(f, cache=False) stays out of the cache
+    key = caller, type(argnums), argnums, inner, fuse_fma, cache
     return made_once(py_func, key, lambda: make_dispatcher(py_func, make(py_func, inner), fuse_fma,
-                                                           DEFAULT_MAX_SPECIALIZATIONS))
+                                                           DEFAULT_MAX_SPECIALIZATIONS, cache=cache))
 
 
 def vjp(fn: Callable[..., Any], *args: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
@@ -336,6 +351,8 @@ def _transform_in_trace(with_value: bool):
     """`grad(f, argnums)` met while tracing is made at trace time (its arguments are constants);
     calling the result differentiates `f` inside the caller's trace (`Transform.trace_call`)."""
     def make(tracer, fn, argnums=0, **options):
+        from tracer.frontend.objects import SymbolicFunction, TransformedFunction
+        from tracer.ir import Value
         if any(isinstance(a, Value) for a in (argnums, *options.values())):
             raise tracer.error("grad()/value_and_grad() arguments other than the function must be constants")
         if isinstance(fn, SymbolicFunction):

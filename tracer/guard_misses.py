@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import types
 
+from tracer.cache.entries import argument_kinds
 from tracer.frontend.arrays import is_ndarray
 from tracer.frontend.loader import type_label
 from tracer.frontend.sources import (
@@ -96,6 +97,8 @@ def first_miss(spec, args: tuple, names: tuple = ()) -> Miss | None:
     argument vector `args` fails, or None when none does. `names`: the arguments' names."""
     if isinstance(spec, PythonRun):                    # the arguments' kinds
         return _signature_miss(spec.signature, args, names)
+    if getattr(spec, "from_cache", False):             # loaded from the compile cache: no trace
+        return _cached_miss(spec, args, names)
     trace = spec.prefix.trace if isinstance(spec, BreakRun) else spec.trace
     return _trace_miss(trace, args)
 
@@ -118,6 +121,15 @@ def _signature_miss(signature: tuple, args: tuple, names: tuple) -> Miss | None:
             name = names[i] if i < len(names) else f"argument {i}"
             return Miss(name, _kind_text(old), _kind_text(new), f"calls with {name}: {_kind_text(old)} run as Python")
     return None
+
+
+def _cached_miss(spec, args: tuple, names: tuple) -> Miss:
+    for i, (old, new) in enumerate(zip(spec.argument_kinds, argument_kinds(args))):
+        if old != new:
+            name = names[i] if i < len(names) else f"argument {i}"
+            return Miss(name, old, new, f"{name} is {old} (a specialization from the compile cache)")
+    return Miss("the call", "taken by the cached entry", "rejected by its native entry or bindings",
+                "one of: " + "; ".join(spec.guards()) if spec.guards() else "argument types and pinned values")
 
 
 def _kind_text(kind) -> str:

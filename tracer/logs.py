@@ -8,6 +8,8 @@ Loggers, children of "tracer":
                       value (INFO); too many specializations (WARNING)
     tracer.fallback   what runs as Python instead: a graph break, a function run as Python for
                       some argument types, with the file:line and the construct (INFO)
+    tracer.cache      the compile cache (tracer.cache): each specialization stored or loaded,
+                      each miss and why (INFO); a file refused, unreadable or corrupted (WARNING)
 
 Nothing is logged on a call that a compiled specialization takes: only when compiling and when a
 call misses every specialization. `TRACER_LOG=compile,guards,fallback` (or `all`) in the
@@ -26,8 +28,9 @@ logger = logging.getLogger("tracer")
 compile_log = logging.getLogger("tracer.compile")
 guard_log = logging.getLogger("tracer.guards")
 fallback_log = logging.getLogger("tracer.fallback")
+cache_log = logging.getLogger("tracer.cache")
 
-CHANNELS = {"compile": compile_log, "guards": guard_log, "fallback": fallback_log}
+CHANNELS = {"compile": compile_log, "guards": guard_log, "fallback": fallback_log, "cache": cache_log}
 ALL = ("all", "*", "1", "true", "yes", "on")
 SLOW_COMPILE_SECONDS = 1.0          # a compile that takes longer is a WARNING (seen by default)
 FORMAT = "%(name)s: %(message)s"

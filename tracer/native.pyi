@@ -58,3 +58,12 @@ parallel_fused_sum_f64_address: int   # double sum(fused, ctx, n, failed, interr
 parallel_fused_sum_f32_address: int   # the same for float32
 def set_num_threads(n: int, /) -> None: ...
 def get_num_threads() -> int: ...
+
+@final
+class LoadedObject:
+    """The memory of an object load_object loaded (tracer/csrc/objload.h): unmapped when dropped."""
+
+    size: int      # the bytes mapped
+    address: int   # where
+
+def load_object(image: bytes, symbols: dict[str, int], exports: tuple[str, ...], /) -> tuple[LoadedObject, tuple[int, ...]]: ...

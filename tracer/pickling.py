@@ -38,11 +38,11 @@ def reduce_dispatcher(d):
     if _pickled_by_reference(d, d.__module__, py_func.__qualname__):
         return py_func.__qualname__     # pickle saves it as module.qualname
     return rebuild_dispatcher, (function_reference(py_func), d.transform, d.fuse_fma, d.max_specializations,
-                                d.fullgraph, d.parallel)
+                                d.fullgraph, d.parallel, getattr(d, "cache", False))
 
 
 def rebuild_dispatcher(source, transform, fuse_fma: bool, max_specializations: int, fullgraph: bool,
-                       parallel: bool = False):
+                       parallel: bool = False, cache: bool = False):
     """The traced function of `source` (a Python function, or the traced function that stands
     for it) after `transform`: made once per function and options in this process."""
     from tracer.api import made_once, make_dispatcher
@@ -50,9 +50,9 @@ def rebuild_dispatcher(source, transform, fuse_fma: bool, max_specializations: i
     # the transform comes as a new object with each pickle: its description (kinds and argnums)
     # tells which compiled function it is
     key = ("unpickled", None if transform is None else transform.describe(""), fuse_fma, max_specializations,
-           fullgraph, parallel)
+           fullgraph, parallel, cache)
     return made_once(py_func, key, lambda: make_dispatcher(py_func, transform, fuse_fma, max_specializations,
-                                                           fullgraph=fullgraph, parallel=parallel))
+                                                           fullgraph=fullgraph, parallel=parallel, cache=cache))
 
 
 def rebuild_transform(cls, source, inner, *options):

@@ -262,7 +262,7 @@ def test_configure_names_unknown_channels():
         assert stream.getvalue().splitlines()[-1] == "tracer.guards: hello"
     finally:
         logger.handlers[:], logger.level = before
-    assert logs.CHANNELS.keys() == {"compile", "guards", "fallback"}
+    assert logs.CHANNELS.keys() == {"compile", "guards", "fallback", "cache"}
 
 
 # ------------------------------------------------------------------------------ dump --format dot

@@ -42,6 +42,7 @@
 
 #include "dispatch.h"
 #include "gather.h"
+#include "objload.h"
 #include "pool.h"
 #include "released.h"
 #include "tools.h"
@@ -633,7 +634,7 @@ PyInit_native(void)
     }
     if (dispatch_module_init(module) < 0 || gather_module_init(module) < 0
             || tools_module_init(module) < 0 || released_module_init(module) < 0
-            || pool_module_init(module) < 0) {
+            || pool_module_init(module) < 0 || objload_module_init(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -31,7 +31,7 @@ from tracer.errors import (
     unsupported_instruction,
 )
 from tracer.frontend import arrays, buffers, callouts, dicts, dynlists, gathered, instances, library, numpy_api, resume
-from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments, names_itself, recursion_arguments
+from tracer.frontend.binding import CO_VARKEYWORDS, bind_arguments
 from tracer.frontend.branches import RETURN, AlwaysRaises, Branching, EveryPathRaises, RestartLoop, too_deep
 from tracer.frontend.builder import GraphBuilder, NeedsPython, is_number, is_traced
 from tracer.frontend.complex_arrays import ComplexArray, complex_result, is_numpy_complex, numpy_complex, of_param
@@ -62,6 +62,7 @@ from tracer.frontend.opcodes.exceptions import ExceptionOps
 from tracer.frontend.opcodes.numbers import NumberOps
 from tracer.frontend.opcodes.stack import StackOps
 from tracer.frontend.opcodes.strings import StringOps
+from tracer.frontend.recursion import unrolled_arguments
 from tracer.frontend.run_time_strings import JoinedString, RunTimeString, result_values
 from tracer.frontend.sources import (
     ABSENT,
@@ -377,12 +378,7 @@ class Tracer:
         raise self.error(f"calling {describe(fn)} is not supported")
 
     def inline(self, code, globals, builtins, name, args, kwargs, defaults, kwdefaults, cells):
-        # recursion (a call of a function already being inlined, or of one that names itself):
-        # unrolled, on arguments known at trace time
-        if self.call_stack.count(code) >= MAX_RECURSION_UNROLL:     # (the tracer's own stack stays shallow)
-            raise self.error(f"recursion deeper than {MAX_RECURSION_UNROLL} calls ({name}()) is not supported yet")
-        if code in self.call_stack or names_itself(code):
-            args, kwargs = recursion_arguments(self, name, args, kwargs, cells)
+        args, kwargs = unrolled_arguments(self, code, name, args, kwargs, cells, MAX_RECURSION_UNROLL)
         if len(self.call_stack) >= MAX_INLINE_DEPTH:
             raise self.error("calls nested too deeply to inline" if code not in self.call_stack else
                              f"recursion deeper than {MAX_INLINE_DEPTH} calls ({name}()) is not supported yet")

@@ -47,10 +47,11 @@ from tracer.frontend.objects import (
     TracedArray,
 )
 from tracer.frontend.opcodes.containers import is_symbolic, items_equal, materialize, pinned_already, type_name
+from tracer.frontend.registered import TABLE, implements
 from tracer.frontend.states import diverged_error, is_copyable_iterator
 from tracer.ir import BOOL, F64, I64, INTEGERS, NARROW
 
-_TABLE: dict = {}      # (the functions of tracer.frontend.math_more are merged in below)
+_TABLE = TABLE          # (the functions of tracer.frontend.math_more are merged in below)
 
 
 def lookup(fn):
@@ -60,14 +61,6 @@ def lookup(fn):
         return _TABLE.get(fn)
     except TypeError:   # unhashable callables are never library functions
         return None
-
-
-def implements(*functions):
-    def register(impl):
-        for f in functions:
-            _TABLE[f] = impl
-        return impl
-    return register
 
 
 # ---------------------------------------------------------------------------------- math

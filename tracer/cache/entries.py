@@ -1,0 +1,261 @@
+"""Specializations to and from the cache folder.
+
+What is stored for a specialization with a native entry (every input an argument): its object
+code, the symbols it imports from the process (each by what it is: a tracer.native function, a
+runtime function, a NumPy object, a slot of NumPy's C API), and its binding guards, each as where
+the binding lives (the function's globals, the builtins, a module's dict, a closure cell, an
+inlined function's attribute) and a fingerprint of the value it held (tracer.cache.keys). Loading
+checks that every binding holds a value with the same fingerprint in this process, links the
+object code (tracer.native.load_object: no LLVM) and guards the entry by the identity of those
+values, as a compiled one is. Anything that cannot be described that way is not stored.
+"""
+from __future__ import annotations
+
+import ctypes
+import sys
+import types
+
+from tracer import native
+from tracer.cache.keys import digest, value_fingerprint
+from tracer.cache.runtime import linkable, runtime_addresses, runtime_exports
+from tracer.cache.store import Store
+from tracer.logs import cache_log
+
+ABSENT_TEXT = "absent"
+API_SLOTS = 300          # NumPy's C API slots searched for an imported address (NumPy 1 and 2 have more)
+
+
+class CachedSpecialization:
+    """A specialization loaded from the cache: a native entry and its guards, no trace."""
+
+    fast = True
+    from_cache = True
+
+    def __init__(self, meta: dict, loaded, entry_address: int, guards: tuple, fallback):
+        self.name = meta["name"]
+        self.meta = meta
+        self.loaded = loaded            # the object code: unmapped when this is collected
+        self.entry_address = entry_address
+        self.native_guard_tuple = guards
+        self.fallback = fallback
+        self.argument_kinds = tuple(meta["arguments"])
+        self.timings: dict = {}
+
+    def native_guards(self) -> tuple:
+        return self.native_guard_tuple
+
+    def signature(self) -> str:
+        return self.meta["signature"]
+
+    def guards(self) -> list[str]:
+        return list(self.meta["labels"])
+
+    def __repr__(self) -> str:
+        return f"<Specialization {self.name}({self.signature()}) [native entry, from the cache], guards: {self.guards()}>"
+
+
+def argument_kinds(args: tuple) -> list[str]:
+    """Each argument's type as text (an array's dtype and rank too): what a stored entry was made for."""
+    kinds = []
+    for a in args:
+        t = type(a)
+        dtype = getattr(a, "dtype", None)
+        if dtype is not None and hasattr(a, "ndim") and t.__name__ == "ndarray":
+            kinds.append(f"ndarray[{dtype}, {a.ndim}-d]")
+        else:
+            kinds.append(f"{t.__module__}.{t.__qualname__}")
+    return kinds
+
+
+# ---------------------------------------------------------------------- storing
+def describe(spec, args: tuple, globals: dict, builtins: dict, closure, absent) -> dict | None:
+    """The file's description of a compiled Specialization, or None where it cannot be cached.
+    `absent`: what a binding guard expects of a name that must not be bound."""
+    compiled = spec.compiled
+    if not spec.fast or getattr(compiled, "object_code", None) is None:
+        return None
+    if any(v.op == "python_call" for v in spec.optimized.walk()):
+        return None                      # its callee is an object of this process
+    guards = []
+    for g in spec.trace.binding_guards:
+        where = _namespace(g.namespace, globals, builtins, closure, spec.trace.binding_guards)
+        value = ABSENT_TEXT if g.expected is absent else value_fingerprint(g.expected)
+        if where is None or value is None:
+            cache_log.info("%s: not cached: %s cannot be described", spec.name, g.label)
+            return None
+        guards.append([where, g.key, value])
+    imports = {}
+    for name, address in compiled.imports.items():
+        what = _symbol_kind(address)
+        if what is None:
+            cache_log.info("%s: not cached: it imports %s, which the cache cannot link", spec.name, name)
+            return None
+        imports[name] = what
+    return {"name": spec.name, "entry": compiled.entry_symbol, "imports": imports, "guards": guards,
+            "arguments": argument_kinds(args), "signature": spec.signature(), "labels": spec.guards()}
+
+
+def store(store_: Store, key: str, spec, args: tuple, globals: dict, builtins: dict, closure, absent) -> str | None:
+    meta = describe(spec, args, globals, builtins, closure, absent)
+    if meta is None:
+        return None
+    code = spec.compiled.object_code
+    return store_.write(key, digest(meta["arguments"], meta["guards"], code)[:32], meta, code)
+
+
+def _namespace(ns, globals, builtins, closure, guards) -> list | None:
+    if ns is globals:
+        return ["globals"]
+    if ns is builtins:
+        return ["builtins"]
+    if type(ns) is dict:
+        module = sys.modules.get(ns.get("__name__"))
+        return ["module", module.__name__] if module is not None and module.__dict__ is ns else None
+    if type(ns) is types.CellType:
+        for i, cell in enumerate(closure or ()):
+            if cell is ns:
+                return ["cell", i]
+        for j, g in enumerate(guards):
+            cells = getattr(g.expected, "__closure__", None) if type(g.expected) is types.FunctionType else None
+            for i, cell in enumerate(cells or ()):
+                if cell is ns:
+                    return ["cell_of", j, i]
+        return None
+    if type(ns) is types.FunctionType:
+        for j, g in enumerate(guards):
+            if g.expected is ns:
+                return ["value", j]
+    return None
+
+
+def _symbol_kind(address: int) -> list | None:
+    """What the imported `address` is, as text another process resolves (see resolve)."""
+    for name in dir(native):
+        if name.endswith("_address") and getattr(native, name) == address:
+            return ["native", name]
+    for name, runtime in runtime_exports().items():
+        if runtime == address:
+            return ["runtime", name]
+    if "numpy" in sys.modules:
+        for what, obj in _numpy_objects():
+            if id(obj) == address:
+                return what
+        table = _numpy_api_table()
+        for index in range(API_SLOTS):
+            if table[index] == address:
+                return ["numpy_api", index]
+    return None
+
+
+# ---------------------------------------------------------------------- loading
+def load(store_: Store, key: str, args: tuple, globals: dict, builtins: dict, closure, fallback) -> list:
+    """The stored specializations under `key` made for arguments like `args` whose bindings hold
+    alike values here, linked and ready (most recently used first)."""
+    if not linkable():
+        return []
+    kinds = argument_kinds(args)
+    found = []
+    for path in store_.entries(key):
+        got = store_.read(path, key)
+        if got is None:
+            continue
+        meta, code = got
+        try:
+            if meta["arguments"] != kinds:
+                continue
+            guards = _bindings(meta["guards"], globals, builtins, closure)
+            if guards is None:
+                cache_log.info("%s: a stored entry's bindings differ here: not used", path)
+                continue
+            symbols = {name: _resolve(what) for name, what in meta["imports"].items()}
+            loaded, (entry,) = native.load_object(code, symbols, (meta["entry"],))
+        except (KeyError, TypeError, ValueError, IndexError, ImportError, AttributeError) as exc:
+            cache_log.warning("compile cache: %s cannot be used (%s: %s): a miss", path, type(exc).__name__, exc)
+            continue
+        found.append(CachedSpecialization(meta, loaded, entry, guards, fallback))
+        cache_log.info("%s: loaded from the cache (%s)", meta["name"], path)
+    return found
+
+
+def _bindings(described: list, globals, builtins, closure) -> tuple | None:
+    """The native guards of `described` in this process, or None where a value differs."""
+    values, guards = [], []
+    for where, key, fingerprint in described:
+        ns = _find_namespace(where, globals, builtins, closure, values)
+        if ns is None:
+            return None
+        if type(ns) is types.CellType:
+            try:
+                value = ns.cell_contents
+            except ValueError:
+                return None
+        elif type(ns) is types.FunctionType:
+            value = getattr(ns, key)
+        else:
+            value = ns.get(key, native.ABSENT)
+        text = ABSENT_TEXT if value is native.ABSENT else value_fingerprint(value)
+        if text != fingerprint:
+            return None
+        values.append(value)
+        guards.append((ns, key, value))
+    return tuple(guards)
+
+
+def _find_namespace(where: list, globals, builtins, closure, values: list):
+    kind = where[0]
+    if kind == "globals":
+        return globals
+    if kind == "builtins":
+        return builtins
+    if kind == "module":
+        module = sys.modules.get(where[1])
+        return module.__dict__ if module is not None else None
+    if kind == "cell":
+        return closure[where[1]] if closure is not None and where[1] < len(closure) else None
+    if kind == "value":
+        value = values[where[1]]
+        return value if type(value) is types.FunctionType else None
+    if kind == "cell_of":
+        cells = getattr(values[where[1]], "__closure__", None) or ()
+        return cells[where[2]] if where[2] < len(cells) else None
+    return None
+
+
+def _resolve(what: list) -> int:
+    kind = what[0]
+    if kind == "native":
+        if not what[1].endswith("_address"):
+            raise ValueError(f"not a native address: {what[1]}")
+        return getattr(native, what[1])
+    if kind == "runtime":
+        addresses = runtime_addresses()
+        if addresses is None or what[1] not in addresses:
+            raise ImportError(f"the runtime has no {what[1]}")
+        return addresses[what[1]]
+    if kind == "numpy_api":
+        if not 0 <= what[1] < API_SLOTS:
+            raise ValueError(f"NumPy's C API has no slot {what[1]}")
+        return _numpy_api_table()[what[1]]
+    for described, obj in _numpy_objects():
+        if described == what:
+            return id(obj)
+    raise ValueError(f"unknown import {what}")
+
+
+def _numpy_objects():
+    import numpy
+    yield ["numpy", "ndarray"], numpy.ndarray
+    for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+                 "float32", "float64", "complex64", "complex128"):
+        yield ["dtype", name], numpy.dtype(name)
+        yield ["scalar", name], numpy.dtype(name).type
+
+
+def _numpy_api_table():
+    try:
+        from numpy._core import _multiarray_umath as multiarray
+    except ImportError:                      # NumPy 1.x
+        from numpy.core import _multiarray_umath as multiarray
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    return (ctypes.c_void_p * API_SLOTS).from_address(get_pointer(multiarray._ARRAY_API, None))
