@@ -97,7 +97,7 @@ class CodeCompiler:
         # the compile cache (tracer.cache): specializations stored on disk, loaded by later processes
         self.cache = cache and py_func is not None and (transform is None or transform.cacheable)
         self._cache_key: str | None = None
-        self._looked_up: set[tuple] = set()       # argument kinds already looked for in the cache
+        self._looked_up: set[tuple] = set()       # argument kinds (and ints) already looked for in the cache
 
     # ---------------------------------------------------------------- compiling
     def compile(self, args: tuple, globals, builtins, closure) -> None:
@@ -165,8 +165,8 @@ class CodeCompiler:
             return
         if spec.fast:
             self._add_native(spec)
-            if self.cache:
-                self._store(spec, args, globals, builtins, closure)
+        if self.cache:
+            self._store(spec, args, globals, builtins, closure)
         # last: a thread that sees the new count finds the new entries in place
         self.specializations.append(spec)
 
@@ -204,9 +204,10 @@ class CodeCompiler:
         held); whether there were any. Each kind of arguments is looked up once."""
         store = current_store() if self.cache else None
         kinds = tuple(cache_entries.argument_kinds(full))
-        if store is None or kinds in self._looked_up:
+        looked = (kinds, *(a for a in full if type(a) in (int, bool)))    # (an entry may pin an int)
+        if store is None or looked in self._looked_up:
             return False
-        self._looked_up.add(kinds)
+        self._looked_up.add(looked)
         f = self.py_func
         start = time.perf_counter()
         try:
@@ -219,7 +220,8 @@ class CodeCompiler:
         found = found[:max(self.max_specializations - len(self.specializations), 0)]
         for spec in found:
             spec.timings = {"load": time.perf_counter() - start}
-            self._add_native(spec)
+            if spec.fast:
+                self._add_native(spec)
             self.specializations.append(spec)
         if not found:
             cache_log.info("%s: no stored specialization for arguments (%s) in the cache", self.display_name,
@@ -257,24 +259,13 @@ class CodeCompiler:
         for spec in self.specializations:
             if spec.fast:
                 continue                        # its native entry is in self.bound
-            from tracer.frontend.loader import ALIASED
-            from tracer.specialize import BreakRun, NeedsPython, PythonRun
-            if type(spec) is PythonRun:
+            if getattr(spec, "python", False):  # a PythonRun: these arguments' kinds run as Python
                 if spec.accepts(args):
                     return self._plain_vector(args)
-            elif type(spec) is BreakRun:
-                result = spec.run(args)
-                if result is not native.MISS:
-                    return result
-            else:
-                leaves = spec.load(args)
-                if leaves is ALIASED:           # lists it writes are shared: Python does it
-                    return spec.fallback(*args)
-                if leaves is not None:
-                    try:
-                        return spec.call_loaded(leaves)
-                    except NeedsPython:
-                        return spec.fallback(*args)
+                continue
+            result = spec.run(args)             # the loaded path, or a graph break's BreakRun
+            if result is not native.MISS:
+                return result
         return native.MISS
 
     # ---------------------------------------------------------------- the miss path

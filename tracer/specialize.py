@@ -78,9 +78,25 @@ class Specialization:
     # ------------------------------------------------------------------ the loaded path
     def load(self, args: tuple) -> list | None:
         """The leaf values for this call, or None when a guard fails (generated code)."""
+        return self.loader_function()(args)
+
+    def loader_function(self):
+        """The generated loader (tracer.frontend.loader), made on first use."""
         if self.loader is None:
             self.loader = make_loader(self.trace)
-        return self.loader(args)
+        return self.loader
+
+    def run(self, args: tuple):
+        """The loaded path's result for the frame's argument vector, or MISS where a guard fails."""
+        leaves = self.load(args)
+        if leaves is None:
+            return native.MISS
+        if leaves is ALIASED:           # lists it writes are shared: Python does it
+            return self.fallback(*args)
+        try:
+            return self.call_loaded(leaves)
+        except NeedsPython:
+            return self.fallback(*args)
 
     def call_loaded(self, leaves: list):
         if not self.trace.scattered:
@@ -209,6 +225,7 @@ class PythonRun:
     (every side effect once, in order); nothing is traced again for them."""
 
     fast = False
+    python = True          # (the API runs the function itself: CodeCompiler.call_existing)
 
     def __init__(self, name: str, signature: tuple, reason: UnsupportedError):
         self.name = name

@@ -48,13 +48,26 @@ def make_closure(k):
 def norms(a):
     return np.sqrt(np.sum(a * a, axis=1))
 
+@trace
+def scale_rows(rows, k):
+    """Lists of lists of floats: the loaded path, written back into the caller's lists."""
+    total = 0.0
+    for r in rows:
+        for j in range(len(r)):
+            r[j] *= k
+            total += r[j]
+    return total
+
+rows = [[1.0, 2.0], [3.0, 4.5]]
+print("rows", scale_rows(rows, 2.0), rows)
 print("fma", fma(3.0, -1.0, 2.0))
 print("loop", loop(1000))
 print("helper", uses_helper(2.5))
 print("closure", make_closure(4.0)(1.5))
 print("norms", norms(np.arange(6.0).reshape(3, 2)).tolist())
-print("specializations", sum(len(f.specializations) for f in (fma, loop, uses_helper, norms)))
-print("cached", sum(getattr(s, "from_cache", False) for f in (fma, loop, uses_helper, norms) for s in f.specializations))
+FUNCTIONS = (fma, loop, uses_helper, norms, scale_rows)
+print("specializations", sum(len(f.specializations) for f in FUNCTIONS))
+print("cached", sum(getattr(s, "from_cache", False) for f in FUNCTIONS for s in f.specializations))
 '''
 
 HELPER = "def twice(x):\n    return x * {factor}\n"
@@ -106,7 +119,7 @@ def test_an_edited_helper_or_global_is_a_miss(tmp_path):
     assert float(second["helper"]) == 2.5 * 5.0 + 1.0
     assert float(second["loop"]) == pytest.approx(float(first["loop"]) * 1.5, rel=1e-12)
     assert second["fma"] == first["fma"]
-    assert int(second["cached"]) == 2                  # fma and norms; helper and loop compiled again
+    assert int(second["cached"]) == 3                  # fma, norms, scale_rows; helper and loop compiled again
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate", "foreign", "empty"])
@@ -145,7 +158,7 @@ def test_eight_processes_fill_an_empty_cache_at_once(tmp_path):
     assert all(p.returncode == 0 for p in procs), [err for _, err in outputs]
     results = [{k: v for k, v in (line.split(" ", 1) for line in out.splitlines()) if k != "cached"}
                for out, _ in outputs]
-    assert all(r == results[0] for r in results)
+    assert all(r == results[0] for r in results), results
     assert not list(cache.rglob("*.tmp"))
     last = _results(_run(tmp_path, cache))
     assert last["cached"] == last["specializations"]
@@ -226,3 +239,36 @@ def test_runs_as_a_script_module(tmp_path):
     outs = [subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
             for _ in range(2)]
     assert [o.stdout.split() for o in outs] == [["5.0", "0"], ["5.0", "1"]], [o.stderr for o in outs]
+
+
+def test_pinned_arguments_and_gradients_load_without_llvm(tmp_path):
+    """An int the trace used as a constant selects its own stored entry; gradients are stored too;
+    a process that loads everything imports neither llvmlite nor the tracer's front end."""
+    script = tmp_path / "pins.py"
+    script.write_text(textwrap.dedent('''
+        import sys
+        from tracer import grad, trace
+
+        @trace
+        def power(x, n):        # n is pinned (a tuple's length): one specialization per n
+            return x ** len((1.0,) * n)
+
+        def f(x, y):
+            return x * x * y + y
+
+        ns = [int(a) for a in sys.argv[1:]]
+        print([power(1.5, n) for n in ns], grad(f, argnums=(0, 1))(3.0, 2.0),
+              sum(getattr(s, "from_cache", False) for s in power.specializations),
+              "llvmlite" in sys.modules, "tracer.frontend.interpreter" in sys.modules)
+    '''))
+    env = {**os.environ, "TRACER_CACHE": "1", "TRACER_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(*ns):
+        done = subprocess.run([sys.executable, str(script), *map(str, ns)], env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split("] ", 1)[1].split()
+
+    assert run(3, 5)[-3:] == ["0", "True", "True"]
+    assert run(5, 3) == ["(12.0,", "10.0)", "2", "False", "False"]     # both pins found, nothing compiled
+    assert run(5, 7)[-3:] == ["1", "True", "True"]                       # n=7 compiled

@@ -26,7 +26,9 @@ API_SLOTS = 300          # NumPy's C API slots searched for an imported address 
 
 
 class CachedSpecialization:
-    """A specialization loaded from the cache: a native entry and its guards, no trace."""
+    """A specialization loaded from the cache: a native entry and its guards, no trace. The entry
+    takes the call's own arguments (`fast`), or the leaves a stored loader reads from them
+    (`CachedLoaded`)."""
 
     fast = True
     from_cache = True
@@ -54,14 +56,66 @@ class CachedSpecialization:
         return f"<Specialization {self.name}({self.signature()}) [native entry, from the cache], guards: {self.guards()}>"
 
 
+class NeedsPython(Exception):
+    """The loaded path's entry returned FALLBACK: the exact answer needs Python."""
+
+
+def _raise_needs_python(*args):
+    raise NeedsPython
+
+
+class _Aliased:
+    def __repr__(self):
+        return "ALIASED"
+
+
+ALIASED = _Aliased()      # what a stored loader returns where lists it writes are shared
+
+
+class CachedLoaded(CachedSpecialization):
+    """A stored specialization on the loaded path: its generated loader (checks the guards and
+    reads the inputs out of lists and objects), the native entry it feeds, and the lists to
+    write back (as tracer.specialize.Specialization's)."""
+
+    fast = False
+
+    def __init__(self, meta: dict, loaded, entry_address: int, guards: tuple, fallback, loader):
+        super().__init__(meta, loaded, entry_address, guards, fallback)
+        self.loader = loader
+        self.leaf_count = meta["loader"]["leaves"]
+        self.scatters = [tuple(s) for s in meta["loader"]["scatters"]]
+        self.leaf_call = native.Dispatcher(_raise_needs_python, self.name)
+        self.leaf_call.add_native(entry_address, _raise_needs_python, ())
+
+    def run(self, args: tuple):
+        leaves = self.loader(args)
+        if leaves is None:
+            return native.MISS
+        if leaves is ALIASED:
+            return self.fallback(*args)
+        try:
+            if not self.scatters:
+                return self.leaf_call(*leaves)
+            result = self.leaf_call(*leaves[:self.leaf_count])
+        except NeedsPython:
+            return self.fallback(*args)
+        for (k, attr, m), items in zip(self.scatters, leaves[self.leaf_count:]):
+            if type(m) is str:                  # an array.array of typecode m
+                import numpy
+                numpy.frombuffer(items, items.typecode)[:] = leaves[k]
+            else:
+                native.scatter(leaves[k], items, attr, m)
+        return result
+
+
 def argument_kinds(args: tuple) -> list[str]:
     """Each argument's type as text (an array's dtype and rank too): what a stored entry was made for."""
     kinds = []
     for a in args:
         t = type(a)
         dtype = getattr(a, "dtype", None)
-        if dtype is not None and hasattr(a, "ndim") and t.__name__ == "ndarray":
-            kinds.append(f"ndarray[{dtype}, {a.ndim}-d]")
+        if dtype is not None and hasattr(a, "ndim") and t.__name__ == "ndarray":   # (its axes of size 1 too)
+            kinds.append(f"ndarray[{dtype}, {a.ndim}-d, {''.join('1' if n == 1 else 'n' for n in a.shape)}]")
         else:
             kinds.append(f"{t.__module__}.{t.__qualname__}")
     return kinds
@@ -72,8 +126,8 @@ def describe(spec, args: tuple, globals: dict, builtins: dict, closure, absent) 
     """The file's description of a compiled Specialization, or None where it cannot be cached.
     `absent`: what a binding guard expects of a name that must not be bound."""
     compiled = spec.compiled
-    if not spec.fast or getattr(compiled, "object_code", None) is None:
-        return None
+    if getattr(compiled, "object_code", None) is None or (not spec.fast and spec.trace.result_shape is not None):
+        return None                      # (objects made in the function and returned: not stored)
     if any(v.op == "python_call" for v in spec.optimized.walk()):
         return None                      # its callee is an object of this process
     guards = []
@@ -91,16 +145,33 @@ def describe(spec, args: tuple, globals: dict, builtins: dict, closure, absent) 
             cache_log.info("%s: not cached: it imports %s, which the cache cannot link", spec.name, name)
             return None
         imports[name] = what
-    return {"name": spec.name, "entry": compiled.entry_symbol, "imports": imports, "guards": guards,
-            "arguments": argument_kinds(args), "signature": spec.signature(), "labels": spec.guards()}
+    # the arguments the entry takes only at one value (the trace used them as constants)
+    pins = [[i, a.equals] for i, a in enumerate(spec.entry_args) if spec.fast and a.param is None]
+    if not all(_plain(value) for _, value in pins):
+        return None
+    meta = {"name": spec.name, "entry": compiled.entry_symbol, "imports": imports, "guards": guards,
+            "arguments": argument_kinds(args), "pins": pins, "signature": spec.signature(), "labels": spec.guards()}
+    if not spec.fast:
+        loader = spec.loader_function()
+        constants = {name: _constant_kind(value, spec.trace.binding_guards, absent)
+                     for name, value in loader.constants.items()}
+        unknown = [name for name, what in constants.items() if what is None]
+        if unknown:
+            cache_log.info("%s: not cached: its loader reads %s, which the cache cannot describe", spec.name,
+                           ", ".join(repr(loader.constants[n]) for n in unknown))
+            return None
+        meta["loader"] = {"source": loader.source_text, "constants": constants, "leaves": len(spec.trace.leaves),
+                          "scatters": [list(s) for s in spec.scatters]}
+    return meta
 
 
 def store(store_: Store, key: str, spec, args: tuple, globals: dict, builtins: dict, closure, absent) -> str | None:
     meta = describe(spec, args, globals, builtins, closure, absent)
     if meta is None:
         return None
-    code = spec.compiled.object_code
-    return store_.write(key, digest(meta["arguments"], meta["guards"], code)[:32], meta, code)
+    # named by what selects it: the same specialization compiled by two processes is one file
+    name = digest(meta["arguments"], meta["pins"], meta["guards"], meta.get("loader", {}).get("source"))[:32]
+    return store_.write(key, name, meta, spec.compiled.object_code)
 
 
 def _namespace(ns, globals, builtins, closure, guards) -> list | None:
@@ -128,6 +199,50 @@ def _namespace(ns, globals, builtins, closure, guards) -> list | None:
     return None
 
 
+HELPERS = ("np_empty", "np_frombuffer", "gather", "same_values")     # what a loader that gathers calls
+
+
+def _constant_kind(value, guards, absent) -> list | None:
+    """What an object a stored loader names is, as text another process resolves (_constant)."""
+    if value is absent:
+        return ["absent"]
+    for j, g in enumerate(guards):
+        if value is g.namespace:
+            return ["namespace", j]
+        if value is g.expected:
+            return ["bound", j]
+    if callable(value) and getattr(value, "__name__", None) in ("empty", "frombuffer", "gather", "same_values"):
+        name = {"empty": "np_empty", "frombuffer": "np_frombuffer"}.get(value.__name__, value.__name__)
+        if _helper(name) is value:
+            return ["helper", name]
+    if "numpy" in sys.modules:
+        for what, obj in _numpy_objects():
+            if obj is value:
+                return what
+    named = value_fingerprint(value)
+    if named is not None and named.startswith("named:"):
+        return ["named", named[len("named:"):]]
+    if _plain(value):
+        return ["value", value]
+    return None
+
+
+def _plain(value) -> bool:
+    """A number, string, None or tuple of them: stored as JSON, read back equal."""
+    if type(value) is tuple:
+        return all(map(_plain, value))
+    return type(value) in (bool, int, float, str, type(None))
+
+
+def _helper(name: str):
+    if name == "gather":
+        return native.gather
+    if name == "same_values":
+        return native.same_values
+    import numpy
+    return {"np_empty": numpy.empty, "np_frombuffer": numpy.frombuffer}[name]
+
+
 def _symbol_kind(address: int) -> list | None:
     """What the imported `address` is, as text another process resolves (see resolve)."""
     for name in dir(native):
@@ -149,8 +264,9 @@ def _symbol_kind(address: int) -> list | None:
 
 # ---------------------------------------------------------------------- loading
 def load(store_: Store, key: str, args: tuple, globals: dict, builtins: dict, closure, fallback) -> list:
-    """The stored specializations under `key` made for arguments like `args` whose bindings hold
-    alike values here, linked and ready (most recently used first)."""
+    """The stored specialization under `key` made for arguments like `args` (the same types, the
+    same values where it pinned them) whose bindings hold alike values here, linked and ready:
+    the most recently used of them, in a list (empty: none)."""
     if not linkable():
         return []
     kinds = argument_kinds(args)
@@ -161,20 +277,30 @@ def load(store_: Store, key: str, args: tuple, globals: dict, builtins: dict, cl
             continue
         meta, code = got
         try:
-            if meta["arguments"] != kinds:
+            if meta["arguments"] != kinds or not all(_same(args[i], value) for i, value in meta["pins"]):
                 continue
             guards = _bindings(meta["guards"], globals, builtins, closure)
             if guards is None:
                 cache_log.info("%s: a stored entry's bindings differ here: not used", path)
                 continue
+            loader = _loader(meta["loader"], meta["name"], guards) if "loader" in meta else None
             symbols = {name: _resolve(what) for name, what in meta["imports"].items()}
             loaded, (entry,) = native.load_object(code, symbols, (meta["entry"],))
-        except (KeyError, TypeError, ValueError, IndexError, ImportError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, ImportError, AttributeError, SyntaxError) as exc:
             cache_log.warning("compile cache: %s cannot be used (%s: %s): a miss", path, type(exc).__name__, exc)
             continue
-        found.append(CachedSpecialization(meta, loaded, entry, guards, fallback))
+        if loader is None:
+            found.append(CachedSpecialization(meta, loaded, entry, guards, fallback))
+        else:
+            found.append(CachedLoaded(meta, loaded, entry, guards, fallback, loader))
         cache_log.info("%s: loaded from the cache (%s)", meta["name"], path)
+        return found
     return found
+
+
+def _same(arg, value) -> bool:
+    """Whether an argument is the value an entry pinned (of its type; floats by their bits)."""
+    return type(arg) is type(value) and (arg == value if type(value) is not float else arg.hex() == value.hex())
 
 
 def _bindings(described: list, globals, builtins, closure) -> tuple | None:
@@ -199,6 +325,45 @@ def _bindings(described: list, globals, builtins, closure) -> tuple | None:
         values.append(value)
         guards.append((ns, key, value))
     return tuple(guards)
+
+
+def _loader(stored: dict, name: str, guards: tuple):
+    """The stored loader's function, its names bound to this process's objects."""
+    namespace = {"ALIASED": ALIASED}
+    for const, what in stored["constants"].items():
+        namespace[const] = _constant(what, guards)
+    exec(compile(stored["source"], f"<loader of {name}>", "exec"), namespace)
+    return namespace["load"]
+
+
+def _constant(what: list, guards: tuple):
+    kind = what[0]
+    if kind == "absent":
+        return native.ABSENT
+    if kind == "namespace":
+        return guards[what[1]][0]
+    if kind == "bound":
+        return guards[what[1]][2]
+    if kind == "helper":
+        return _helper(what[1])
+    if kind == "named":                  # a library object, found where it was (nothing is imported)
+        module, _, qualname = what[1].partition(":")
+        found = sys.modules.get(module)
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        if found is None or value_fingerprint(found) != f"named:{what[1]}":
+            raise ImportError(f"{what[1]} is not loaded here")
+        return found
+    if kind == "value":
+        return _tuples(what[1])
+    for described, obj in _numpy_objects():
+        if described == what:
+            return obj
+    raise ValueError(f"unknown constant {what}")
+
+
+def _tuples(value):
+    return tuple(map(_tuples, value)) if type(value) is list else value
 
 
 def _find_namespace(where: list, globals, builtins, closure, values: list):

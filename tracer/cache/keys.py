@@ -127,7 +127,7 @@ def value_fingerprint(obj) -> str | None:
 
 
 def _named(obj) -> str | None:
-    """module.qualname of a library object (a builtin, a ufunc, a class, a NumPy function) that
+    """module:qualname of a library object (a builtin, a ufunc, a class, a NumPy function) that
     that name resolves to, else None."""
     module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     if type(module) is not str or type(qualname) is not str or "<" in qualname:
@@ -135,4 +135,4 @@ def _named(obj) -> str | None:
     found = sys.modules.get(module)
     for part in qualname.split("."):
         found = getattr(found, part, None)
-    return f"named:{module}.{qualname}" if found is obj else None
+    return f"named:{module}:{qualname}" if found is obj else None

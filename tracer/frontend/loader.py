@@ -38,6 +38,17 @@ def make_loader(trace: Trace):
     """A function `load(args) -> list | ALIASED | None` (None: some guard failed). The list
     has one value per IR parameter, then the list written back into for each of
     `trace.scattered` (tracer.frontend.gathered.store)."""
+    source_text, constants = loader_source(trace)
+    namespace = dict(constants, ALIASED=ALIASED)
+    exec(compile(source_text, f"<loader of {trace.function.name}>", "exec"), namespace)
+    load = namespace["load"]
+    load.source_text = source_text
+    load.constants = constants
+    return load
+
+
+def loader_source(trace: Trace) -> tuple[str, dict]:
+    """The loader's source text, and the objects it names (K0, K1..., and the gather helpers)."""
     lines: list[str] = []
     names: dict[int, str] = {}           # id(source) -> local variable
     constants: dict[str, object] = {"ABSENT": ABSENT}
@@ -147,11 +158,7 @@ def make_loader(trace: Trace):
     body = "\n".join("        " + line for line in lines)
     source_text = (f"def load(args):\n    try:\n{body}\n"
                    f"    except (AttributeError, IndexError, KeyError, TypeError, ValueError):\n        return None\n")
-    namespace = dict(constants, ALIASED=ALIASED)
-    exec(compile(source_text, f"<loader of {trace.function.name}>", "exec"), namespace)
-    load = namespace["load"]
-    load.source_text = source_text
-    return load
+    return source_text, constants
 
 
 def scatter_targets(trace: Trace, var, lines: list) -> list[str]:
