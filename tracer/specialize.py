@@ -273,6 +273,7 @@ def compile_ir(fn: Function, fuse_fma: bool, fallback=None, parallel: bool = Fal
     call = native.Dispatcher(wrong_arguments, fn.name)
     call.add_native(compiled.entry_address, fallback or wrong_arguments, ())
     call.compiled = compiled            # keeps the native code loaded
+    call.expected = expected
     return call
 
 

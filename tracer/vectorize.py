@@ -17,15 +17,21 @@ runs `numpy.vectorize` on the Python function instead.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
-from tracer import ir
+from tracer import native
 from tracer.api import COMPILE_LOCK, made_once, unwrap
-from tracer.frontend.sources import ArgSource
-from tracer.ir import F64
+from tracer.cache import entries as cache_entries
+from tracer.cache.keys import code_fingerprint, digest, environment
+from tracer.cache.runtime import linkable
+from tracer.cache.store import current_store
+from tracer.logs import cache_log
 from tracer.pickling import function_reference, rebuild_vectorized
-from tracer.transforms.vectorize import map_over_arrays
+
+# The tracer and the compiler are imported where a loop is first compiled (_Kernel): a process
+# whose loops all come from the compile cache never loads them.
 
 
 def vectorize(fn: Callable[..., Any], *, fuse_fma: bool = True, parallel: bool = False) -> Vectorized:
@@ -50,6 +56,8 @@ class Vectorized:
         self.unguarded: dict[tuple, _Kernel] = {}    # float64 arrays and floats -> a loop that reads no globals
         self.array_type = None                       # (numpy.ndarray, float64 dtype), once NumPy is imported
         self.scalar = None                           # the compiled scalar function, for numbers only
+        # the compile cache (tracer.cache), unless the traced function turned it off
+        self.cache = getattr(fn, "cache", True) and (self.transform is None or self.transform.cacheable)
 
     def __repr__(self):
         return f"<vectorize {self.name}>"
@@ -101,12 +109,58 @@ class Vectorized:
             kernel = self.compiled.get(key)
             if kernel is not None and kernel.loader(examples) is not None:
                 return kernel
-            kernel = _Kernel(self, args, examples, outs)
+            kernel = self._stored_kernel(key, args, outs)
+            if kernel is None:
+                kernel = _Kernel(self, args, examples, outs)
+                self._store(key, kernel)
             if not kernel.guarded:
                 self.array_type = numpy.ndarray, numpy.dtype(numpy.float64)
                 self.unguarded[_fast_key(args, outs, *self.array_type)] = kernel
             self.compiled[key] = kernel
             return kernel
+
+
+    # ------------------------------------------------------------------ the compile cache
+    def _cache_key(self) -> str:
+        transform = None if self.transform is None else self.transform.describe("")
+        return digest(environment(), code_fingerprint(self.py_func.__code__), self.py_func.__qualname__, "vectorize",
+                      transform, self.fuse_fma, self.parallel)
+
+    def _stored_kernel(self, key: tuple, args: tuple, outs: list | None):
+        """The loop for this layout from the compile cache, or None."""
+        store = current_store() if self.cache else None
+        if store is None or not linkable():
+            return None
+        f = self.py_func
+        for path in store.entries(self._cache_key()):
+            got = store.read(path, self._cache_key())
+            if got is None or got[0].get("layout") != repr(key):
+                continue
+            meta, code = got
+            linked = cache_entries.link(meta, code, f.__globals__, f.__builtins__, f.__closure__, path)
+            if linked is not None:
+                cache_log.info("%s: loaded from the cache (%s)", self.name, path)
+                return _StoredKernel(self, meta, linked, len(args), outs is not None)
+        return None
+
+    def _store(self, key: tuple, kernel: _Kernel) -> None:
+        store = current_store() if self.cache else None
+        if store is None:
+            return
+        from tracer.frontend.sources import ABSENT
+        f = self.py_func
+        compiled = kernel.call.compiled
+        try:
+            meta = cache_entries.describe_code(self.name, compiled, kernel.function, kernel.binding_guards,
+                                               f.__globals__, f.__builtins__, f.__closure__, ABSENT)
+            if meta is not None:
+                meta.update(layout=repr(key), expected=kernel.expected)
+                path = store.write(self._cache_key(), digest(repr(key), meta["guards"])[:32], meta,
+                                   compiled.object_code)
+                cache_log.info("%s: stored in the cache (%s)", self.name, path)
+        except Exception as exc:     # the cache never fails a call
+            cache_log.warning("compile cache: %s not stored (%s: %s)", self.name, type(exc).__name__, exc)
+        compiled.object_code = None
 
 
 def _argument(a, index: int, name: str):
@@ -211,21 +265,46 @@ class _Kernel:
     def __init__(self, owner: Vectorized, args: tuple, examples: tuple, outs: list | None):
         from tracer.frontend.loader import make_loader
         from tracer.specialize import compile_ir
+        from tracer.transforms.vectorize import map_over_arrays
         trace = _scalar_trace(owner, examples)
         self.loader = make_loader(trace)       # globals and closures the scalar code read
         self.guarded = bool(trace.guards())
+        self.binding_guards = trace.binding_guards
         by_argument = {source.index: param for (source, _), param in zip(trace.leaves, trace.function.params)}
         fn = map_over_arrays(trace.function, by_argument, [_shape_of(a) for a in args], owner.name,
                              None if outs is None else [_shape_of(o) for o in outs])
         fallback = _python_fallback(owner) if outs is None else _out_fallback(owner, len(args))
         self.call = compile_ir(fn, owner.fuse_fma, fallback=fallback, parallel=owner.parallel)
+        self.expected = self.call.expected
         self.function = fn
+
+
+class _StoredKernel:
+    """A loop from the compile cache: its entry behind a dispatcher, as compile_ir makes one, and
+    the binding guards of the scalar code it was compiled from."""
+
+    def __init__(self, owner: Vectorized, meta: dict, linked: tuple, nargs: int, with_out: bool):
+        self.loaded, entry, self.guards = linked
+        self.guarded = bool(self.guards)
+        fallback = _out_fallback(owner, nargs) if with_out else _python_fallback(owner)
+        self.call = native.Dispatcher(functools.partial(_wrong_arguments, meta["name"], meta["expected"]), meta["name"])
+        self.call.add_native(entry, fallback, ())
+
+    def loader(self, examples: tuple):
+        """[] while every binding holds what it held when the loop was compiled, else None."""
+        return [] if cache_entries.bindings_hold(self.guards) else None
+
+
+def _wrong_arguments(name: str, expected: str, *args):
+    raise TypeError(f"{name}() takes ({expected}), got ({', '.join(type(a).__name__ for a in args)})")
 
 
 def _scalar_trace(owner: Vectorized, examples: tuple):
     """The trace of the scalar function for float arguments (transformed: its gradient)."""
+    from tracer import ir
     from tracer.frontend.capture import call_intercepted
     from tracer.frontend.interpreter import trace_frame
+    from tracer.frontend.sources import ArgSource
     traces = []
 
     def on_frame(code, frame_args, globals, builtins, closure):
@@ -245,7 +324,7 @@ def _scalar_trace(owner: Vectorized, examples: tuple):
     if any(not isinstance(source, ArgSource) for source, _ in trace.leaves):
         raise TypeError(f"vectorize({owner.name}): the function reads numbers from globals or objects; pass them "
                         f"as arguments")
-    if trace.pins or any(p.type != F64 for p in fn.params):
+    if trace.pins or any(p.type != ir.F64 for p in fn.params):
         raise TypeError(f"vectorize({owner.name}): every argument must be used as a float (an argument used as an "
                         f"int, or as a range bound, cannot vary per element)")
     return trace

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and platfo
 PROGRAM = '''
 import math, sys
 import numpy as np
-from tracer import trace
+from tracer import trace, value_and_grad, vectorize
 import helper
 
 SCALE = {scale}
@@ -57,6 +57,13 @@ def scale_rows(rows, k):
             r[j] *= k
             total += r[j]
     return total
+
+def d(a, b):
+    return math.sin(a) * b + SCALE * a * a
+
+vec = vectorize(value_and_grad(d, argnums=(0, 1)))
+value, (da, db) = vec(np.linspace(0.0, 1.0, 5), np.linspace(1.0, 2.0, 5))
+print("vectorize", value.tolist(), da.tolist(), db.tolist())
 
 rows = [[1.0, 2.0], [3.0, 4.5]]
 print("rows", scale_rows(rows, 2.0), rows)
@@ -107,7 +114,7 @@ def test_second_process_loads_what_the_first_compiled(tmp_path):
     got = _results(second)
     assert got == {**_results(first), "cached": got["cached"]}
     assert got["cached"] == got["specializations"]                    # every one loaded, none compiled
-    assert "loaded from the cache" in second.stderr
+    assert "value_and_grad(d, argnums=(0, 1)): loaded from the cache" in second.stderr   # vectorize's loop
 
 
 def test_an_edited_helper_or_global_is_a_miss(tmp_path):

@@ -122,35 +122,47 @@ def argument_kinds(args: tuple) -> list[str]:
 
 
 # ---------------------------------------------------------------------- storing
-def describe(spec, args: tuple, globals: dict, builtins: dict, closure, absent) -> dict | None:
-    """The file's description of a compiled Specialization, or None where it cannot be cached.
-    `absent`: what a binding guard expects of a name that must not be bound."""
-    compiled = spec.compiled
-    if getattr(compiled, "object_code", None) is None or (not spec.fast and spec.trace.result_shape is not None):
-        return None                      # (objects made in the function and returned: not stored)
-    if any(v.op == "python_call" for v in spec.optimized.walk()):
+def describe_code(name: str, compiled, function, binding_guards, globals: dict, builtins: dict, closure,
+                  absent) -> dict | None:
+    """What every stored entry has: its entry symbol, its imports and its binding guards, each
+    described as text another process resolves; None where one cannot be (said on the log).
+    `compiled`: codegen's CompiledFunction of IR `function`; `absent`: what a binding guard
+    expects of a name that must not be bound."""
+    if getattr(compiled, "object_code", None) is None:
+        return None
+    if any(v.op == "python_call" for v in function.walk()):
         return None                      # its callee is an object of this process
     guards = []
-    for g in spec.trace.binding_guards:
-        where = _namespace(g.namespace, globals, builtins, closure, spec.trace.binding_guards)
+    for g in binding_guards:
+        where = _namespace(g.namespace, globals, builtins, closure, binding_guards)
         value = ABSENT_TEXT if g.expected is absent else value_fingerprint(g.expected)
         if where is None or value is None:
-            cache_log.info("%s: not cached: %s cannot be described", spec.name, g.label)
+            cache_log.info("%s: not cached: %s cannot be described", name, g.label)
             return None
         guards.append([where, g.key, value])
     imports = {}
-    for name, address in compiled.imports.items():
+    for symbol, address in compiled.imports.items():
         what = _symbol_kind(address)
         if what is None:
-            cache_log.info("%s: not cached: it imports %s, which the cache cannot link", spec.name, name)
+            cache_log.info("%s: not cached: it imports %s, which the cache cannot link", name, symbol)
             return None
-        imports[name] = what
+        imports[symbol] = what
+    return {"name": name, "entry": compiled.entry_symbol, "imports": imports, "guards": guards}
+
+
+def describe(spec, args: tuple, globals: dict, builtins: dict, closure, absent) -> dict | None:
+    """The file's description of a compiled Specialization, or None where it cannot be cached."""
+    if not spec.fast and spec.trace.result_shape is not None:
+        return None                      # (objects made in the function and returned: not stored)
+    meta = describe_code(spec.name, spec.compiled, spec.optimized, spec.trace.binding_guards, globals, builtins,
+                         closure, absent)
+    if meta is None:
+        return None
     # the arguments the entry takes only at one value (the trace used them as constants)
     pins = [[i, a.equals] for i, a in enumerate(spec.entry_args) if spec.fast and a.param is None]
     if not all(_plain(value) for _, value in pins):
         return None
-    meta = {"name": spec.name, "entry": compiled.entry_symbol, "imports": imports, "guards": guards,
-            "arguments": argument_kinds(args), "pins": pins, "signature": spec.signature(), "labels": spec.guards()}
+    meta.update(arguments=argument_kinds(args), pins=pins, signature=spec.signature(), labels=spec.guards())
     if not spec.fast:
         loader = spec.loader_function()
         constants = {name: _constant_kind(value, spec.trace.binding_guards, absent)
@@ -279,14 +291,12 @@ def load(store_: Store, key: str, args: tuple, globals: dict, builtins: dict, cl
         try:
             if meta["arguments"] != kinds or not all(_same(args[i], value) for i, value in meta["pins"]):
                 continue
-            guards = _bindings(meta["guards"], globals, builtins, closure)
-            if guards is None:
-                cache_log.info("%s: a stored entry's bindings differ here: not used", path)
+            linked = link(meta, code, globals, builtins, closure, path)
+            if linked is None:
                 continue
+            loaded, entry, guards = linked
             loader = _loader(meta["loader"], meta["name"], guards) if "loader" in meta else None
-            symbols = {name: _resolve(what) for name, what in meta["imports"].items()}
-            loaded, (entry,) = native.load_object(code, symbols, (meta["entry"],))
-        except (KeyError, TypeError, ValueError, IndexError, ImportError, AttributeError, SyntaxError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, SyntaxError) as exc:
             cache_log.warning("compile cache: %s cannot be used (%s: %s): a miss", path, type(exc).__name__, exc)
             continue
         if loader is None:
@@ -296,6 +306,40 @@ def load(store_: Store, key: str, args: tuple, globals: dict, builtins: dict, cl
         cache_log.info("%s: loaded from the cache (%s)", meta["name"], path)
         return found
     return found
+
+
+def link(meta: dict, code: bytes, globals: dict, builtins: dict, closure, path: str):
+    """(the loaded object, its entry's address, its native guards) for a stored entry whose
+    bindings hold alike values here; None (said on the log) where they do not or it cannot be
+    linked."""
+    try:
+        guards = _bindings(meta["guards"], globals, builtins, closure)
+        if guards is None:
+            cache_log.info("%s: a stored entry's bindings differ here: not used", path)
+            return None
+        symbols = {name: _resolve(what) for name, what in meta["imports"].items()}
+        loaded, (entry,) = native.load_object(code, symbols, (meta["entry"],))
+    except (KeyError, TypeError, ValueError, IndexError, ImportError, AttributeError) as exc:
+        cache_log.warning("compile cache: %s cannot be used (%s: %s): a miss", path, type(exc).__name__, exc)
+        return None
+    return loaded, entry, guards
+
+
+def bindings_hold(guards: tuple) -> bool:
+    """Whether every (namespace, key, expected) binding guard holds now (as the C dispatcher checks)."""
+    for ns, key, expected in guards:
+        if type(ns) is types.CellType:
+            try:
+                value = ns.cell_contents
+            except ValueError:
+                return False
+        elif type(ns) is types.FunctionType:
+            value = getattr(ns, key, native.ABSENT)
+        else:
+            value = ns.get(key, native.ABSENT)
+        if value is not expected:
+            return False
+    return True
 
 
 def _same(arg, value) -> bool:

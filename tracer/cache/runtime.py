@@ -71,7 +71,11 @@ def adopt(code: bytes, exports: tuple[str, ...], imports: dict[str, int]) -> dic
     with _lock:
         if _loaded:
             return _loaded[0][1]
-        loaded, addresses = native.load_object(code, imports, exports)
+        try:
+            loaded, addresses = native.load_object(code, imports, exports)
+        except (ImportError, ValueError) as exc:     # (an object LLVM made that the loader refuses)
+            cache_log.warning("compile cache: the runtime cannot be linked here (%s): the cache is not used", exc)
+            return None
         _loaded.append((loaded, dict(zip(exports, addresses))))
     store = current_store()
     if store is not None and None not in described.values():
