@@ -175,12 +175,13 @@ class CompiledFunction:
 
 
 def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name: str | None = None,
-                     export_kernel: bool = True) -> CompiledFunction:
+                     export_kernel: bool = True, keep_object: bool = False) -> CompiledFunction:
     """Lower `fn` with its CPython entry, optimize at O3 for this CPU, and load it.
 
     With `export_kernel=False` the kernel lives only inlined in the entry (kernel_address is
     None): a third less to optimize and compile, for callers that only use the entry. With
-    `entry_args=None` there is no entry (entry_address is None): the kernel ABI only."""
+    `entry_args=None` there is no entry (entry_address is None): the kernel ABI only. With
+    `keep_object`, the object code linked stays on the result (for the compile cache to store)."""
     name = name or fn.name
     start = time.perf_counter()
     runtime = runtime_symbols()             # the first compile of the process starts LLVM's runtime
@@ -218,7 +219,7 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
     timings = {"runtime": t0 - start, "lower": t1 - t0, "optimize": t2 - t1, "codegen": t3 - t2, "link": t4 - t3}
     return CompiledFunction(name, symbol, entry_symbol(symbol), loaded[symbol] if export_kernel else None,
                             loaded[entry_symbol(symbol)] if entry_args is not None else None,
-                            llvm_ir, timings, loaded, obj, imports)
+                            llvm_ir, timings, loaded, obj if keep_object else None, imports)
 
 
 def llvm_ir_for(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None = None) -> str:

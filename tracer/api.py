@@ -144,7 +144,8 @@ class CodeCompiler:
             if trace.break_point is not None:
                 fallback = self._finish_as_python
             traced = time.perf_counter() - start
-            spec = Specialization.build(trace, trace.function.name, self.fuse_fma, fallback, parallel=self.parallel)
+            spec = Specialization.build(trace, trace.function.name, self.fuse_fma, fallback, parallel=self.parallel,
+                                        keep_object=self.cache and current_store() is not None)
             spec.timings = {"trace": traced, **spec.timings}
         except RaisedAfterHeldWrites:
             return self._compile(args, globals, builtins, closure, call_out=False)

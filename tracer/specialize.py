@@ -54,7 +54,8 @@ class Specialization:
 
     # ------------------------------------------------------------------ building
     @classmethod
-    def build(cls, trace: Trace, name: str, fuse_fma: bool, fallback, parallel: bool = False) -> Specialization:
+    def build(cls, trace: Trace, name: str, fuse_fma: bool, fallback, parallel: bool = False,
+              keep_object: bool = False) -> Specialization:
         start = time.perf_counter()
         optimized = optimize(trace.function, fuse_fma=fuse_fma)
         optimized.parallel = parallel
@@ -62,7 +63,7 @@ class Specialization:
         _check_calls_out_once(trace, optimized)
         fast = _is_fast(trace)
         entry_args = entry_args_for(trace, optimized)
-        compiled = codegen.jit.compile_function(optimized, entry_args, name, export_kernel=False)
+        compiled = codegen.jit.compile_function(optimized, entry_args, name, export_kernel=False, keep_object=keep_object)
         spec = cls(name, trace, optimized, compiled, fast, entry_args, fallback,
                    timings={"passes": passes, **compiled.timings})
         if not fast:
@@ -258,14 +259,15 @@ def argument_signature(args: tuple) -> tuple:
     return tuple(f"{a.dtype}[{a.ndim}-d]" if is_ndarray(a) else type(a) for a in args)
 
 
-def compile_ir(fn: Function, fuse_fma: bool, fallback=None, parallel: bool = False):
+def compile_ir(fn: Function, fuse_fma: bool, fallback=None, parallel: bool = False, keep_object: bool = False):
     """A callable for an IR function with no guards (each parameter is one positional argument
     of exactly its type): optimized, compiled, behind a C dispatcher. Arguments of other types
     raise TypeError; a call the compiled code cannot answer exactly calls `fallback`."""
     optimized = optimize(fn, fuse_fma=fuse_fma)
     optimized.parallel = parallel
     entry_args = [EntryArg(p.type, i) for i, p in enumerate(optimized.params)]
-    compiled = codegen.jit.compile_function(optimized, entry_args, optimized.name, export_kernel=False)
+    compiled = codegen.jit.compile_function(optimized, entry_args, optimized.name, export_kernel=False,
+                                            keep_object=keep_object)
     expected = ", ".join(type_label(p.type) for p in optimized.params)
 
     def wrong_arguments(*args):

@@ -274,7 +274,8 @@ class _Kernel:
         fn = map_over_arrays(trace.function, by_argument, [_shape_of(a) for a in args], owner.name,
                              None if outs is None else [_shape_of(o) for o in outs])
         fallback = _python_fallback(owner) if outs is None else _out_fallback(owner, len(args))
-        self.call = compile_ir(fn, owner.fuse_fma, fallback=fallback, parallel=owner.parallel)
+        self.call = compile_ir(fn, owner.fuse_fma, fallback=fallback, parallel=owner.parallel,
+                               keep_object=owner.cache and current_store() is not None)
         self.expected = self.call.expected
         self.function = fn
 
