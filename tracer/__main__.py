@@ -178,6 +178,9 @@ def make_parser() -> Parser:
     dump.add_argument("--grad", action="store_true",
                       help="show the gradient: the joint value-and-gradient function (stages ir, opt, llvm, asm)")
     dump.add_argument("--argnums", default="0", help="with --grad: the arguments to differentiate, e.g. 0,1")
+    dump.add_argument("--timings", action="store_true",
+                      help="compile as a first call would and say how long each stage took, the guards and what "
+                           "the compile cache does with it (tracer.explain)")
     dump.set_defaults(run=run_dump)
     export = commands.add_parser("export", help="compile functions into a shared library with a C header and a "
                                                 "ctypes loader")
@@ -222,6 +225,12 @@ def run_dump(options) -> int:
         raise CommandError("--grad shows IR stages: ir, opt, llvm or asm")
     if options.format == "dot" and options.stage not in ("ir", "opt"):
         raise CommandError(f"--format dot shows the IR stages (--stage ir or opt), not {options.stage}")
+    if options.timings:
+        from tracer.explain import explain
+        from tracer.gradients import grad
+        argnums = tuple(int(a) for a in options.argnums.split(","))
+        print(explain(grad(fn, argnums) if options.grad else fn, *args))
+        return 0
     print(dump_function(fn, args, stage=options.stage, fuse_fma=not options.no_fma, transform=transform,
                         fullgraph=options.fullgraph or getattr(fn, "fullgraph", False), format=options.format))
     return 0

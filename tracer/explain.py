@@ -17,8 +17,13 @@ import time
 from dataclasses import dataclass, field
 
 from tracer.api import COMPILE_LOCK, CodeCompiler, unwrap
+from tracer.cache import entries as cache_entries
+from tracer.cache.runtime import linkable
+from tracer.cache.store import current_store
 from tracer.errors import SourceLoc, UnsupportedError
 from tracer.frontend.binding import bind_arguments
+from tracer.frontend.sources import ABSENT
+from tracer.logs import format_stages
 from tracer.specialize import BreakRun, PythonRun, argument_signature
 
 
@@ -52,6 +57,8 @@ class Explanation:
     guards: list[str] = field(default_factory=list)
     compile_seconds: float = 0.0
     specialization: object = None          # the Specialization (or PythonRun) made for the arguments
+    stages: dict = field(default_factory=dict)    # seconds per stage of the compile (tracer.logs.STAGE_NAMES)
+    cache: str = ""                        # what the compile cache does with it (docs/cache.md)
 
     @property
     def python_calls(self) -> list[Break]:
@@ -76,6 +83,10 @@ class Explanation:
             lines.append("  no calls into CPython: the whole function is native code")
         if self.guards:
             lines.append(f"  guards: {', '.join(self.guards)}")
+        if self.stages:
+            lines.append(f"  stages: {format_stages(self.stages)}")
+        if self.cache:
+            lines.append(f"  compile cache: {self.cache}")
         return "\n".join(lines)
 
 
@@ -89,7 +100,7 @@ def explain(fn, *args, **kwargs) -> Explanation:
     full = tuple(bind_arguments(code, name, args, kwargs, py_func.__defaults__ or (),
                                 py_func.__kwdefaults__ or {}).values())
     compiler = CodeCompiler(code, name, getattr(fn, "fuse_fma", True), 1, py_func=py_func, transform=transform,
-                            fullgraph=getattr(fn, "fullgraph", False))
+                            fullgraph=getattr(fn, "fullgraph", False), parallel=getattr(fn, "parallel", False))
     start = time.perf_counter()
     try:
         with COMPILE_LOCK:
@@ -109,7 +120,28 @@ def explain(fn, *args, **kwargs) -> Explanation:
               for v, in_loop in _python_calls(compiled.optimized.body)]
     if isinstance(spec, BreakRun):
         breaks.append(Break("graph break", spec.describe(), spec.point.loc))
-    return Explanation(name, spec.signature(), True, breaks, spec.guards(), seconds, spec)
+    return Explanation(name, spec.signature(), True, breaks, spec.guards(), seconds, spec, compiled.timings,
+                       _cache_status(fn, compiler, spec, full))
+
+
+def _cache_status(fn, compiler: CodeCompiler, spec, full: tuple) -> str:
+    """Whether the compile cache stores this specialization, holds it already, or why not."""
+    if not getattr(fn, "cache", True) or current_store() is None:
+        return "off (TRACER_CACHE=0 or cache=False)"
+    if not linkable():
+        return "off (cached code is linked on Linux x86-64 only)"
+    if isinstance(spec, BreakRun):
+        return "not stored: a graph break"
+    if compiler.transform is not None and not compiler.transform.cacheable:
+        return "not stored: vjp's backward is compiled in each process"
+    f = compiler.py_func
+    try:
+        meta = cache_entries.describe(spec, full, f.__globals__, f.__builtins__, f.__closure__, ABSENT)
+    except cache_entries.NotStorable as exc:
+        return f"not stored: {exc}"
+    if cache_entries.stored_alike(current_store(), compiler.cache_key(), meta):
+        return "stored: a new process loads it without compiling"
+    return "not stored yet: the first call stores it"
 
 
 def _python_calls(block, in_loop: bool = False):

@@ -145,7 +145,7 @@ class Vectorized:
 
     def _store(self, key: tuple, kernel: _Kernel) -> None:
         store = current_store() if self.cache else None
-        if store is None:
+        if store is None or kernel.call.compiled.object_code is None:
             return
         from tracer.frontend.sources import ABSENT
         f = self.py_func
@@ -153,11 +153,11 @@ class Vectorized:
         try:
             meta = cache_entries.describe_code(self.name, compiled, kernel.function, kernel.binding_guards,
                                                f.__globals__, f.__builtins__, f.__closure__, ABSENT)
-            if meta is not None:
-                meta.update(layout=repr(key), expected=kernel.expected)
-                path = store.write(self._cache_key(), digest(repr(key), meta["guards"])[:32], meta,
-                                   compiled.object_code)
-                cache_log.info("%s: stored in the cache (%s)", self.name, path)
+            meta.update(layout=repr(key), expected=kernel.expected)
+            path = store.write(self._cache_key(), digest(repr(key), meta["guards"])[:32], meta, compiled.object_code)
+            cache_log.info("%s: stored in the cache (%s)", self.name, path)
+        except cache_entries.NotStorable as exc:
+            cache_log.info("%s: not cached: %s", self.name, exc)
         except Exception as exc:     # the cache never fails a call
             cache_log.warning("compile cache: %s not stored (%s: %s)", self.name, type(exc).__name__, exc)
         compiled.object_code = None

@@ -279,3 +279,38 @@ def test_pinned_arguments_and_gradients_load_without_llvm(tmp_path):
     assert run(3, 5)[-3:] == ["0", "True", "True"]
     assert run(5, 3) == ["(12.0,", "10.0)", "2", "False", "False"]     # both pins found, nothing compiled
     assert run(5, 7)[-3:] == ["1", "True", "True"]                       # n=7 compiled
+
+
+def test_explain_and_dump_timings_say_what_the_cache_does(tmp_path):
+    script = tmp_path / "explained.py"
+    script.write_text(textwrap.dedent('''
+        import tracer
+
+        @tracer.trace
+        def f(x, y):
+            return x * y + 1.0
+
+        @tracer.trace
+        def noisy(x):
+            print(x)
+            return x
+
+        print(tracer.explain(f, 1.0, 2.0).cache)
+        f(1.0, 2.0)
+        print(tracer.explain(f, 1.0, 2.0).cache)
+        print(tracer.explain(noisy, 1.0).cache)
+        print(tracer.explain(tracer.trace(f.py_func, cache=False), 1.0, 2.0).cache)
+    '''))
+    env = {**os.environ, "TRACER_CACHE": "1", "TRACER_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "not stored yet: the first call stores it"
+    assert lines[1] == "stored: a new process loads it without compiling"
+    assert lines[2].startswith("not stored: it calls into CPython")
+    assert lines[3].startswith("off")
+    dump = subprocess.run([sys.executable, "-m", "tracer", "dump", f"{script}:f", "--args", "1.0", "2.0", "--timings"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert dump.returncode == 0, dump.stderr
+    assert "stages: trace" in dump.stdout and "llvm-opt" in dump.stdout
+    assert "compile cache: stored" in dump.stdout

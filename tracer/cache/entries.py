@@ -122,64 +122,65 @@ def argument_kinds(args: tuple) -> list[str]:
 
 
 # ---------------------------------------------------------------------- storing
+class NotStorable(Exception):
+    """Why a compiled entry cannot be stored (said on the "tracer.cache" log, and by explain)."""
+
+
 def describe_code(name: str, compiled, function, binding_guards, globals: dict, builtins: dict, closure,
-                  absent) -> dict | None:
+                  absent) -> dict:
     """What every stored entry has: its entry symbol, its imports and its binding guards, each
-    described as text another process resolves; None where one cannot be (said on the log).
-    `compiled`: codegen's CompiledFunction of IR `function`; `absent`: what a binding guard
-    expects of a name that must not be bound."""
-    if getattr(compiled, "object_code", None) is None:
-        return None
+    described as text another process resolves; NotStorable where one cannot be. `compiled`:
+    codegen's CompiledFunction of IR `function`; `absent`: what a binding guard expects of a
+    name that must not be bound."""
     if any(v.op == "python_call" for v in function.walk()):
-        return None                      # its callee is an object of this process
+        raise NotStorable("it calls into CPython (the callee is an object of this process)")
     guards = []
     for g in binding_guards:
         where = _namespace(g.namespace, globals, builtins, closure, binding_guards)
         value = ABSENT_TEXT if g.expected is absent else value_fingerprint(g.expected)
         if where is None or value is None:
-            cache_log.info("%s: not cached: %s cannot be described", name, g.label)
-            return None
+            raise NotStorable(f"the guard {g.label} cannot be described in another process")
         guards.append([where, g.key, value])
     imports = {}
     for symbol, address in compiled.imports.items():
         what = _symbol_kind(address)
         if what is None:
-            cache_log.info("%s: not cached: it imports %s, which the cache cannot link", name, symbol)
-            return None
+            raise NotStorable(f"it imports {symbol}, which the cache cannot link")
         imports[symbol] = what
     return {"name": name, "entry": compiled.entry_symbol, "imports": imports, "guards": guards}
 
 
-def describe(spec, args: tuple, globals: dict, builtins: dict, closure, absent) -> dict | None:
-    """The file's description of a compiled Specialization, or None where it cannot be cached."""
+def describe(spec, args: tuple, globals: dict, builtins: dict, closure, absent) -> dict:
+    """The file's description of a compiled Specialization; NotStorable where it cannot be cached."""
     if not spec.fast and spec.trace.result_shape is not None:
-        return None                      # (objects made in the function and returned: not stored)
+        raise NotStorable("it returns objects it made (they are made in Python from the results)")
     meta = describe_code(spec.name, spec.compiled, spec.optimized, spec.trace.binding_guards, globals, builtins,
                          closure, absent)
-    if meta is None:
-        return None
     # the arguments the entry takes only at one value (the trace used them as constants)
     pins = [[i, a.equals] for i, a in enumerate(spec.entry_args) if spec.fast and a.param is None]
     if not all(_plain(value) for _, value in pins):
-        return None
+        raise NotStorable("an argument it takes at one value only has no text")
     meta.update(arguments=argument_kinds(args), pins=pins, signature=spec.signature(), labels=spec.guards())
     if not spec.fast:
         loader = spec.loader_function()
         constants = {name: _constant_kind(value, spec.trace.binding_guards, absent)
                      for name, value in loader.constants.items()}
-        unknown = [name for name, what in constants.items() if what is None]
+        unknown = [repr(loader.constants[name]) for name, what in constants.items() if what is None]
         if unknown:
-            cache_log.info("%s: not cached: its loader reads %s, which the cache cannot describe", spec.name,
-                           ", ".join(repr(loader.constants[n]) for n in unknown))
-            return None
+            raise NotStorable(f"its loader reads {', '.join(unknown)}, which the cache cannot describe")
         meta["loader"] = {"source": loader.source_text, "constants": constants, "leaves": len(spec.trace.leaves),
                           "scatters": [list(s) for s in spec.scatters]}
     return meta
 
 
 def store(store_: Store, key: str, spec, args: tuple, globals: dict, builtins: dict, closure, absent) -> str | None:
-    meta = describe(spec, args, globals, builtins, closure, absent)
-    if meta is None:
+    """Store a compiled Specialization under `key`; its path, or None where it cannot be (said on the log)."""
+    try:
+        meta = describe(spec, args, globals, builtins, closure, absent)
+    except NotStorable as exc:
+        cache_log.info("%s: not cached: %s", spec.name, exc)
+        return None
+    if spec.compiled.object_code is None:
         return None
     # named by what selects it: the same specialization compiled by two processes is one file
     name = digest(meta["arguments"], meta["pins"], meta["guards"], meta.get("loader", {}).get("source"))[:32]
@@ -340,6 +341,15 @@ def bindings_hold(guards: tuple) -> bool:
         if value is not expected:
             return False
     return True
+
+
+def stored_alike(store_: Store, key: str, meta: dict) -> bool:
+    """Whether `key` holds an entry made for what `meta` describes (arguments, pins, guards)."""
+    for path in store_.entries(key):
+        got = store_.read(path, key)
+        if got is not None and all(got[0].get(k) == meta[k] for k in ("arguments", "pins", "guards")):
+            return True
+    return False
 
 
 def _same(arg, value) -> bool:
