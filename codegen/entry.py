@@ -30,12 +30,12 @@ from codegen.arrays import VIEWS, result_struct
 from codegen.casts import to_double
 from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, llvm_type
 from codegen.lower import raise_sites
-from codegen.numpy_capi import numpy_api_function
 from codegen.runtime import RELEASE_BEGIN, RELEASE_END
 from codegen.tracebacks import CALL_OUT_FAILED, TracebackSites, traceback_symbols
 from tracer import ir
 from tracer.errors import RAISE_BASE, STATUS_EXCEPTIONS, Status
 from tracer.ir.ops import OPS, sets_fp_flags
+from tracer.numpy_capi import numpy_api_function
 
 I8 = ll.IntType(8)
 PY_OBJECT = ll.LiteralStructType([I64, PTR])            # ob_refcnt, ob_type

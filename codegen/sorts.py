@@ -23,9 +23,9 @@ from llvmlite import ir as ll
 from codegen.arrays import ELEMENT_TYPES, allocate, check_same_sizes, for_each_index, load_element, store_element
 from codegen.kernel import I1, I32, I64, PTR, ArrayValue, KernelBuilder, for_range
 from codegen.lowerings import lowers
-from codegen.numpy_capi import arrfuncs
 from tracer import ir
 from tracer.errors import Status
+from tracer.numpy_capi import arrfuncs
 
 RUN = 16              # the length of the runs insertion sort orders before the merges
 WORK_PER_STEP = 12    # instructions per element and halving, roughly (what a poll counts)

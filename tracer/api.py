@@ -214,7 +214,7 @@ class CodeCompiler:
         try:
             fallback = functools.partial(run_plain, f) if self.transform is None else self.transform.fallback
             found = cache_entries.load(store, self.cache_key(), full, f.__globals__, f.__builtins__, f.__closure__,
-                                       fallback)
+                                       fallback, _materialize)
         except Exception as exc:     # the cache never fails a call
             cache_log.warning("compile cache: %s not loaded (%s: %s)", self.display_name, type(exc).__name__, exc)
             return False
@@ -440,6 +440,12 @@ def _with_builtin_dtype(a):
 def _is_numpy_scalar(a) -> bool:
     """np.float64(1.0), np.int32(2), np.bool_(True)...: a NumPy scalar, not a 0-d array."""
     return type(a).__module__ == "numpy" and getattr(a, "ndim", None) == 0 and not _is_ndarray(a)
+
+
+def _materialize(shape, result):
+    """A loaded-path result made from the compiled code's (tracer.frontend.instances)."""
+    from tracer.frontend.instances import materialize
+    return materialize(shape, result)
 
 
 def _is_ndarray(a) -> bool:

@@ -11,7 +11,9 @@ values, as a compiled one is. Anything that cannot be described that way is not 
 """
 from __future__ import annotations
 
+import ast
 import ctypes
+import functools
 import sys
 import types
 
@@ -20,9 +22,13 @@ from tracer.cache.keys import digest, value_fingerprint
 from tracer.cache.runtime import linkable, runtime_addresses, runtime_exports
 from tracer.cache.store import Store
 from tracer.logs import cache_log
+from tracer.numpy_capi import arrfuncs, numpy_api_function
 
 ABSENT_TEXT = "absent"
 API_SLOTS = 300          # NumPy's C API slots searched for an imported address (NumPy 1 and 2 have more)
+ARRFUNCS_SLOTS = 39      # PyArray_ArrFuncs slots searched: up to the sort functions (33-38; codegen.sorts)
+DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+               "float64", "complex64", "complex128")
 
 
 class CachedSpecialization:
@@ -79,9 +85,11 @@ class CachedLoaded(CachedSpecialization):
 
     fast = False
 
-    def __init__(self, meta: dict, loaded, entry_address: int, guards: tuple, fallback, loader):
+    def __init__(self, meta: dict, loaded, entry_address: int, guards: tuple, fallback, loader, materialize):
         super().__init__(meta, loaded, entry_address, guards, fallback)
         self.loader = loader
+        shape = ast.literal_eval(meta["loader"].get("result", "None"))
+        self.result = (lambda result: result) if shape is None else functools.partial(materialize, shape)
         self.leaf_count = meta["loader"]["leaves"]
         self.scatters = [tuple(s) for s in meta["loader"]["scatters"]]
         self.leaf_call = native.Dispatcher(_raise_needs_python, self.name)
@@ -95,7 +103,7 @@ class CachedLoaded(CachedSpecialization):
             return self.fallback(*args)
         try:
             if not self.scatters:
-                return self.leaf_call(*leaves)
+                return self.result(self.leaf_call(*leaves))
             result = self.leaf_call(*leaves[:self.leaf_count])
         except NeedsPython:
             return self.fallback(*args)
@@ -105,7 +113,7 @@ class CachedLoaded(CachedSpecialization):
                 numpy.frombuffer(items, items.typecode)[:] = leaves[k]
             else:
                 native.scatter(leaves[k], items, attr, m)
-        return result
+        return self.result(result)
 
 
 def argument_kinds(args: tuple) -> list[str]:
@@ -135,6 +143,7 @@ def describe_code(name: str, compiled, function, binding_guards, globals: dict, 
     if any(v.op == "python_call" for v in function.walk()):
         raise NotStorable("it calls into CPython (the callee is an object of this process)")
     guards = []
+    binding_guards = stored_guards(binding_guards)
     for g in binding_guards:
         where = _namespace(g.namespace, globals, builtins, closure, binding_guards)
         value = ABSENT_TEXT if g.expected is absent else value_fingerprint(g.expected)
@@ -150,10 +159,17 @@ def describe_code(name: str, compiled, function, binding_guards, globals: dict, 
     return {"name": name, "entry": compiled.entry_symbol, "imports": imports, "guards": guards}
 
 
+def stored_guards(binding_guards) -> list:
+    """The binding guards a stored entry keeps: all but those on the tracer's own Python helpers
+    (`list.reverse`'s loop...), whose code the environment's key covers."""
+    return [g for g in binding_guards if not g.on_tracer_code]
+
+
 def describe(spec, args: tuple, globals: dict, builtins: dict, closure, absent) -> dict:
     """The file's description of a compiled Specialization; NotStorable where it cannot be cached."""
-    if not spec.fast and spec.trace.result_shape is not None:
-        raise NotStorable("it returns objects it made (they are made in Python from the results)")
+    shape = None if spec.fast else spec.trace.result_shape
+    if shape is not None and not _literal(shape):
+        raise NotStorable("it returns objects of classes it made (they are made in Python from the results)")
     meta = describe_code(spec.name, spec.compiled, spec.optimized, spec.trace.binding_guards, globals, builtins,
                          closure, absent)
     # the arguments the entry takes only at one value (the trace used them as constants)
@@ -163,13 +179,13 @@ def describe(spec, args: tuple, globals: dict, builtins: dict, closure, absent) 
     meta.update(arguments=argument_kinds(args), pins=pins, signature=spec.signature(), labels=spec.guards())
     if not spec.fast:
         loader = spec.loader_function()
-        constants = {name: _constant_kind(value, spec.trace.binding_guards, absent)
+        constants = {name: _constant_kind(value, stored_guards(spec.trace.binding_guards), absent)
                      for name, value in loader.constants.items()}
         unknown = [repr(loader.constants[name]) for name, what in constants.items() if what is None]
         if unknown:
             raise NotStorable(f"its loader reads {', '.join(unknown)}, which the cache cannot describe")
         meta["loader"] = {"source": loader.source_text, "constants": constants, "leaves": len(spec.trace.leaves),
-                          "scatters": [list(s) for s in spec.scatters]}
+                          "scatters": [list(s) for s in spec.scatters], "result": repr(shape)}
     return meta
 
 
@@ -240,6 +256,23 @@ def _constant_kind(value, guards, absent) -> list | None:
     return None
 
 
+def _literal(shape) -> bool:
+    """Whether a result's shape (tracer.frontend.instances.result_shape) is made of Python literals
+    only (no class, no NumPy type), which `ast.literal_eval` reads back equal from its repr."""
+    def plain(x):
+        if type(x) in (tuple, list, set, frozenset):
+            return all(map(plain, x))
+        if type(x) is dict:
+            return all(map(plain, x)) and all(map(plain, x.values()))
+        return type(x) in (bool, int, float, str, bytes, type(None))
+    if not plain(shape):
+        return False
+    try:
+        return ast.literal_eval(repr(shape)) == shape
+    except (ValueError, SyntaxError):
+        return False
+
+
 def _plain(value) -> bool:
     """A number, string, None or tuple of them: stored as JSON, read back equal."""
     if type(value) is tuple:
@@ -268,18 +301,25 @@ def _symbol_kind(address: int) -> list | None:
         for what, obj in _numpy_objects():
             if id(obj) == address:
                 return what
-        table = _numpy_api_table()
         for index in range(API_SLOTS):
-            if table[index] == address:
+            if numpy_api_function(index) == address:
                 return ["numpy_api", index]
+        for name in DTYPE_NAMES:      # NumPy's own sort functions (codegen.sorts)
+            table = arrfuncs(name)
+            if table is not None:
+                slots = list((ctypes.c_void_p * ARRFUNCS_SLOTS).from_address(table))
+                if address in slots:
+                    return ["arrfuncs", name, slots.index(address)]
     return None
 
 
 # ---------------------------------------------------------------------- loading
-def load(store_: Store, key: str, args: tuple, globals: dict, builtins: dict, closure, fallback) -> list:
+def load(store_: Store, key: str, args: tuple, globals: dict, builtins: dict, closure, fallback,
+         materialize) -> list:
     """The stored specialization under `key` made for arguments like `args` (the same types, the
     same values where it pinned them) whose bindings hold alike values here, linked and ready:
-    the most recently used of them, in a list (empty: none)."""
+    the most recently used of them, in a list (empty: none). `materialize(shape, result)` makes
+    a loaded-path result (tracer.frontend.instances)."""
     if not linkable():
         return []
     kinds = argument_kinds(args)
@@ -303,7 +343,7 @@ def load(store_: Store, key: str, args: tuple, globals: dict, builtins: dict, cl
         if loader is None:
             found.append(CachedSpecialization(meta, loaded, entry, guards, fallback))
         else:
-            found.append(CachedLoaded(meta, loaded, entry, guards, fallback, loader))
+            found.append(CachedLoaded(meta, loaded, entry, guards, fallback, loader, materialize))
         cache_log.info("%s: loaded from the cache (%s)", meta["name"], path)
         return found
     return found
@@ -454,7 +494,12 @@ def _resolve(what: list) -> int:
     if kind == "numpy_api":
         if not 0 <= what[1] < API_SLOTS:
             raise ValueError(f"NumPy's C API has no slot {what[1]}")
-        return _numpy_api_table()[what[1]]
+        return numpy_api_function(what[1])
+    if kind == "arrfuncs":
+        table = arrfuncs(what[1]) if what[1] in DTYPE_NAMES and 0 <= what[2] < ARRFUNCS_SLOTS else None
+        if table is None:
+            raise ImportError(f"no sort functions of {what[1]} here")
+        return (ctypes.c_void_p * ARRFUNCS_SLOTS).from_address(table)[what[2]]
     for described, obj in _numpy_objects():
         if described == what:
             return id(obj)
@@ -464,17 +509,6 @@ def _resolve(what: list) -> int:
 def _numpy_objects():
     import numpy
     yield ["numpy", "ndarray"], numpy.ndarray
-    for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-                 "float32", "float64", "complex64", "complex128"):
+    for name in DTYPE_NAMES:
         yield ["dtype", name], numpy.dtype(name)
         yield ["scalar", name], numpy.dtype(name).type
-
-
-def _numpy_api_table():
-    try:
-        from numpy._core import _multiarray_umath as multiarray
-    except ImportError:                      # NumPy 1.x
-        from numpy.core import _multiarray_umath as multiarray
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    return (ctypes.c_void_p * API_SLOTS).from_address(get_pointer(multiarray._ARRAY_API, None))

@@ -77,6 +77,8 @@ def loader_source(trace: Trace) -> tuple[str, dict]:
         return name
 
     for g in trace.binding_guards:
+        if g.on_tracer_code:
+            continue
         namespace, expected = constant(g.namespace), constant(g.expected)
         if g.key is None:
             lines.append(f"if {namespace}.cell_contents is not {expected}: return None")

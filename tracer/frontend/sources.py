@@ -14,6 +14,7 @@ the C dispatcher checks binding guards itself on the native fast path.
 """
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass
 
 
@@ -166,6 +167,15 @@ class BindingGuard:
 
     def __str__(self):
         return self.label
+
+    @property
+    def on_tracer_code(self) -> bool:
+        """A guard on the tracer's own Python helpers (a helper's `__code__`, a name in its
+        module), which nothing rebinds: the loader does not check it per call, and the compile
+        cache does not store it (its key covers the tracer's code)."""
+        ns = self.namespace
+        module = ns.__module__ if type(ns) is types.FunctionType else ns.get("__name__") if type(ns) is dict else None
+        return type(module) is str and module.startswith("tracer.")
 
 
 class _Absent:

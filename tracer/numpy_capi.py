@@ -1,6 +1,9 @@
 """NumPy's C API, as compiled code reaches it: the functions of its C API table (the table C
 extensions use through numpy/arrayobject.h; its slots are fixed across NumPy versions) and the
-sort functions of a builtin dtype (PyArray_ArrFuncs, reached through that table in NumPy 2)."""
+sort functions of a builtin dtype (PyArray_ArrFuncs, reached through that table in NumPy 2).
+
+A leaf (it imports nothing of the tracer): codegen links compiled code against these addresses,
+and the compile cache describes and finds them again in another process."""
 from __future__ import annotations
 
 import ctypes
