@@ -39,6 +39,8 @@ import sys
 import time
 import types
 
+import one_thread  # noqa: F401  (the compile cache off: first calls compile)
+
 REPEAT = 5
 MIN_SAMPLE = 0.1        # seconds: each timed sample runs whole loops for at least this long
 COMPILE_REPEAT = 3      # fresh function objects compiled per compiler; the fastest first call is kept

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 
-from tracer.frontend import numpy_in_python
 from tracer.frontend.arrays import broadcast_shape, convert, emit_elementwise, shape_text, sizes_of, wrap
 from tracer.frontend.builder import is_traced
 from tracer.frontend.complex_arrays import ComplexArray
@@ -242,6 +241,7 @@ def cond(tracer, x, p=None):
     if p not in (None, 2, -2):
         raise tracer.error(f"np.linalg.cond(x, p={p!r}) is not supported yet (p None, 2 or -2: singular values)")
     _checked_matrix(tracer, x, "np.linalg.cond", square=False)
+    from tracer.frontend import numpy_in_python    # (imports NumPy: only where it is called)
     r = tracer.call(numpy_in_python.cond, [x, p], {})
     if is_traced(r):
         tracer.numpy_scalars.add(r)          # (np.float64, as NumPy's, on every path)
@@ -256,8 +256,10 @@ def matrix_rank(tracer, A, tol=None, hermitian=False, *, rtol=None):
         raise ValueError("`tol` and `rtol` can't be both set.")
     a = as_array(tracer, A, "np.linalg.matrix_rank")
     if a.rank < 2:
+        from tracer.frontend import numpy_in_python
         return tracer.call(numpy_in_python.vector_rank, [a], {})
     _checked_matrix(tracer, a, "np.linalg.matrix_rank", square=False)
+    from tracer.frontend import numpy_in_python
     return tracer.call(numpy_in_python.matrix_rank, [a, tol, rtol], {})
 
 
@@ -269,6 +271,7 @@ def matrix_power(tracer, a, n):
         n = tracer.builder.concretize(n, "the exponent of np.linalg.matrix_power")
     if type(n) not in (int, bool) and not isinstance(n, numpy.integer):
         raise TypeError("exponent must be an integer")
+    from tracer.frontend import numpy_in_python
     return tracer.call(numpy_in_python.matrix_power, [m, int(n)], {})
 
 
