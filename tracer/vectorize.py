@@ -85,7 +85,7 @@ class Vectorized:
         if not arrays and out is None:                            # numbers only: the scalar function
             if self.scalar is None:
                 from tracer.api import make_dispatcher
-                self.scalar = make_dispatcher(self.py_func, self.transform, self.fuse_fma)
+                self.scalar = make_dispatcher(self.py_func, self.transform, self.fuse_fma, cache=self.cache)
             return self.scalar(*args)
         shape = numpy.broadcast_shapes(*(a.shape for a in arrays))   # NumPy's ValueError if they do not
         outs = None if out is None else _out_arrays(out, shape, args, self.name)
