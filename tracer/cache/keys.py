@@ -1,6 +1,7 @@
 """What a cached specialization depends on, as text that is the same in every process.
 
-- `environment()`: the tracer's own files, Python, llvmlite (its LLVM), NumPy and the CPU. Read
+- `environment()`: the tracer's own files, Python, llvmlite (its LLVM), NumPy, `bytecode` (which
+  the front end reads bytecode with) and the CPU. Read
   from file metadata (`os.stat`), never by importing llvmlite or NumPy, so that a process that
   loads everything from the cache imports neither.
 - `code_fingerprint(code)`: a code object's bytecode, constants (nested code included), names,
@@ -38,7 +39,7 @@ def environment() -> str:
     parts = [FORMAT, sys.version, sys.implementation.cache_tag, platform.machine(), sys.platform,
              _files_stamp(here), _files_stamp(os.path.join(os.path.dirname(here), "codegen")),
              _package_stamp("llvmlite", os.path.join("binding", "libllvmlite")),
-             _package_stamp("numpy", "version.py"), cpu_identity()]
+             _package_stamp("numpy", "version.py"), _package_stamp("bytecode", "version.py"), cpu_identity()]
     return digest(*parts)
 
 
