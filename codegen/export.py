@@ -267,7 +267,13 @@ def _array_argument(b, fail_if, is_null, name: str, t: ir.ArrayType, data, shape
 
 
 # ------------------------------------------------------------------------------ object code
-BASELINE_CPUS = {"x86_64": "x86-64-v2", "aarch64": "generic", "wasm32": "mvp"}   # what an export assumes by default
+BASELINE_CPUS = {"x86_64": "x86-64-v2", "aarch64": "generic", "riscv64": "generic-rv64", "armv7": "generic",
+                 "wasm32": "mvp"}   # what an export assumes by default
+# the baseline's instruction set where its CPU's name does not say it: RV64GC, and ARMv7-A with
+# VFPv3-D16 (Debian armhf's baseline: no NEON)
+BASELINE_FEATURES = {"riscv64": "+m,+a,+f,+d,+c", "armv7": "+armv7-a,+vfp3d16,-neon,-d32"}
+# the C ABI's name, and what it needs of any CPU: lp64d and gnueabihf pass doubles in float registers
+ABIS = {"riscv64": ("lp64d", "+d"), "armv7": ("", "+vfp2")}
 
 
 @functools.cache
@@ -275,6 +281,15 @@ def _initialize_all_targets() -> None:
     import llvmlite.binding as llvm
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
+
+
+def _cpu_and_features(arch: str, cpu: str | None) -> tuple[str, str]:
+    import llvmlite.binding as llvm
+    if cpu == "native":
+        return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+    if cpu is None:
+        return BASELINE_CPUS.get(arch, "generic"), BASELINE_FEATURES.get(arch, "")
+    return cpu, ABIS.get(arch, ("", ""))[1]
 
 
 def export_target_machine(triple: str | None = None, cpu: str | None = None):
@@ -285,16 +300,14 @@ def export_target_machine(triple: str | None = None, cpu: str | None = None):
     if triple is not None:
         _initialize_all_targets()
     triple = triple or llvm.get_process_triple()
-    if cpu == "native":
-        cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
-    else:
-        cpu, features = cpu or BASELINE_CPUS.get(triple.split("-")[0], "generic"), ""
+    arch = triple.split("-")[0]
+    cpu, features = _cpu_and_features(arch, cpu)
     target = llvm.Target.from_triple(triple)
     with _stderr_captured() as said:     # LLVM warns of an unknown CPU on stderr, then aborts at codegen
-        tm = target.create_target_machine(cpu=cpu, features=features, opt=3, reloc="pic", codemodel="default")
+        tm = target.create_target_machine(cpu=cpu, features=features, opt=3, reloc="pic", codemodel="default",
+                                          abiname=ABIS.get(arch, ("", ""))[0])
     if "is not a recognized processor" in said():
-        raise ValueError(f"export: unknown CPU {cpu!r} for {triple} (e.g. {BASELINE_CPUS.get(triple.split('-')[0], 'generic')}"
-                         f", or native)")
+        raise ValueError(f"export: unknown CPU {cpu!r} for {triple} (e.g. {BASELINE_CPUS.get(arch, 'generic')}, or native)")
     sys.stderr.write(said())
     return tm
 

@@ -6,8 +6,10 @@ Workloads: `fma` (three floats), a Collatz loop (ints), the 784-50-10 MLP train 
 `grad` of the loss traced through, SGD in place; JAX: `jit` of the same step with `jax.grad`), and
 the list-MLP step of examples/train_lists.py (weights in lists of lists). Times are measured inside
 each child process: `import` (the library), `first call` (decorating and the first call, which
-compiles or loads); the process's whole wall time is shown too. numba has no gradients and JAX
-no Python-list loops: those cells say n/a. Peers that are not installed are skipped.
+compiles or loads); the process's whole wall time is shown too. Every library imports from its
+`.pyc` files, as an installed package does (an untimed run first writes them). numba has no
+gradients and JAX no Python-list loops: those cells say n/a. Peers that are not installed are
+skipped.
 
     python examples/bench/startup.py [--rounds 3]
 """
@@ -126,6 +128,7 @@ def run_child(peer: str, workload: str, folder: str) -> dict:
     env = {**os.environ, "TRACER_CACHE_DIR": os.path.join(folder, "tracer-cache"), "TRACER_CACHE": "1",
            "NUMBA_CACHE_DIR": os.path.join(folder, "numba-cache"), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
            "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)     # every library imports from its .pyc files, as installed
     start = time.perf_counter()
     done = subprocess.run([sys.executable, path], env=env, capture_output=True, text=True, timeout=600)
     wall = time.perf_counter() - start
@@ -150,6 +153,8 @@ def measure(rounds: int) -> dict:
         for workload in WORKLOADS:
             if (peer, workload) not in CHILD:
                 continue
+            with tempfile.TemporaryDirectory() as folder:       # (writes the .pyc files of an editable install)
+                run_child(peer, workload, folder)
             runs = {"cold": [], "warm": []}
             for _ in range(rounds):
                 with tempfile.TemporaryDirectory() as folder:

@@ -12,6 +12,7 @@ import pytest
 
 from tracer import export, trace
 from tracer.aot.export import ExportError
+from tracer.aot.toolchain import ToolchainError
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 from mlp_numpy import mlp
@@ -19,22 +20,34 @@ from mlp_numpy import mlp
 CC = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler to link and run exported libraries")
 
-# Linux targets: (the C compiler for the test program, how to run it). aarch64 runs under qemu
-# (Debian: gcc-aarch64-linux-gnu, qemu-user-static; .ci/run installs them)
-AARCH64_SYSROOT = "/usr/aarch64-linux-gnu"
-LINUX_TARGETS = {"host": (CC, []),
-                 "aarch64-linux": (shutil.which("aarch64-linux-gnu-gcc"), [shutil.which("qemu-aarch64-static") or
-                                   shutil.which("qemu-aarch64"), "-L", AARCH64_SYSROOT])}
+# Linux targets: (the C compiler for the test program, how to run it; None: missing). The others
+# run under qemu-user with Debian's libc for them (qemu-user-static, libc6-<arch>-cross); zig
+# (pip: ziglang, in the test extra) links their libraries and builds their programs (aarch64's:
+# its Debian cross gcc where there is one). .ci/run installs the Debian packages
+ZIG = [sys.executable, "-m", "ziglang", "cc"] if importlib.util.find_spec("ziglang") else None
+
+
+def cross_target(zig_target: str, qemu: str, gcc: str | None = None) -> tuple:
+    compiler = [gcc] if gcc else [*ZIG, "-target", zig_target] if ZIG else None
+    runner = shutil.which(f"qemu-{qemu}-static") or shutil.which(f"qemu-{qemu}")
+    sysroot = f"/usr/{zig_target}"      # Debian's libc6-<arch>-cross
+    return compiler, [runner, "-L", sysroot] if runner and os.path.isdir(f"{sysroot}/lib") else None
+
+
+LINUX_TARGETS = {"host": ([CC], []),
+                 "aarch64-linux": cross_target("aarch64-linux-gnu", "aarch64", shutil.which("aarch64-linux-gnu-gcc")),
+                 "riscv64-linux": cross_target("riscv64-linux-gnu", "riscv64"),
+                 "armv7-linux": cross_target("arm-linux-gnueabihf", "arm")}
 
 
 def linux_target(name):
     compiler, runner = LINUX_TARGETS[name]
-    missing = compiler is None or (runner and runner[0] is None)
-    return pytest.param(name, marks=pytest.mark.skipif(missing, reason=f"no toolchain for {name} (Debian: "
-                                                                      f"gcc-aarch64-linux-gnu, qemu-user-static)"))
+    missing = [what for what, gone in [("zig (pip install ziglang)", compiler is None), ("qemu-user or the target's "
+               "libc (Debian: qemu-user-static, libc6-<arch>-cross)", runner is None)] if gone]
+    return pytest.param(name, marks=pytest.mark.skipif(bool(missing), reason=f"{name}: no {' and no '.join(missing)}"))
 
 
-TARGETS = [linux_target("host"), linux_target("aarch64-linux")]
+TARGETS = [linux_target(name) for name in LINUX_TARGETS]
 
 
 def fma(x, y, z):
@@ -67,7 +80,7 @@ def run_c(tmp_path, out_dir: str, name: str, body: str, extra: str = "", target:
     source.write_text(f'#include <stdio.h>\n#include <stdlib.h>\n#include "{name}.h"\n{extra}\n'
                       f"int main(void) {{\n{body}\n    return 0;\n}}\n")
     program = tmp_path / "main"
-    subprocess.run([compiler, "-std=c99", "-Wall", "-Werror", "-o", str(program), str(source), f"-I{out_dir}",
+    subprocess.run([*compiler, "-std=c99", "-Wall", "-Werror", "-o", str(program), str(source), f"-I{out_dir}",
                     f"-L{out_dir}", f"-l{name}", f"-Wl,-rpath,{out_dir}", "-lm"], check=True)
     done = subprocess.run([*runner, str(program)], capture_output=True, text=True, check=True)
     return done.stdout.splitlines()
@@ -225,13 +238,20 @@ def test_a_function_named_like_libm_calls_libm(tmp_path):
     assert m.sin(0.5) == math.sin(0.5) * 2.0
 
 
+ELF_ABI_FLAGS = {"riscv64-linux": "double-float ABI", "armv7-linux": "hard-float ABI"}   # doubles in float registers
+
+
 @pytest.mark.skipif(shutil.which("readelf") is None, reason="no readelf")
-def test_the_library_needs_only_libc_and_libm(tmp_path):
-    exported = export(mlp, *small_mlp_weights(), np.ones((2, 20)), out_dir=str(tmp_path))
-    dynamic = subprocess.run(["readelf", "-d", exported.library], capture_output=True, text=True, check=True).stdout
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_library_needs_only_libc_and_libm(tmp_path, target):
+    exported = export([(mlp, (*small_mlp_weights(), np.ones((2, 20)))), (div, (1.0, 2.0))], out_dir=str(tmp_path),
+                      name="lib", target=target)
+    dynamic = subprocess.run(["readelf", "-hd", exported.library], capture_output=True, text=True, check=True).stdout
     needed = {line.split("[")[1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line}
     # ld-linux is glibc's dynamic loader: it provides __tls_get_addr (the per-thread error message)
-    assert needed <= {"libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1"}, needed
+    assert needed <= {"libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1",
+                      "ld-linux-riscv64-lp64d.so.1", "ld-linux-armhf.so.3"}, needed
+    assert ELF_ABI_FLAGS.get(target, "") in dynamic
 
 
 def test_inputs_must_be_arguments(tmp_path):
@@ -241,6 +261,22 @@ def test_inputs_must_be_arguments(tmp_path):
         export(total, [1.0, 2.0], out_dir=str(tmp_path))
     with pytest.raises(ValueError, match="unknown target"):
         export(fma, 1.0, 2.0, 3.0, out_dir=str(tmp_path), target="pdp11")
+
+
+def test_the_toolchain_error_says_what_to_install(tmp_path, monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ziglang" else real(name, *a))
+    monkeypatch.delenv("TRACER_CC", raising=False)
+    assert load(export(fma, 3.0, -1.0, 2.0, out_dir=str(tmp_path / "cc"))).fma(3.0, -1.0, 2.0) == -1.0   # cc links
+    for target in ["riscv64-linux", "armv7-linux"]:      # only zig links them
+        with pytest.raises(ToolchainError, match=r'linking for .* needs zig \(pip install "tracer\[export\]"\)'):
+            export(fma, 1.0, 2.0, 3.0, out_dir=str(tmp_path), target=target)
+    monkeypatch.setenv("PATH", str(tmp_path))           # no cross gcc either
+    with pytest.raises(ToolchainError, match=r'aarch64-linux-gnu-gcc is not installed \(pip install "tracer\[export\]"'):
+        export(fma, 1.0, 2.0, 3.0, out_dir=str(tmp_path), target="aarch64-linux")
+    monkeypatch.setenv("TRACER_CC", "/no/such/cc -O2")  # the user's compiler, whatever is installed
+    with pytest.raises(ToolchainError, match="cannot run /no/such/cc"):
+        export(fma, 1.0, 2.0, 3.0, out_dir=str(tmp_path), target="riscv64-linux")
 
 
 def waves(x, y):
@@ -402,3 +438,45 @@ def test_narrow_dtypes_through_the_loader(tmp_path):
 def test_linalg_is_refused_clearly(tmp_path):
     with pytest.raises(ExportError, match="np.linalg"):
         export(lambda a: np.linalg.inv(a), np.eye(3), out_dir=str(tmp_path))
+
+
+def int_zoo(a, b, x, img):
+    return a // b, a % b, a * b, a / b, int(x * 1e10), (img // 3).astype(np.int16), img.astype(np.float16) * 0.5
+
+
+INT_POINTS = [(7, 3, 0.5), (-7, 3, -2.25), (7, -3, 1e5), (2**40 + 5, 12345, -3.75), (-(2**62), 7, 0.0), (1, 0, 1.0)]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_integers_and_narrow_dtypes_from_c(tmp_path, target):
+    """64-bit division and conversions (compiler-rt's on armv7), overflow into NEEDS_PYTHON, float16 arrays."""
+    out = str(tmp_path / "out")
+    img = np.array([[0, 100, 200], [250, 255, 7]], dtype=np.uint8)
+    export(int_zoo, 7, 3, 0.5, img, out_dir=out, name="iz", target=target)
+    calls = "\n".join(
+        f'    s = iz_int_zoo({a}LL, {b}LL, {c_double(x)}, img, shape, NULL, &q, &r, &p, &d, &n, &h, &f);\n'
+        f'    printf("%d %lld %lld %lld %a %lld\\n", s, (long long)q, (long long)r, (long long)p, d, (long long)n);'
+        for a, b, x in INT_POINTS)
+    body = f'''
+    uint8_t img[6] = {{{', '.join(map(str, img.ravel()))}}};
+    int64_t shape[2] = {{2, 3}}, q = 0, r = 0, p = 0, n = 0;
+    double d = 0;
+    iz_i16_2d h;
+    iz_f16_2d f;
+    int s = iz_int_zoo(7, 3, 0.5, img, shape, NULL, &q, &r, &p, &d, &n, &h, &f);
+    for (int i = 0; i < 6; i++) printf("%d %d\\n", h.data[i], f.data[i]);
+    iz_free(h.owner);
+    iz_free(f.owner);
+{calls}
+'''
+    lines = run_c(tmp_path, out, "iz", body, target=target)
+    halves, floats = (img // 3).astype(np.int16).ravel(), (img.astype(np.float16) * 0.5).ravel()
+    assert lines[:6] == [f"{h} {f}" for h, f in zip(halves, floats.view(np.uint16))]
+    for (a, b, x), line in zip(INT_POINTS, lines[6:]):
+        s, *ints, d, n = line.split()
+        if b == 0:
+            assert s == "1"                                          # ZeroDivisionError
+        elif not -2**63 <= a * b < 2**63:
+            assert s == "8"                                          # NEEDS_PYTHON: an int beyond 64 bits
+        else:
+            assert (int(s), *map(int, ints), float.fromhex(d), int(n)) == (0, a // b, a % b, a * b, a / b, int(x * 1e10))

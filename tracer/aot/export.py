@@ -9,9 +9,10 @@ a ctypes loader, for programs that have no Python in them.
 
 Each function is traced with example arguments exactly as `@trace` traces its first call (so
 the library holds that specialization: argument types, array ranks and which axes have size 1),
-then lowered behind a C ABI (codegen.export) and linked with the system's C compiler. The
-library needs only libc and libm. Values the function reads from module globals are frozen at
-export time; its inputs must be its arguments (numbers and NumPy arrays).
+then lowered behind a C ABI (codegen.export) and linked by zig (from pip) or a C compiler
+(tracer.aot.toolchain). The library needs only libc and libm. Values the function reads from
+module globals are frozen at export time; its inputs must be its arguments (numbers and NumPy
+arrays).
 """
 from __future__ import annotations
 
@@ -50,11 +51,14 @@ from tracer.specialize import entry_args_for_arguments
 C_TYPES = {F64: "double", F32: "float", I64: "int64_t", BOOL: "bool",
            **{t: f"{'u' if t in UNSIGNED else ''}int{BITS[t]}_t" for t in INTEGERS},
            F16: "uint16_t"}     # a float16: its IEEE binary16 bits
-# target -> (LLVM triple, None for this machine's; what links the library)
+# target -> (LLVM triple, None for this machine's; what links the library without zig, None: only
+# zig, see tracer.aot.toolchain)
 TARGETS = {
     "host": (None, "cc"),
     "x86_64-linux": ("x86_64-unknown-linux-gnu", "x86_64-linux-gnu-gcc"),
     "aarch64-linux": ("aarch64-unknown-linux-gnu", "aarch64-linux-gnu-gcc"),
+    "riscv64-linux": ("riscv64-unknown-linux-gnu", None),           # RV64GC, lp64d
+    "armv7-linux": ("armv7-unknown-linux-gnueabihf", None),         # ARMv7-A, VFPv3-D32, hard-float ABI
     "wasm32": ("wasm32-unknown-unknown", "wasm-ld"),
 }
 

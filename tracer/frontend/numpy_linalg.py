@@ -241,7 +241,7 @@ def cond(tracer, x, p=None):
     if p not in (None, 2, -2):
         raise tracer.error(f"np.linalg.cond(x, p={p!r}) is not supported yet (p None, 2 or -2: singular values)")
     _checked_matrix(tracer, x, "np.linalg.cond", square=False)
-    from tracer.frontend import numpy_in_python    # (imports NumPy: only where it is called)
+    from tracer.frontend import numpy_in_python  # (imports NumPy: only where it is called)
     r = tracer.call(numpy_in_python.cond, [x, p], {})
     if is_traced(r):
         tracer.numpy_scalars.add(r)          # (np.float64, as NumPy's, on every path)
