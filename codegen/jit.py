@@ -1,8 +1,10 @@
 """Compile an IR function to native code in this process, and unload it when it is dropped.
 
-Each compile links one library into an LLJIT and returns a handle (`CompiledFunction`) that keeps
-the code loaded while it is referenced; a process that compiles and drops functions forever stays
-at a fixed size:
+Each compile emits one position-independent object and links it: on Linux x86-64 in memory by
+`tracer.native.load_object` (the linker the compile cache loads stored objects with: the code a
+process runs is the code the cache stores), elsewhere into an LLJIT. It returns a handle
+(`CompiledFunction`) that keeps the code loaded while it is referenced; a process that compiles
+and drops functions forever stays at a fixed size:
 - each compile parses its module into an LLVM context of its own, freed with the function (the
   global context keeps a little of everything parsed into it, for good);
 - unloading a library frees its code, but its LLJIT keeps a little bookkeeping per library ever
@@ -27,7 +29,7 @@ from codegen.numpy_math import WIDE_VECTOR_OPS
 from codegen.runtime import JIT_MEMORY, RUNTIME, RUNTIME_FUNCTIONS, helpers, native_symbols
 from codegen.sorts import numpy_sort_symbols
 from codegen.target import assembly, host_target_machine, optimize, parse
-from tracer import ir
+from tracer import ir, native
 from tracer.cache import runtime as runtime_cache
 
 # Compiles share LLVM objects that are not thread safe (the target machine, the JITs, the global
@@ -143,6 +145,35 @@ class LoadedLibrary:
     __del__ = unload
 
 
+class LinkedObject:
+    """One object linked in memory by tracer.native.load_object (Linux x86-64), and the optimized
+    module it was compiled from with its LLVM context: its exported addresses are valid until it
+    is unloaded, which happens when this handle is collected (the mapping goes with it)."""
+
+    def __init__(self, linked, addresses: dict[str, int], module: llvm.ModuleRef, context):
+        self._linked = linked
+        self._addresses = addresses
+        self.module = module
+        self._context = context
+        _open_contexts.add(context)
+
+    def __getitem__(self, symbol: str) -> int:
+        return self._addresses[symbol]
+
+    def unload(self) -> None:
+        if sys.is_finalizing():
+            return
+        with _lock:
+            if self._linked is None:
+                return
+            self._linked = None
+            self.module.close()
+            _open_contexts.discard(self._context)
+            self._context.close()
+
+    __del__ = unload
+
+
 def _target_machine(fn: ir.Function) -> llvm.TargetMachine:
     """The host's, with 512-bit vectors for a function with np.exp or np.log of arrays (codegen.numpy_math)."""
     return host_target_machine(wide=any(v.op in WIDE_VECTOR_OPS for v in fn.walk()))
@@ -204,22 +235,29 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
         imports = {**runtime, **lapack_symbols(fn), **numpy_sort_symbols(fn)}   # the allocator, NumPy's LAPACK and sorts
         if entry_args is not None:
             imports.update(object_symbols(fn, entry_args))     # the entry's types and capsules
-        library = (llvm.JITLibraryBuilder()
-                   .add_object_img(obj)
-                   .add_current_process())         # the C API and libm, resolved in process
-        for import_name, address in imports.items():
-            library.import_symbol(import_name, address)
-        if entry_args is not None:
-            library.export_symbol(entry_symbol(symbol))
-        if export_kernel:
-            library.export_symbol(symbol)
-        jit = _jit_for_next_library()
-        loaded = LoadedLibrary(jit, library.link(jit.lljit, f"tracer_{n}"), optimized, context)
+        exports = ([entry_symbol(symbol)] if entry_args is not None else []) + ([symbol] if export_kernel else [])
+        if runtime_cache.linkable():       # linked in memory as the compile cache links it (no LLJIT)
+            linked, addresses = native.load_object(obj, imports, tuple(exports))
+            loaded = LinkedObject(linked, dict(zip(exports, addresses)), optimized, context)
+        else:
+            loaded = _link_with_lljit(obj, imports, exports, n, optimized, context)
         t4 = time.perf_counter()
     timings = {"runtime": t0 - start, "lower": t1 - t0, "optimize": t2 - t1, "codegen": t3 - t2, "link": t4 - t3}
     return CompiledFunction(name, symbol, entry_symbol(symbol), loaded[symbol] if export_kernel else None,
                             loaded[entry_symbol(symbol)] if entry_args is not None else None,
                             llvm_ir, timings, loaded, obj if keep_object else None, imports)
+
+
+def _link_with_lljit(obj: bytes, imports: dict, exports: list, n: int, optimized, context) -> LoadedLibrary:
+    library = (llvm.JITLibraryBuilder()
+               .add_object_img(obj)
+               .add_current_process())         # the C API and libm, resolved in process
+    for import_name, address in imports.items():
+        library.import_symbol(import_name, address)
+    for name in exports:
+        library.export_symbol(name)
+    jit = _jit_for_next_library()
+    return LoadedLibrary(jit, library.link(jit.lljit, f"tracer_{n}"), optimized, context)
 
 
 def llvm_ir_for(fn: ir.Function, entry_args: list[ir.EntryArg], name: str | None = None) -> str:

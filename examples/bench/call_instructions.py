@@ -6,6 +6,7 @@ empty loop subtracted, on whichever interpreters are given (default: this one).
 
     python examples/bench/call_instructions.py [python3.12 ...]
 """
+import os
 import shutil
 import subprocess
 import sys
@@ -32,7 +33,9 @@ which, n = sys.argv[1], int(sys.argv[2])
 
 
 def instructions(python: str, script: str, which: str, n: int) -> int:
+    # the compile cache off: every run compiles alike (a run that loaded would count other work)
     out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, script, which, str(n)],
+                         env={**os.environ, "TRACER_CACHE": "0"},
                          capture_output=True, text=True, check=True).stderr
     return int(out.split("Collected :")[1].split()[0])
 
