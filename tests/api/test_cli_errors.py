@@ -89,8 +89,8 @@ FAILURES = [
     (["export", "kernels.py:divides", "--args", "0.0", "-o", "out"], {}, "ZeroDivisionError: float division by zero"),
     (["dump", "syntax_error.py:f", "--args", "1.0"], {}, "importing syntax_error.py raised SyntaxError"),
     (["export", "raises_on_import.py:f", "-o", "out"], {}, "raised RuntimeError: the module is broken"),
-    (["export", "kernels.py:scale", "-o", "out"], {"CC": "/no/such/compiler"}, "cannot run /no/such/compiler"),
-    (["export", "kernels.py:scale", "-o", "out"], {"CC": "false"}, "linking out/libscale.so failed"),
+    (["export", "kernels.py:scale", "-o", "out"], {"TRACER_CC": "/no/such/compiler"}, "cannot run /no/such/compiler"),
+    (["export", "kernels.py:scale", "-o", "out"], {"TRACER_CC": "false"}, "linking out/libscale.so failed"),
 ]
 
 
