@@ -27,7 +27,12 @@ def host_has_avx512() -> bool:
 def host_target_machine(wide: bool = False) -> llvm.TargetMachine:
     """This CPU, by name and features (so llvm.fma.f64 is one vfmadd), at opt level 3. `wide`:
     its loops vectorized 512 bits wide where the CPU has AVX-512 (LLVM's tuning of Intel's CPUs
-    prefers 256: faster for loops bound by memory, slower for those bound by arithmetic, np.exp's)."""
+    prefers 256: faster for loops bound by memory, slower for those bound by arithmetic, np.exp's).
+
+    The large code model with static relocations: every address in the object is an absolute
+    64-bit relocation, so it links wherever it is mapped (tracer.native.load_object and the
+    compile cache, LLJIT elsewhere) with no range to overflow; LLVM also keeps a loop's constants
+    in registers under it (the small code model made np.log's SIMD loop 1.9x slower)."""
     return _host_target_machine(wide and host_has_avx512())
 
 
@@ -36,7 +41,7 @@ def _host_target_machine(wide: bool) -> llvm.TargetMachine:
     initialize()
     features = llvm.get_host_cpu_features().flatten() + (",-prefer-256-bit" if wide else "")
     tm = llvm.Target.from_default_triple().create_target_machine(cpu=llvm.get_host_cpu_name(), features=features,
-                                                                   opt=3, reloc="pic", codemodel="small")
+                                                                   opt=3, reloc="static", codemodel="large")
     _host_passes.append([tm, None, 0])
     return tm
 
