@@ -1,6 +1,6 @@
 """Compile an IR function to native code in this process, and unload it when it is dropped.
 
-Each compile emits one position-independent object and links it: on Linux x86-64 in memory by
+Each compile emits one object (absolute 64-bit relocations: codegen.target) and links it: on Linux x86-64 in memory by
 `tracer.native.load_object` (the linker the compile cache loads stored objects with: the code a
 process runs is the code the cache stores), elsewhere into an LLJIT. It returns a handle
 (`CompiledFunction`) that keeps the code loaded while it is referenced; a process that compiles
