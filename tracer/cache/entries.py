@@ -368,19 +368,20 @@ def link(meta: dict, code: bytes, globals: dict, builtins: dict, closure, path: 
 
 def bindings_hold(guards: tuple) -> bool:
     """Whether every (namespace, key, expected) binding guard holds now (as the C dispatcher checks)."""
-    for ns, key, expected in guards:
-        if type(ns) is types.CellType:
-            try:
-                value = ns.cell_contents
-            except ValueError:
-                return False
-        elif type(ns) is types.FunctionType:
-            value = getattr(ns, key, native.ABSENT)
-        else:
-            value = ns.get(key, native.ABSENT)
-        if value is not expected:
-            return False
-    return True
+    return all(_bound(ns, key) is expected for ns, key, expected in guards)
+
+
+def _bound(ns, key):
+    """What a binding guard's namespace binds `key` to now: a cell's contents, a function's
+    attribute, a dict's item; native.ABSENT where nothing is bound (an empty cell too)."""
+    if type(ns) is types.CellType:
+        try:
+            return ns.cell_contents
+        except ValueError:
+            return native.ABSENT
+    if type(ns) is types.FunctionType:
+        return getattr(ns, key, native.ABSENT)
+    return ns.get(key, native.ABSENT)
 
 
 def stored_alike(store_: Store, key: str, meta: dict) -> bool:
@@ -404,15 +405,7 @@ def _bindings(described: list, globals, builtins, closure) -> tuple | None:
         ns = _find_namespace(where, globals, builtins, closure, values)
         if ns is None:
             return None
-        if type(ns) is types.CellType:
-            try:
-                value = ns.cell_contents
-            except ValueError:
-                return None
-        elif type(ns) is types.FunctionType:
-            value = getattr(ns, key)
-        else:
-            value = ns.get(key, native.ABSENT)
+        value = _bound(ns, key)
         text = ABSENT_TEXT if value is native.ABSENT else value_fingerprint(value)
         if text != fingerprint:
             return None
