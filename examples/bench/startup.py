@@ -64,16 +64,7 @@ def step(W1, b1, W2, b2, X, T, lr):
     b2 -= lr * gb2
 '''
 
-TRAIN_JAX = '''
-import jax.numpy as np
-
-def loss(W1, b1, W2, b2, X, T):
-    H = np.maximum(X @ W1 + b1, 0.0)
-    O = H @ W2 + b2
-    M = O.max(axis=1, keepdims=True)
-    lse = M[:, 0] + np.log(np.sum(np.exp(O - M), axis=1))
-    return np.mean(lse - np.sum(O * T, axis=1))
-
+TRAIN_JAX = TRAIN_NUMPY.replace("import numpy as np", "import jax.numpy as np") + '''
 def step(W1, b1, W2, b2, X, T, lr):
     gW1, gb1, gW2, gb2 = jax.grad(loss, argnums=(0, 1, 2, 3))(W1, b1, W2, b2, X, T)
     return W1 - lr * gW1, b1 - lr * gb1, W2 - lr * gW2, b2 - lr * gb2
