@@ -8,10 +8,10 @@ setup(
             "tracer.native",
             sources=["tracer/csrc/frame.c", "tracer/csrc/dispatch.c", "tracer/csrc/native_entry.c",
                      "tracer/csrc/gather.c", "tracer/csrc/tools.c", "tracer/csrc/released.c", "tracer/csrc/pool.c",
-                     "tracer/csrc/objload.c"],
+                     "tracer/csrc/objload.c", "tracer/csrc/runtime.c"],
             depends=["tracer/csrc/dispatch.h", "tracer/csrc/native_entry.h", "tracer/csrc/gather.h",
                      "tracer/csrc/tools.h", "tracer/csrc/released.h", "tracer/csrc/pool.h",
-                     "tracer/csrc/objload.h"],
+                     "tracer/csrc/objload.h", "tracer/csrc/runtime.h"],
             # Hidden visibility: only PyInit_native is exported, and calls
             # between the C files are direct, not through the PLT.
             extra_compile_args=["-std=c99", "-Wall", "-fvisibility=hidden"],

@@ -30,7 +30,7 @@ from codegen.arrays import VIEWS, result_struct
 from codegen.casts import to_double
 from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, llvm_type
 from codegen.lower import raise_sites
-from codegen.runtime import RELEASE_BEGIN, RELEASE_END
+from codegen.runtime import FREE_CAPSULE, RELEASE_BEGIN, RELEASE_END
 from codegen.tracebacks import CALL_OUT_FAILED, TracebackSites, traceback_symbols
 from tracer import ir
 from tracer.errors import RAISE_BASE, STATUS_EXCEPTIONS, Status
@@ -102,7 +102,6 @@ def numpy_scalar_type(t: ir.ScalarType) -> str:
 
 NEW_ARRAY, NEW_ARRAY_INDEX = "__tracer_PyArray_NewFromDescr", 94   # slots in NumPy's C API table
 SET_BASE, SET_BASE_INDEX = "__tracer_PyArray_SetBaseObject", 282
-FREE_CAPSULE = "__tracer_free_capsule"
 NPY_ARRAY_CARRAY = 0x0001 | 0x0100 | 0x0400       # C-contiguous, aligned, writeable
 
 

@@ -26,11 +26,11 @@ from codegen.entry import object_symbols
 from codegen.linalg import lapack_symbols
 from codegen.module import entry_symbol, kernel_symbol, lower_module
 from codegen.numpy_math import WIDE_VECTOR_OPS
-from codegen.runtime import JIT_MEMORY, RUNTIME, RUNTIME_FUNCTIONS, helpers, native_symbols
+from codegen.runtime import JIT_MEMORY, native_symbols
 from codegen.sorts import numpy_sort_symbols
 from codegen.target import assembly, host_target_machine, optimize, parse
 from tracer import ir, native
-from tracer.cache import runtime as runtime_cache
+from tracer.cache.store import linkable
 
 # Compiles share LLVM objects that are not thread safe (the target machine, the JITs, the global
 # context of the runtime and of codegen.target's pass builder), and the bookkeeping below. Re-entrant:
@@ -39,40 +39,6 @@ _lock = threading.RLock()
 _serial = itertools.count()
 
 LIBRARIES_PER_JIT = 32
-
-
-@functools.cache
-def _runtime_jit() -> llvm.LLJIT:
-    """The LLJIT of codegen.runtime's functions: one for the process, never freed."""
-    return llvm.create_lljit_compiler(host_target_machine())
-
-
-_runtime_library = None           # codegen.runtime's functions: loaded once, never unloaded
-
-
-def runtime_symbols() -> dict[str, int]:
-    """The RUNTIME functions' addresses (loading them on first use: from the compile cache, else
-    compiled here, handed to the cache, and linked by it or, where it cannot link, by an LLJIT)."""
-    global _runtime_library
-    with _lock:
-        if _runtime_library is None:
-            _runtime_library = runtime_cache.runtime_addresses() or _compile_runtime()
-    return {**{name: _runtime_library[name] for name in RUNTIME_FUNCTIONS}, **native_symbols()}
-
-
-def _compile_runtime():
-    runtime = parse(RUNTIME)
-    runtime.link_in(parse(helpers()))
-    obj = host_target_machine().emit_object(optimize(runtime))
-    adopted = runtime_cache.adopt(obj, RUNTIME_FUNCTIONS, native_symbols())
-    if adopted is not None:
-        return adopted
-    library = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
-    for name, address in native_symbols().items():
-        library.import_symbol(name, address)
-    for name in RUNTIME_FUNCTIONS:
-        library.export_symbol(name)
-    return library.link(_runtime_jit(), "tracer_runtime")
 
 
 class _Jit:
@@ -187,7 +153,7 @@ class CompiledFunction:
     kernel_address: int | None       # the kernel ABI of codegen.lower (None: not exported)
     entry_address: int | None        # the METH_FASTCALL entry of codegen.entry (None: no entry)
     llvm_ir: str                     # as lowered, before any pass
-    timings: dict = field(repr=False)       # seconds per stage: runtime (start-up, and the lock), lower, optimize, codegen, link
+    timings: dict = field(repr=False)       # seconds per stage: lower, optimize, codegen, link
     _library: LoadedLibrary = field(repr=False)    # the code is unloaded when this is collected
     object_code: bytes | None = field(default=None, repr=False)   # what was linked (tracer.cache stores it)
     imports: dict = field(default_factory=dict, repr=False)        # the process's symbols it was linked with
@@ -214,8 +180,6 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
     `entry_args=None` there is no entry (entry_address is None): the kernel ABI only. With
     `keep_object`, the object code linked stays on the result (for the compile cache to store)."""
     name = name or fn.name
-    start = time.perf_counter()
-    runtime = runtime_symbols()             # the first compile of the process starts LLVM's runtime
     with _lock:
         t0 = time.perf_counter()
         n = next(_serial)
@@ -232,17 +196,17 @@ def compile_function(fn: ir.Function, entry_args: list[ir.EntryArg] | None, name
         # codegen with our target machine (the JIT's is built from the host's), then link
         obj = tm.emit_object(optimized)
         t3 = time.perf_counter()
-        imports = {**runtime, **lapack_symbols(fn), **numpy_sort_symbols(fn)}   # the allocator, NumPy's LAPACK and sorts
+        imports = {**native_symbols(), **lapack_symbols(fn), **numpy_sort_symbols(fn)}   # the allocator, NumPy's LAPACK and sorts
         if entry_args is not None:
             imports.update(object_symbols(fn, entry_args))     # the entry's types and capsules
         exports = ([entry_symbol(symbol)] if entry_args is not None else []) + ([symbol] if export_kernel else [])
-        if runtime_cache.linkable():       # linked in memory as the compile cache links it (no LLJIT)
+        if linkable():       # linked in memory as the compile cache links it (no LLJIT)
             linked, addresses = native.load_object(obj, imports, tuple(exports))
             loaded = LinkedObject(linked, dict(zip(exports, addresses)), optimized, context)
         else:
             loaded = _link_with_lljit(obj, imports, exports, n, optimized, context)
         t4 = time.perf_counter()
-    timings = {"runtime": t0 - start, "lower": t1 - t0, "optimize": t2 - t1, "codegen": t3 - t2, "link": t4 - t3}
+    timings = {"lower": t1 - t0, "optimize": t2 - t1, "codegen": t3 - t2, "link": t4 - t3}
     return CompiledFunction(name, symbol, entry_symbol(symbol), loaded[symbol] if export_kernel else None,
                             loaded[entry_symbol(symbol)] if entry_args is not None else None,
                             llvm_ir, timings, loaded, obj if keep_object else None, imports)

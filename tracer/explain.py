@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 
 from tracer.api import COMPILE_LOCK, CodeCompiler, unwrap
 from tracer.cache import entries as cache_entries
-from tracer.cache.runtime import linkable
-from tracer.cache.store import current_store
+from tracer.cache.store import current_store, linkable
 from tracer.errors import SourceLoc, UnsupportedError
 from tracer.frontend.binding import bind_arguments
 from tracer.frontend.sources import ABSENT

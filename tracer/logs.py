@@ -72,16 +72,13 @@ def format_seconds(seconds: float) -> str:
 
 
 # the stages a compile is timed by: the trace, the IR passes (Specialization.build), and the back
-# end's (codegen.jit.compile_function: lowering to LLVM IR, LLVM's passes, machine code, linking;
-# and `runtime`, LLVM's start-up in the first compile of a process, or a wait for the back end's lock)
-STAGE_NAMES = {"optimize": "llvm-opt", "codegen": "llvm-codegen", "runtime": "llvm-start"}
-OPTIONAL_STAGES = {"runtime"}               # said only when it took some time
+# end's (codegen.jit.compile_function: lowering to LLVM IR, LLVM's passes, machine code, linking)
+STAGE_NAMES = {"optimize": "llvm-opt", "codegen": "llvm-codegen"}
 
 
 def format_stages(stages: dict) -> str:
     """"trace 1.2 ms, passes 0.3 ms, ...": a compile's seconds per stage."""
-    return ", ".join(f"{STAGE_NAMES.get(stage, stage)} {format_seconds(t)}" for stage, t in stages.items()
-                     if t >= 0.0005 or stage not in OPTIONAL_STAGES)
+    return ", ".join(f"{STAGE_NAMES.get(stage, stage)} {format_seconds(t)}" for stage, t in stages.items())
 
 
 def log_compiled(name: str, where: str, arguments: str, seconds: float, stages: dict, path: str) -> None:

@@ -47,8 +47,14 @@ add_traceback_address: int   # void add_traceback(const TracebackSite *) (tracer
 call_out_failed_address: int   # void call_out_failed(const TracebackSite *): the same, without the tracer's frames
 release_begin_address: int   # int32 begin(int32 allowed): whether the kernel may release the GIL (tracer/csrc/released.h)
 release_end_address: int   # void end(int32 previous): the GIL back if the kernel released it
-poll_holding_address: int   # void poll_holding(void): release the GIL where allowed (after a signal check)
-poll_released_address: int   # int32 poll(void): the main thread's signal check while the GIL is released
+check_signals_address: int   # int32 check_signals(void): the kernels' signal check, 0 or -1 (tracer/csrc/released.h)
+check_signals_convention: str   # the LLVM calling convention to call it with ("preserve_mostcc" on x86-64)
+alloc_block_address: int   # void *alloc_block(uint64 n): the kernels' caching malloc (tracer/csrc/runtime.h)
+free_block_address: int   # void free_block(void *)
+free_capsule_address: int   # void free_capsule(PyObject *): the destructor of an array result's capsule
+pairwise_sum_f64_address: int   # double sum(data, n, stride, int32 *interrupted): NumPy's pairwise sum
+pairwise_sum_f32_address: int   # float sum(...): the same for float32
+pairwise_sum_f16_address: int   # float sum(...): float16 elements added in float32
 note_site_address: int   # void note_site(int32): this thread's failed site (codegen.tracebacks)
 failed_site_address: int   # int32 failed_site(void)
 parallel_for_address: int   # int32 parallel_for(body, ctx, n, grain): the pool of parallel=True code (tracer/csrc/pool.h)

@@ -25,8 +25,7 @@ from tracer import native
 from tracer.api import COMPILE_LOCK, made_once, unwrap
 from tracer.cache import entries as cache_entries
 from tracer.cache.keys import code_fingerprint, digest, environment
-from tracer.cache.runtime import linkable
-from tracer.cache.store import current_store
+from tracer.cache.store import current_store, linkable
 from tracer.logs import cache_log
 from tracer.pickling import function_reference, rebuild_vectorized
 

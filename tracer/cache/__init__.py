@@ -3,6 +3,5 @@ without tracing or LLVM (docs/cache.md).
 
     keys.py      what a stored specialization depends on, as text alike in every process
     store.py     the folder: atomic files with a checked header, private, bounded in size
-    runtime.py   the runtime's object code, loaded once per process
     entries.py   specializations to and from files: guards, imports, linking
 """

@@ -1,8 +1,8 @@
 """Specializations to and from the cache folder.
 
 What is stored for a specialization with a native entry (every input an argument): its object
-code, the symbols it imports from the process (each by what it is: a tracer.native function, a
-runtime function, a NumPy object, a slot of NumPy's C API), and its binding guards, each as where
+code, the symbols it imports from the process (each by what it is: a tracer.native function (the
+runtime's among them), a NumPy object, a slot of NumPy's C API), and its binding guards, each as where
 the binding lives (the function's globals, the builtins, a module's dict, a closure cell, an
 inlined function's attribute) and a fingerprint of the value it held (tracer.cache.keys). Loading
 checks that every binding holds a value with the same fingerprint in this process, links the
@@ -19,8 +19,7 @@ import types
 
 from tracer import native
 from tracer.cache.keys import digest, value_fingerprint
-from tracer.cache.runtime import linkable, runtime_addresses, runtime_exports
-from tracer.cache.store import Store
+from tracer.cache.store import Store, linkable
 from tracer.logs import cache_log
 from tracer.numpy_capi import arrfuncs, numpy_api_function
 
@@ -294,9 +293,6 @@ def _symbol_kind(address: int) -> list | None:
     for name in dir(native):
         if name.endswith("_address") and getattr(native, name) == address:
             return ["native", name]
-    for name, runtime in runtime_exports().items():
-        if runtime == address:
-            return ["runtime", name]
     if "numpy" in sys.modules:
         for what, obj in _numpy_objects():
             if id(obj) == address:
@@ -479,11 +475,6 @@ def _resolve(what: list) -> int:
         if not what[1].endswith("_address"):
             raise ValueError(f"not a native address: {what[1]}")
         return getattr(native, what[1])
-    if kind == "runtime":
-        addresses = runtime_addresses()
-        if addresses is None or what[1] not in addresses:
-            raise ImportError(f"the runtime has no {what[1]}")
-        return addresses[what[1]]
     if kind == "numpy_api":
         if not 0 <= what[1] < API_SLOTS:
             raise ValueError(f"NumPy's C API has no slot {what[1]}")

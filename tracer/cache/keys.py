@@ -22,7 +22,7 @@ import sys
 import types
 from importlib.machinery import EXTENSION_SUFFIXES
 
-FORMAT = 1       # of the cache files and of these keys: a change makes every earlier file a miss
+FORMAT = 2       # of the cache files and of these keys: a change makes every earlier file a miss
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 

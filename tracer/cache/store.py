@@ -24,11 +24,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import stat
 import struct
 import sys
 import time
 
+from tracer import native
 from tracer.cache.keys import FORMAT
 from tracer.logs import cache_log
 
@@ -273,6 +275,12 @@ def _remove(path: str) -> int:
 
 
 _stores: dict[str, Store] = {}
+
+
+def linkable() -> bool:
+    """Whether object code can be linked here without LLVM (tracer.native.load_object: Linux
+    x86-64). Elsewhere nothing is stored or loaded."""
+    return sys.platform.startswith("linux") and platform.machine() == "x86_64" and hasattr(native, "load_object")
 
 
 def current_store() -> Store | None:

@@ -45,6 +45,7 @@
 #include "objload.h"
 #include "pool.h"
 #include "released.h"
+#include "runtime.h"
 #include "tools.h"
 
 #define PY_3_12 (PY_VERSION_HEX >= 0x030C0000)
@@ -634,7 +635,8 @@ PyInit_native(void)
     }
     if (dispatch_module_init(module) < 0 || gather_module_init(module) < 0
             || tools_module_init(module) < 0 || released_module_init(module) < 0
-            || pool_module_init(module) < 0 || objload_module_init(module) < 0) {
+            || pool_module_init(module) < 0 || objload_module_init(module) < 0
+            || runtime_module_init(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -1,5 +1,6 @@
 /* Compiled code that runs without the GIL: see released.h. */
 #include "released.h"
+#include "tools.h"
 
 #include <stdint.h>
 #include <time.h>
@@ -84,17 +85,52 @@ released_failed_site(void)
     return failed_site;
 }
 
-static int
-add_address(PyObject *module, const char *name, void *address)
+/* The signal check kernels poll (codegen.kernel): PyErr_CheckSignals() where this thread holds
+ * the GIL (a thread state is attached, and it is this thread's: on 3.11 the first is the GIL
+ * holder's, whichever thread that is), then the GIL's release where the kernel's entry allows it;
+ * else the check of a kernel that released the GIL (0 where nothing released it, as in a kernel
+ * called through ctypes).  0, or -1 when a handler raised. */
+int32_t
+released_check_signals(void)
 {
-    PyObject *value = PyLong_FromVoidPtr(address);
-    if (value == NULL) {
-        return -1;
+#if PY_VERSION_HEX >= 0x030D0000
+    PyThreadState *state = PyThreadState_GetUnchecked();
+#else
+    PyThreadState *state = _PyThreadState_UncheckedGet();
+#endif
+    if (state == NULL || !PyGILState_Check()) {
+        return released_poll();
     }
-    int rc = PyModule_AddObjectRef(module, name, value);
-    Py_DECREF(value);
-    return rc;
+    int status = PyErr_CheckSignals();
+    if (status == 0) {
+        released_poll_holding();
+    }
+    return status;
 }
+
+/* The same check as kernels call it on x86-64: with LLVM's preserve_most convention, which
+ * saves every general register but r11 (the loops that call it, on a cold path, keep their
+ * values in registers).  The stub saves the argument registers the C function may clobber
+ * (seven pushes keep the stack 16-byte aligned at the call). */
+#if defined(__x86_64__) && defined(__ELF__)
+#define CHECK_CONVENTION "preserve_mostcc"
+int32_t released_check_signals_preserving(void);
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl released_check_signals_preserving\n"
+        ".hidden released_check_signals_preserving\n"
+        ".type released_check_signals_preserving, @function\n"
+        "released_check_signals_preserving:\n"
+        "  pushq %rdi\n  pushq %rsi\n  pushq %rdx\n  pushq %rcx\n  pushq %r8\n  pushq %r9\n  pushq %r10\n"
+        "  call released_check_signals\n"
+        "  popq %r10\n  popq %r9\n  popq %r8\n  popq %rcx\n  popq %rdx\n  popq %rsi\n  popq %rdi\n"
+        "  ret\n"
+        ".size released_check_signals_preserving, .-released_check_signals_preserving\n");
+#define CHECK_ENTRY released_check_signals_preserving
+#else
+#define CHECK_CONVENTION ""
+#define CHECK_ENTRY released_check_signals
+#endif
 
 int
 released_module_init(PyObject *module)
@@ -118,12 +154,12 @@ released_module_init(PyObject *module)
     if (PyErr_Occurred()) {
         return -1;
     }
-    if (add_address(module, "release_begin_address", (void *)(uintptr_t)&released_begin) < 0
-            || add_address(module, "release_end_address", (void *)(uintptr_t)&released_end) < 0
-            || add_address(module, "poll_holding_address", (void *)(uintptr_t)&released_poll_holding) < 0
-            || add_address(module, "poll_released_address", (void *)(uintptr_t)&released_poll) < 0
-            || add_address(module, "note_site_address", (void *)(uintptr_t)&released_note_site) < 0
-            || add_address(module, "failed_site_address", (void *)(uintptr_t)&released_failed_site) < 0) {
+    if (tools_add_address(module, "release_begin_address", (void *)(uintptr_t)&released_begin) < 0
+            || tools_add_address(module, "release_end_address", (void *)(uintptr_t)&released_end) < 0
+            || tools_add_address(module, "note_site_address", (void *)(uintptr_t)&released_note_site) < 0
+            || tools_add_address(module, "failed_site_address", (void *)(uintptr_t)&released_failed_site) < 0
+            || tools_add_address(module, "check_signals_address", (void *)(uintptr_t)&CHECK_ENTRY) < 0
+            || PyModule_AddStringConstant(module, "check_signals_convention", CHECK_CONVENTION) < 0) {
         return -1;
     }
     return 0;

@@ -24,6 +24,11 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+/* The kernels' signal check (and that of the pairwise sums, runtime.c): 0, or -1 when a
+ * signal handler raised.  Its address for compiled code is `check_signals_address`, called with
+ * the convention `check_signals_convention` names. */
+int32_t released_check_signals(void);
+
 /* Adds the functions' addresses to `module` (release_begin_address, ...); -1 on error. */
 int released_module_init(PyObject *module);
 

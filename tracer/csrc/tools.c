@@ -284,6 +284,18 @@ static PyMethodDef tools_methods[] = {
 };
 
 int
+tools_add_address(PyObject *module, const char *name, void *address)
+{
+    PyObject *value = PyLong_FromVoidPtr(address);
+    if (value == NULL) {
+        return -1;
+    }
+    int rc = PyModule_AddObjectRef(module, name, value);
+    Py_DECREF(value);
+    return rc;
+}
+
+int
 tools_module_init(PyObject *module)
 {
     if (site_globals == NULL) {

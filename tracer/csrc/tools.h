@@ -130,6 +130,9 @@ void tools_call_out_failed(const TracebackSite *site);
  * tracer.native.hide_frames), when a user frame follows them. */
 void tools_hide_tracer_frames(void);
 
+/* module.<name> = the address of a function compiled code calls (an int).  0 or -1. */
+int tools_add_address(PyObject *module, const char *name, void *address);
+
 /* Adds run_as_python, set_disabled, hide_frames and add_traceback_address
  * to the module.  0 or -1. */
 int tools_module_init(PyObject *module);
