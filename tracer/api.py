@@ -443,9 +443,9 @@ def _is_numpy_scalar(a) -> bool:
 
 
 def _materialize(shape, result):
-    """A loaded-path result made from the compiled code's (tracer.frontend.instances)."""
-    from tracer.frontend.instances import materialize
-    return materialize(shape, result)
+    """A loaded-path result made from the compiled code's (tracer.frontend.results)."""
+    from tracer.frontend.results import build_result
+    return build_result(shape, result)
 
 
 def _is_ndarray(a) -> bool:

@@ -22,9 +22,9 @@ from tracer.errors import UnsupportedError
 from tracer.frontend import buffers
 from tracer.frontend.arrays import is_ndarray
 from tracer.frontend.callouts import RaisedAfterHeldWrites, is_raise
-from tracer.frontend.instances import materialize
 from tracer.frontend.interpreter import Trace
 from tracer.frontend.loader import ALIASED, make_loader, type_label
+from tracer.frontend.results import build_result
 from tracer.frontend.sources import ABSENT, ArgSource
 from tracer.ir import EntryArg, Function, type_of_constant
 from tracer.logs import fallback_log
@@ -101,7 +101,7 @@ class Specialization:
 
     def call_loaded(self, leaves: list):
         if not self.trace.scattered:
-            return materialize(self.trace.result_shape, self.leaf_call(*leaves))
+            return build_result(self.trace.result_shape, self.leaf_call(*leaves))
         n = len(self.trace.leaves)
         result = self.leaf_call(*leaves[:n])
         # the lists the compiled code wrote into (held in arrays) get their new numbers
@@ -111,7 +111,7 @@ class Specialization:
             else:
                 native.scatter(leaves[k], items, attr, m)
         # objects made in the traced code and returned: made from their attributes
-        return materialize(self.trace.result_shape, result)
+        return build_result(self.trace.result_shape, result)
 
     @functools.cached_property
     def scatters(self) -> list[tuple]:

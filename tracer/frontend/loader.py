@@ -192,6 +192,10 @@ def scatter_targets(trace: Trace, var, lines: list) -> list[str]:
     others = [containers(s) for s, _ in trace.leaves if isinstance(s, GatherSource) and s.key not in written_keys]
     others += [f"[{var(s.base)}]" for s, _ in trace.leaves
                if isinstance(s, ItemSource) and not same_path(s.base)]
+    others = list(dict.fromkeys(others))        # (each list once: the items of one list read many times)
+    if all(part.startswith("[") and part.endswith("]") and part[1:-1].isidentifier() for part in written + others):
+        lines.extend(alias_check([part[1:-1] for part in written], [part[1:-1] for part in others]))
+        return [var(s.base) for s in trace.scattered]
     lines.append(f"w = [id(x) for part in ({', '.join(written)},) for x in part]")
     lines.append("ids = set(w)")
     check = "len(ids) != len(w)"
@@ -200,3 +204,17 @@ def scatter_targets(trace: Trace, var, lines: list) -> list[str]:
         check += " or not ids.isdisjoint(o)"
     lines.append(f"if {check}: return ALIASED")
     return [var(s.base) for s in trace.scattered]
+
+
+def alias_check(written: list[str], others: list[str]) -> list[str]:
+    """The loader's line that returns ALIASED where one of the lists `written` (variables) is
+    another of them or one of the lists `others`: by identity, with no list of ids built where
+    there are only a few lists (none: one list written, no other read)."""
+    pairs = [(a, b) for i, a in enumerate(written) for b in written[i + 1:] + others]
+    if len(pairs) <= 3:
+        return [f"if {' or '.join(f'{a} is {b}' for a, b in pairs)}: return ALIASED"] if pairs else []
+    ids = ", ".join(f"id({a})" for a in written)
+    check = f"len({{{ids}}}) != {len(written)}"
+    if others:
+        check += f" or not {{{ids}}}.isdisjoint(({', '.join(f'id({b})' for b in others)},))"
+    return [f"if {check}: return ALIASED"]

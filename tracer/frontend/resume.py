@@ -27,6 +27,7 @@ from bytecode import Bytecode, CellVar, Instr, Label
 from tracer.errors import BigIntInput, UnsupportedError
 from tracer.frontend.builder import is_traced
 from tracer.frontend.instances import TracedInstance
+from tracer.frontend.iteration import ListChanged
 from tracer.frontend.numpy_scalars import made_by_numpy
 from tracer.frontend.objects import NULL, BoundMethod, ExternalList, ExternalObject, TracedArray
 from tracer.frontend.opcodes.calls import pop_call
@@ -107,12 +108,23 @@ class Breaking:
         try:
             return handler(instr)
         except UnsupportedError as exc:
-            if isinstance(exc, BigIntInput):
+            if isinstance(exc, BigIntInput) or retraced(self.tracer, exc):
                 raise
             del block.values[emitted:]
             self.tracer.updated_arrays.clear()
             self.tracer.updated_arrays.update(updated)
             raise GraphBreak(exc, loc, self.pc - 1, stack, local_values, kw_names) from exc
+
+
+def retraced(tracer, exc: UnsupportedError) -> bool:
+    """Whether `exc` is a ListChanged that tracing the call again can avoid (trace_frame does, with
+    the lists made where it names held in arrays or grown as lists of run-time length): so the
+    callee compiles instead of a break that leaves the rest of the function to CPython."""
+    if not isinstance(exc, ListChanged):
+        return False
+    grown = tracer.grown_sites
+    return bool(getattr(exc, "sites", frozenset()) - tracer.held_sites
+                or any(grown.get(site, exc) != t for site, t in getattr(exc, "grown", {}).items()))
 
 
 def break_point(tracer, code, brk: GraphBreak, param_sources: dict) -> tuple[BreakPoint, list]:
