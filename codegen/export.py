@@ -95,10 +95,11 @@ def lower_library(functions: list[ExportedFunction], prefix: str, triple: str, d
     last_error.linkage, last_error.storage_class = "internal", "thread_local"
     last_error.initializer = ll.Constant(PTR, None)
     strings = _Strings(module, prefix)
+    entries = []
     for f in functions:
         kernel = lower_function(f.fn, module, f"__tracer_{f.symbol}")
         kernel.linkage = "internal"
-        _lower_c_entry(f, module, kernel, last_error, strings)
+        entries.append(_lower_c_entry(f, module, kernel, last_error, strings))
 
     get = ll.Function(module, ll.FunctionType(PTR, []), f"{prefix}last_error")
     b = ll.IRBuilder(get.append_basic_block("entry"))
@@ -110,6 +111,9 @@ def lower_library(functions: list[ExportedFunction], prefix: str, triple: str, d
     libc_free = module.globals.get("free") or ll.Function(module, ll.FunctionType(ll.VoidType(), [PTR]), "free")
     b.call(libc_free, [free.args[0]])
     b.ret_void()
+    if "-windows" in triple:     # a DLL exports only what is marked (llvmlite prints it where the linkage goes)
+        for function in [*entries, get, free]:
+            function.linkage = "dllexport"
     return module
 
 
@@ -300,7 +304,7 @@ def export_target_machine(triple: str | None = None, cpu: str | None = None):
     if triple is not None:
         _initialize_all_targets()
     triple = triple or llvm.get_process_triple()
-    arch = triple.split("-")[0]
+    arch = {"arm64": "aarch64"}.get(triple.split("-")[0], triple.split("-")[0])     # Apple's name for it
     cpu, features = _cpu_and_features(arch, cpu)
     target = llvm.Target.from_triple(triple)
     with _stderr_captured() as said:     # LLVM warns of an unknown CPU on stderr, then aborts at codegen

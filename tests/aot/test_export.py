@@ -1,11 +1,13 @@
 """Ahead-of-time export (tracer.export, tracer.aot.export): the libraries are run from C programs compiled against
-their headers, and through the generated ctypes loaders, against CPython and the JIT."""
+their headers (for other architectures under qemu, for Windows under Wine), and through the generated ctypes
+loaders, against CPython and the JIT."""
 import importlib.util
 import math
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -34,20 +36,45 @@ def cross_target(zig_target: str, qemu: str, gcc: str | None = None) -> tuple:
     return compiler, [runner, "-L", sysroot] if runner and os.path.isdir(f"{sysroot}/lib") else None
 
 
+# Windows x86-64: zig builds the program against the import library (MinGW-w64's printf, whose %a
+# and %lld print as glibc's), Wine runs it in a prefix of this test run's own (Wine makes it on its
+# first start, in a few seconds; `wine_prefix` removes it at the end)
+WINE_PREFIX = os.path.join(tempfile.gettempdir(), f"tracer-test-wine-{os.getpid()}")
+WINE = shutil.which("wine64") or shutil.which("wine")
+
+
+def wine_target(zig_target: str) -> tuple:
+    compiler = [*ZIG, "-target", zig_target, "-D__USE_MINGW_ANSI_STDIO=1"] if ZIG else None
+    return compiler, ["env", f"WINEPREFIX={WINE_PREFIX}", "WINEDEBUG=-all", WINE] if WINE else None
+
+
 LINUX_TARGETS = {"host": ([CC], []),
                  "aarch64-linux": cross_target("aarch64-linux-gnu", "aarch64", shutil.which("aarch64-linux-gnu-gcc")),
                  "riscv64-linux": cross_target("riscv64-linux-gnu", "riscv64"),
                  "armv7-linux": cross_target("arm-linux-gnueabihf", "arm")}
+RUN_TARGETS = {**LINUX_TARGETS, "x86_64-windows": wine_target("x86_64-windows-gnu")}
 
 
-def linux_target(name):
-    compiler, runner = LINUX_TARGETS[name]
-    missing = [what for what, gone in [("zig (pip install ziglang)", compiler is None), ("qemu-user or the target's "
-               "libc (Debian: qemu-user-static, libc6-<arch>-cross)", runner is None)] if gone]
+def run_target(name):
+    compiler, runner = RUN_TARGETS[name]
+    emulator = ("Wine (Debian: wine wine64)" if name.endswith("-windows") else
+                "qemu-user or the target's libc (Debian: qemu-user-static, libc6-<arch>-cross)")
+    missing = [what for what, gone in [("zig (pip install ziglang)", compiler is None), (emulator, runner is None)]
+               if gone]
     return pytest.param(name, marks=pytest.mark.skipif(bool(missing), reason=f"{name}: no {' and no '.join(missing)}"))
 
 
-TARGETS = [linux_target(name) for name in LINUX_TARGETS]
+TARGETS = [run_target(name) for name in RUN_TARGETS]
+ELF_TARGETS = [run_target(name) for name in LINUX_TARGETS]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def wine_prefix():
+    """The Wine prefix the Windows programs run in, removed (its wineserver stopped) after the tests."""
+    yield WINE_PREFIX
+    if os.path.isdir(WINE_PREFIX):
+        subprocess.run(["env", f"WINEPREFIX={WINE_PREFIX}", "wineserver", "-k"], capture_output=True)
+        shutil.rmtree(WINE_PREFIX, ignore_errors=True)
 
 
 def fma(x, y, z):
@@ -73,15 +100,19 @@ def pick(x, n):      # n indexes a tuple: its value is used at compile time (pin
 
 
 def run_c(tmp_path, out_dir: str, name: str, body: str, extra: str = "", target: str = "host") -> list[str]:
-    """Compile `body` (the inside of main) against out_dir/<name>.h and lib<name>.so for
-    `target` and run it (under qemu for another architecture); its stdout lines."""
-    compiler, runner = LINUX_TARGETS[target]
+    """Compile `body` (the inside of main) against out_dir/<name>.h and lib<name>.so (for
+    Windows: <name>.lib, <name>.dll) for `target` and run it (under qemu for another
+    architecture, Wine for Windows); its stdout lines."""
+    compiler, runner = RUN_TARGETS[target]
     source = tmp_path / "main.c"
     source.write_text(f'#include <stdio.h>\n#include <stdlib.h>\n#include "{name}.h"\n{extra}\n'
                       f"int main(void) {{\n{body}\n    return 0;\n}}\n")
     program = tmp_path / "main"
+    rpath = [f"-Wl,-rpath,{out_dir}"]
+    if target.endswith("-windows"):     # Windows finds a DLL in the program's folder
+        program, rpath = os.path.join(out_dir, "main.exe"), []
     subprocess.run([*compiler, "-std=c99", "-Wall", "-Werror", "-o", str(program), str(source), f"-I{out_dir}",
-                    f"-L{out_dir}", f"-l{name}", f"-Wl,-rpath,{out_dir}", "-lm"], check=True)
+                    f"-L{out_dir}", f"-l{name}", *rpath, "-lm"], check=True)
     done = subprocess.run([*runner, str(program)], capture_output=True, text=True, check=True)
     return done.stdout.splitlines()
 
@@ -242,7 +273,7 @@ ELF_ABI_FLAGS = {"riscv64-linux": "double-float ABI", "armv7-linux": "hard-float
 
 
 @pytest.mark.skipif(shutil.which("readelf") is None, reason="no readelf")
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", ELF_TARGETS)
 def test_the_library_needs_only_libc_and_libm(tmp_path, target):
     exported = export([(mlp, (*small_mlp_weights(), np.ones((2, 20)))), (div, (1.0, 2.0))], out_dir=str(tmp_path),
                       name="lib", target=target)
@@ -268,7 +299,7 @@ def test_the_toolchain_error_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ziglang" else real(name, *a))
     monkeypatch.delenv("TRACER_CC", raising=False)
     assert load(export(fma, 3.0, -1.0, 2.0, out_dir=str(tmp_path / "cc"))).fma(3.0, -1.0, 2.0) == -1.0   # cc links
-    for target in ["riscv64-linux", "armv7-linux"]:      # only zig links them
+    for target in ["riscv64-linux", "armv7-linux", "x86_64-windows", "aarch64-macos"]:      # only zig links them
         with pytest.raises(ToolchainError, match=r'linking for .* needs zig \(pip install "tracer\[export\]"\)'):
             export(fma, 1.0, 2.0, 3.0, out_dir=str(tmp_path), target=target)
     monkeypatch.setenv("PATH", str(tmp_path))           # no cross gcc either
@@ -403,7 +434,7 @@ MATH_POINTS = [(2.5, 1.25), (0.75, -0.5), (10.0, 3.0), (1.5, 7.0)]
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_math_functions_on_linux_targets(tmp_path, target):
+def test_math_functions_on_other_targets(tmp_path, target):
     out = str(tmp_path / "out")
     export(math_zoo, 2.5, 1.25, out_dir=out, name="zoo", target=target, fuse_fma=False)
     body = "    double r;\n" + "\n".join(f'    if (zoo_math_zoo({c_double(x)}, {c_double(y)}, &r) != 0) return 1;\n'

@@ -1,10 +1,11 @@
 """The programs export runs outside Python: C compilers and linkers (for this machine and cross),
 wasm-ld and wasi-libc, and the error that says how to install a missing one.
 
-A Linux library is linked by the first of: $TRACER_CC (a command, e.g. "zig cc -target
+A library is linked by the first of: $TRACER_CC (a command, e.g. "zig cc -target
 riscv64-linux-gnu"); zig from pip (`pip install "tracer[export]"`: clang and lld with the libc of
-every Linux target, `python -m ziglang cc`); this machine's C compiler for its own architecture,
-else a Debian cross gcc (x86_64 and aarch64 only).
+every Linux target, MinGW-w64 for Windows and the macOS system library stubs,
+`python -m ziglang cc`); for Linux, this machine's C compiler for its own architecture, else a
+Debian cross gcc (x86_64 and aarch64 only). Windows and macOS libraries need zig (or $TRACER_CC).
 """
 from __future__ import annotations
 
@@ -43,10 +44,29 @@ def find_tool(name: str) -> str:
 
 DEBIAN_PACKAGES = {"aarch64-linux-gnu-gcc": "gcc-aarch64-linux-gnu", "x86_64-linux-gnu-gcc": "gcc-x86-64-linux-gnu",
                    "wasm-ld": "lld wasi-libc", "cc": "gcc", "gcc": "gcc"}
-PIP_ZIG = 'pip install "tracer[export]" for zig, which links every Linux target; or '
-# LLVM architecture -> zig's target (glibc; arm: ARMv7 with hardware floats)
-ZIG_TARGETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "riscv64": "riscv64-linux-gnu",
-               "armv7": "arm-linux-gnueabihf"}
+PIP_ZIG = 'pip install "tracer[export]" for zig, which links every target; or '
+# LLVM triple -> zig's target: glibc on Linux (arm: ARMv7 with hardware floats), MinGW-w64 with
+# the UCRT on Windows, macOS 11 (the first with arm64) and later
+ZIG_TARGETS = {"x86_64-unknown-linux-gnu": "x86_64-linux-gnu", "aarch64-unknown-linux-gnu": "aarch64-linux-gnu",
+               "riscv64-unknown-linux-gnu": "riscv64-linux-gnu", "armv7-unknown-linux-gnueabihf": "arm-linux-gnueabihf",
+               "x86_64-pc-windows-gnu": "x86_64-windows-gnu", "aarch64-pc-windows-gnu": "aarch64-windows-gnu",
+               "x86_64-apple-macosx11.0.0": "x86_64-macos.11.0", "arm64-apple-macosx11.0.0": "aarch64-macos.11.0"}
+
+
+def target_os(triple: str | None) -> str:
+    """"linux", "windows" or "macos": the system a library for `triple` (None: this machine) runs on."""
+    if triple and "-windows" in triple:
+        return "windows"
+    return "macos" if triple and "-apple-" in triple else "linux"
+
+
+def library_files(out_dir: str, name: str, triple: str | None) -> tuple[str, str | None]:
+    """The shared library export writes for `triple`, and the import library C programs link
+    against where the system needs one (Windows: <name>.lib, which MinGW and MSVC linkers read)."""
+    system = target_os(triple)
+    if system == "windows":
+        return os.path.join(out_dir, f"{name}.dll"), os.path.join(out_dir, f"{name}.lib")
+    return os.path.join(out_dir, f"lib{name}.{'dylib' if system == 'macos' else 'so'}"), None
 
 
 def linker_command(linker: str | None, triple: str | None) -> list[str]:
@@ -55,10 +75,11 @@ def linker_command(linker: str | None, triple: str | None) -> list[str]:
     if os.environ.get("TRACER_CC"):
         return shlex.split(os.environ["TRACER_CC"])
     arch = triple.split("-")[0] if triple else platform.machine()
-    if arch in ZIG_TARGETS and importlib.util.find_spec("ziglang") is not None:
+    zig_target = ZIG_TARGETS.get(triple or f"{arch}-unknown-linux-gnu")
+    if zig_target and importlib.util.find_spec("ziglang") is not None:
         # zig links all of its compiler-rt (1 MB with debug information on armv7) unless asked not to
-        return [sys.executable, "-m", "ziglang", "cc", "-target", ZIG_TARGETS[arch], "-Wl,--gc-sections,--strip-debug"]
-    if arch == platform.machine():
+        return [sys.executable, "-m", "ziglang", "cc", "-target", zig_target, "-Wl,--gc-sections,--strip-debug"]
+    if arch == platform.machine() and target_os(triple) == "linux":
         return [os.environ.get("CC") or shutil.which("cc") or find_tool("gcc")]    # this machine's compiler
     if linker is None:
         raise ToolchainError(f'export: linking for {triple} needs zig (pip install "tracer[export]"), or '
@@ -66,14 +87,19 @@ def linker_command(linker: str | None, triple: str | None) -> list[str]:
     return [find_tool(linker)]
 
 
-def link_shared(obj: bytes, library: str, linker: str | None, triple: str | None) -> None:
-    """Link an object file into the shared library `library` for `triple` (see linker_command)."""
+def link_shared(obj: bytes, library: str, linker: str | None, triple: str | None,
+                import_library: str | None = None) -> None:
+    """Link an object file into the shared library `library` for `triple` (see linker_command):
+    on Windows a DLL and its import library, on macOS a dylib that loads as @rpath/<its name>."""
     cc = linker_command(linker, triple)
+    system = target_os(triple)
+    flags = {"windows": [f"-Wl,--out-implib,{import_library}"] if import_library else [],
+             "macos": [f"-Wl,-install_name,@rpath/{os.path.basename(library)}"]}.get(system, [])
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "export.o")
         with open(path, "wb") as out:
             out.write(obj)
-        done = run_tool([*cc, "-shared", "-o", library, path, "-lm"])
+        done = run_tool([*cc, "-shared", "-o", library, path, "-lm", *flags])
     if done.returncode != 0:
         raise ToolchainError(f"export: linking {library} failed: {first_error(done.stderr)}\n{done.stderr}")
 
