@@ -2,7 +2,8 @@
 runs with PATH set to a folder that holds no compiler (nothing at all: zig needs no other program)
 and with CC and TRACER_CC unset. It first checks that cc, gcc and clang are not found, then
 exports fma for this machine (loaded through the generated ctypes loader and called) and for
-aarch64-linux, each linked by zig alone. Skips without ziglang.
+every other target zig links (Linux, Windows, macOS), each linked by zig alone. Skips without
+ziglang.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CHILD = textwrap.dedent('''
     import importlib.util, json, shutil, sys
     from tracer import export
+    from tracer.aot.export import TARGETS
     from tracer.aot.toolchain import linker_command
 
     def fma(x, y, z):
@@ -33,7 +35,9 @@ CHILD = textwrap.dedent('''
 
     out = {"found": {name: shutil.which(name) for name in ("cc", "gcc", "clang", "c99", "ld")},
            "linkers": {}, "libraries": {}}
-    for target, triple in [("host", None), ("aarch64-linux", "aarch64-unknown-linux-gnu")]:
+    for target, (triple, _) in TARGETS.items():
+        if target == "wasm32":
+            continue
         out["linkers"][target] = linker_command(None, triple)
         out["libraries"][target] = export(fma, 3.0, -1.0, 2.0, out_dir=f"{sys.argv[1]}/{target}", name="fma",
                                           grad=True, target=target).library
@@ -71,7 +75,12 @@ def test_export_links_with_zig_alone(tmp_path):
         assert command[:4] == [sys.executable, "-m", "ziglang", "cc"], (target, command)
     assert got["fma"] == trace(fma)(0.1, 0.2, 0.3).hex()                   # the JIT's bits
     assert got["fma_grad"] == [-1.0, [-1.0, 3.0, 1.0]]
+    assert len(got["libraries"]) >= 9
     for target, library in got["libraries"].items():
-        assert library == str(tmp_path / "out" / target / "libfma.so")
+        name = {"windows": "fma.dll", "macos": "libfma.dylib"}.get(target.split("-")[-1], "libfma.so")
+        assert library == str(tmp_path / "out" / target / name)
+        with open(library, "rb") as f:
+            magic = f.read(4)
+        assert magic[:2] == b"MZ" or magic in (b"\x7fELF", b"\xcf\xfa\xed\xfe"), (target, magic)
     assert elf_machine(got["libraries"]["host"]) == elf_machine(os.path.realpath(sys.executable))
     assert elf_machine(got["libraries"]["aarch64-linux"]) == 0xB7                # EM_AARCH64
