@@ -28,9 +28,11 @@ from llvmlite import ir as ll
 
 from codegen.arrays import VIEWS, result_struct
 from codegen.casts import to_double
+from codegen.entry_lists import SIGNATURES as LIST_SIGNATURES
+from codegen.entry_lists import ListReader, buffer_count
 from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, llvm_type
 from codegen.lower import raise_sites
-from codegen.runtime import FREE_CAPSULE, RELEASE_BEGIN, RELEASE_END
+from codegen.runtime import FREE_CAPSULE, JIT_MEMORY, RELEASE_BEGIN, RELEASE_END
 from codegen.tracebacks import CALL_OUT_FAILED, TracebackSites, traceback_symbols
 from tracer import ir
 from tracer.errors import RAISE_BASE, STATUS_EXCEPTIONS, Status
@@ -78,6 +80,7 @@ def object_symbols(fn: ir.Function, entry_args: list[ir.EntryArg]) -> dict[str, 
     and NumPy's PyArray_NewFromDescr (which makes the result arrays); what makes tracebacks."""
     symbols = traceback_symbols(fn)
     results = [t for t in ir.leaf_types(fn.result_type) if isinstance(t, ir.ArrayType)]
+    entry_args = [a for a in entry_args if isinstance(a, ir.EntryArg)]     # (lists: entry_lists)
     for t in [a.type for a in entry_args if isinstance(a.type, ir.ArrayType)] + results:
         import numpy
         symbols["__tracer_numpy_ndarray"] = id(numpy.ndarray)
@@ -115,6 +118,8 @@ class CApi:
         "PyLong_FromUnsignedLongLong": (PTR, [I64]),
         "PyTuple_New": (PTR, [I64]),
         "PyTuple_SetItem": (I32, [PTR, I64, PTR]),
+        "PyList_New": (PTR, [I64]),
+        "PyList_SetItem": (I32, [PTR, I64, PTR]),
         "Py_IncRef": (ll.VoidType(), [PTR]),      # a function, so immortal objects (3.12+) are right
         "Py_DecRef": (ll.VoidType(), [PTR]),
         "PyErr_SetString": (ll.VoidType(), [PTR, PTR]),
@@ -129,6 +134,10 @@ class CApi:
         "free": (ll.VoidType(), [PTR]),
         RELEASE_BEGIN: (I32, [I32]),              # tracer/csrc/released.c
         RELEASE_END: (ll.VoidType(), [I32]),
+        "PyErr_NoMemory": (PTR, []),
+        JIT_MEMORY.alloc: (PTR, [I64]),           # the runtime's allocator (tracer/csrc/runtime.c)
+        JIT_MEMORY.free: (ll.VoidType(), [PTR]),
+        **LIST_SIGNATURES,                        # list arguments' numbers (tracer/csrc/gather.c)
     }
 
     def __init__(self, module: ll.Module, builder: ll.IRBuilder):
@@ -172,9 +181,20 @@ class EntryBuilder:
         self.builder = ll.IRBuilder(function.append_basic_block("entry"))
         self.api = CApi(module, self.builder)
         self.numpy_leaves: list[bool] = []   # per result leaf: box it as a NumPy scalar (box)
+        self.list_results: list[bool] = []   # per result tuple (pre-order): box it as a list
+        self.owned: list[ll.Value] = []      # slots of the buffers the entry frees on its way out
         self.miss = function.append_basic_block("guard_miss")
+
+    def ret(self, value: ll.Value) -> None:
+        """Return `value`, freeing the entry's buffers (entry_lists) first."""
+        for slot in self.owned:
+            self.api.call(JIT_MEMORY.free, self.builder.load(slot, typ=PTR))
+        self.builder.ret(value)
+
+    def finish(self) -> None:
+        """The guard miss: NULL without an exception (after the buffers are freed)."""
         with self.builder.goto_block(self.miss):
-            self.builder.ret(NULL)
+            self.ret(NULL)
 
     def guard(self, cond: ll.Value) -> None:
         """Go on if `cond`, else return NULL without an exception."""
@@ -214,7 +234,7 @@ class EntryBuilder:
         exception set), before the kernel runs."""
         b = self.builder
         with b.if_then(cond, likely=False):
-            b.ret(self.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+            self.ret(self.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
 
     def unbox(self, obj: ll.Value, arg: ir.EntryArg, overflow: ll.Value) -> ll.Value:
         b, api = self.builder, self.api
@@ -361,10 +381,11 @@ class EntryBuilder:
         if isinstance(t, ir.ArrayType):
             return self.box_array(t, leaves.pop(0))
         assert isinstance(t, ir.TupleType), t
+        kind = "List" if self.list_results and self.list_results.pop(0) else "Tuple"   # (pre-order)
         fill = self.function.append_basic_block("tuple_fill")
         cleanup = self.function.append_basic_block("tuple_cleanup")
         done = self.function.append_basic_block("tuple_done")
-        tup = api.call("PyTuple_New", ll.Constant(I64, len(t.elements)))
+        tup = api.call(f"Py{kind}_New", ll.Constant(I64, len(t.elements)))
         allocation = b.block
         b.cbranch(b.icmp_unsigned("==", tup, NULL), done, fill)
         b.position_at_end(fill)
@@ -373,10 +394,10 @@ class EntryBuilder:
             store = self.function.append_basic_block("tuple_store")
             b.cbranch(b.icmp_unsigned("==", item, NULL), cleanup, store)
             b.position_at_end(store)
-            api.call("PyTuple_SetItem", tup, ll.Constant(I64, i), item)   # steals item
+            api.call(f"Py{kind}_SetItem", tup, ll.Constant(I64, i), item)   # steals item
         filled = b.block
         b.branch(done)
-        with b.goto_block(cleanup):                 # a tuple with NULL slots deallocates fine
+        with b.goto_block(cleanup):                 # a tuple (list) with NULL slots deallocates fine
             api.call("Py_DecRef", tup)
             b.branch(done)
         b.position_at_end(done)
@@ -398,12 +419,12 @@ def native_exception(exc: BaseException) -> bool:
 def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Module,
                 kernel: ll.Function, symbol: str) -> ll.Function:
     """Emit the METH_FASTCALL entry `symbol` that unboxes, calls `kernel` and boxes."""
-    fed = sorted(a.param for a in entry_args if a.param is not None)
+    fed = sorted(p for a in entry_args for p in (a.params if isinstance(a, ir.ListArg) else [a.param]) if p is not None)
     if fed != list(range(len(fn.params))):
         raise ValueError(f"codegen: entry args {entry_args} must feed each of the {len(fn.params)} "
                          f"parameters of {fn.name} exactly once")
     for a in entry_args:
-        if a.param is not None and fn.params[a.param].type != a.type:
+        if isinstance(a, ir.EntryArg) and a.param is not None and fn.params[a.param].type != a.type:
             raise ValueError(f"codegen: {a} feeds parameter {fn.params[a.param].name} of type "
                              f"{fn.params[a.param].type}")
 
@@ -417,6 +438,10 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     outs = [b.alloca(result_struct(t) if isinstance(t, ir.ArrayType) else llvm_type(t), name=f"out{i}")
             for i, t in enumerate(leaves)]
     overflow = b.alloca(I32, name="overflow")
+    e.owned = [b.alloca(PTR, name=f"buffer{k}") for k in range(buffer_count(entry_args))]
+    for slot in e.owned:
+        b.store(NULL, slot)
+    lists = ListReader(e, JIT_MEMORY.alloc, e.owned)
 
     e.guard(b.icmp_signed("==", nargs, ll.Constant(I64, len(entry_args))))
     params: list[ll.Value | None] = [None] * len(fn.params)
@@ -424,6 +449,9 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     read_only = ll.Constant(I1, 0)
     for i, arg in enumerate(entry_args):
         obj = b.load(b.gep(args, [ll.Constant(I64, i)], source_etype=PTR), typ=PTR, name=f"arg{i}")
+        if isinstance(arg, ir.ListArg):
+            lists.read_argument(obj, arg, fn, params, overflow)
+            continue
         value = e.unbox(obj, arg, overflow)
         if arg.param is None:
             e.guard_equals(value, arg)
@@ -433,6 +461,8 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
             read_only = b.or_(read_only, e.is_read_only(obj))
     if written:      # every guard passed: a read-only array the function writes is Python's to refuse
         e.run_python_if(read_only, self_, args, nargs)
+    if any(reader[2].scattered for reader in lists.read):    # (lists inside lists too)
+        e.run_python_if(lists.aliased(), self_, args, nargs)
     flat = [x for p in params for x in ((p.data, *p.sizes, *p.strides) if isinstance(p, tuple) else (p,))]
     polls = may_poll(fn)
     if polls:                 # the kernel may release the GIL at a poll, or must not
@@ -458,7 +488,7 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     if Status.FALLBACK in possible or rerun_on_failure:
         switch.add_case(ll.Constant(I32, int(Status.FALLBACK)), fallback)
     with b.goto_block(fallback):
-        b.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+        e.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
     # a signal handler raised while a loop ran (KeyboardInterrupt): its exception propagates,
     # and the function is not run again (what it wrote so far stays written)
     interrupted = function.append_basic_block("python_error")
@@ -467,21 +497,21 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     with b.goto_block(interrupted):
         if any(v.op == "python_call" for v in fn.walk()):    # a call into CPython raised: its line
             sites.add_failed(b, CALL_OUT_FAILED)
-        b.ret(NULL)
+        e.ret(NULL)
     failed = function.append_basic_block("failed")
     with b.goto_block(failed):
         if rerun_on_failure or not possible & STATUS_EXCEPTIONS.keys():
             b.unreachable()
         else:
             sites.add_failed(b)
-            b.ret(NULL)
+            e.ret(NULL)
     for st, (exc_type, message) in STATUS_EXCEPTIONS.items():
         if st in possible:
             block = function.append_basic_block(f"raise_{st.name.lower()}")
             switch.add_case(ll.Constant(I32, int(st)), block)
             with b.goto_block(block):
                 if rerun_on_failure:
-                    b.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+                    e.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
                 else:
                     e.api.call("PyErr_SetString", e.api.exception(exc_type), e.api.string(message))
                     b.branch(failed)
@@ -491,26 +521,28 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
         with b.goto_block(block):
             exc = site.attrs["exception"]
             if rerun_on_failure or not native_exception(exc):   # the Python function raises it exactly
-                b.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+                e.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
             else:
                 if exc.args:
                     e.api.call("PyErr_SetString", e.api.exception(type(exc)), e.api.string(exc.args[0]))
                 else:
                     e.api.call("PyErr_SetNone", e.api.exception(type(exc)))
                 sites.add(b, sites.site(site.loc))
-                b.ret(NULL)
+                e.ret(NULL)
     with b.goto_block(unknown):   # a status the op table did not declare: an error, not a crash
         e.api.call("PyErr_SetString", e.api.exception(SystemError), e.api.string("tracer: unexpected status"))
-        b.ret(NULL)
+        e.ret(NULL)
     b.position_at_end(boxing)
+    lists.write_back()
     values = [out if isinstance(t, ir.ArrayType) else b.load(out, typ=llvm_type(t)) for out, t in zip(outs, leaves)]
+    e.finish()
     if fn.returns_none:
         none = e.api.address("_Py_NoneStruct")
         e.api.call("Py_IncRef", none)
-        b.ret(none)
+        e.ret(none)
         return function
-    e.numpy_leaves = list(fn.numpy_results)
-    b.ret(e.box(fn.result_type, values))
+    e.numpy_leaves, e.list_results = list(fn.numpy_results), list(fn.list_results)
+    e.ret(e.box(fn.result_type, values))
     return function
 
 

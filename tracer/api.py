@@ -162,21 +162,27 @@ class CodeCompiler:
                                            strict_arguments=False, parallel=self.parallel)
             run = BreakRun(spec, continuation)
             run.log()
+            self._add_native(run)
             self.specializations.append(run)
             return
-        if spec.fast:
-            self._add_native(spec)
+        self._add_native(spec)
         if self.cache:
             self._store(spec, args, globals, builtins, closure)
         # last: a thread that sees the new count finds the new entries in place
         self.specializations.append(spec)
 
     def _add_native(self, spec) -> None:
-        guards = spec.native_guards()
-        address = spec.entry_address if getattr(spec, "from_cache", False) else spec.compiled.entry_address
-        self.bound.add_native(address, spec.fallback, guards)
+        """Put `spec` in the C dispatcher's table: its native entry behind its binding guards, or
+        (the loaded path, a graph break) its `run`, which checks the arguments itself."""
+        if spec.fast:
+            guards = spec.native_guards()
+            address = spec.entry_address if getattr(spec, "from_cache", False) else spec.compiled.entry_address
+            entry = (address, spec.fallback, guards)
+        else:
+            entry = (native.python_entry_address, spec.run, ())
+        self.bound.add_native(*entry)
         if self.positional_only_vector:
-            self.dispatcher.add_native(address, spec.fallback, guards)
+            self.dispatcher.add_native(*entry)
 
     # ---------------------------------------------------------------- the compile cache
     def cache_key(self) -> str:
@@ -221,8 +227,7 @@ class CodeCompiler:
         found = found[:max(self.max_specializations - len(self.specializations), 0)]
         for spec in found:
             spec.timings = {"load": time.perf_counter() - start}
-            if spec.fast:
-                self._add_native(spec)
+            self._add_native(spec)
             self.specializations.append(spec)
         if not found:
             cache_log.info("%s: no stored specialization for arguments (%s) in the cache", self.display_name,
@@ -254,19 +259,12 @@ class CodeCompiler:
 
     def call_existing(self, args: tuple):
         """Run a compiled specialization that accepts the full argument vector, or return MISS."""
-        result = self.bound.try_entries(args)
+        result = self.bound.try_entries(args)     # every compiled one (_add_native)
         if result is not native.MISS:
             return result
         for spec in self.specializations:
-            if spec.fast:
-                continue                        # its native entry is in self.bound
-            if getattr(spec, "python", False):  # a PythonRun: these arguments' kinds run as Python
-                if spec.accepts(args):
-                    return self._plain_vector(args)
-                continue
-            result = spec.run(args)             # the loaded path, or a graph break's BreakRun
-            if result is not native.MISS:
-                return result
+            if getattr(spec, "python", False) and spec.accepts(args):   # a PythonRun: these
+                return self._plain_vector(args)                        # arguments run as Python
         return native.MISS
 
     # ---------------------------------------------------------------- the miss path

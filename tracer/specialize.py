@@ -25,8 +25,8 @@ from tracer.frontend.callouts import RaisedAfterHeldWrites, is_raise
 from tracer.frontend.interpreter import Trace
 from tracer.frontend.loader import ALIASED, make_loader, type_label
 from tracer.frontend.results import build_result
-from tracer.frontend.sources import ABSENT, ArgSource
-from tracer.ir import EntryArg, Function, type_of_constant
+from tracer.frontend.sources import ABSENT, ArgSource, GatherSource, ItemSource
+from tracer.ir import BOOL, F64, I64, ArrayType, EntryArg, Function, ListArg, TupleType, leaf_types, type_of_constant
 from tracer.logs import fallback_log
 from tracer.transforms.passes import optimize
 
@@ -62,6 +62,8 @@ class Specialization:
         passes = time.perf_counter() - start
         _check_calls_out_once(trace, optimized)
         fast = _is_fast(trace)
+        if fast:                      # the entry makes the result, lists included
+            optimized.list_results = list_results(trace)
         entry_args = entry_args_for(trace, optimized)
         compiled = codegen.jit.compile_function(optimized, entry_args, name, export_kernel=False, keep_object=keep_object)
         spec = cls(name, trace, optimized, compiled, fast, entry_args, fallback,
@@ -282,19 +284,137 @@ def compile_ir(fn: Function, fuse_fma: bool, fallback=None, parallel: bool = Fal
 def _is_fast(trace: Trace) -> bool:
     """Whether the native entry takes the call's own arguments and its result is the call's
     (returned instances are made in Python: the loaded path)."""
-    return (trace.result_shape is None
+    return _takes_arguments(trace) or list_entry_args(trace) is not None
+
+
+def _takes_arguments(trace: Trace) -> bool:
+    """Whether every input is an argument itself (a number or an array), checked by the entry."""
+    return (list_results(trace) is not None
             and not trace.structure_guards and not trace.identity_guards and not trace.missing_attr_guards
             and all(_native_guard(g) for g in trace.binding_guards)
             and all(isinstance(s, ArgSource) for s, _ in trace.leaves)
             and all(isinstance(g.source, ArgSource) for g in trace.pins))
 
 
-def entry_args_for(trace: Trace, optimized: Function) -> list[EntryArg]:
+def entry_args_for(trace: Trace, optimized: Function) -> list:
     """How the native entry takes its Python arguments: the call's own arguments on the fast
-    path, or the loaded leaves (one per IR parameter) otherwise."""
-    if _is_fast(trace):
+    path (lists read by the entry itself: ListArg), or the loaded leaves (one per IR parameter)."""
+    if _takes_arguments(trace):
         return entry_args_for_arguments(trace)
+    lists = list_entry_args(trace)
+    if lists is not None:
+        return lists
     return [EntryArg(p.type, i, numpy=bool(p.attrs.get("numpy"))) for i, p in enumerate(optimized.params)]
+
+
+def list_results(trace: Trace) -> tuple[bool, ...] | None:
+    """Function.list_results for the entry to make the call's result itself: per tuple of the
+    result type (pre-order), whether it is a list (a function that returns a list of numbers, or
+    a tuple of them); None where Python must make it (instances, records, the same list twice...)."""
+    keys: list = []
+
+    def flags(shape, t) -> list[bool] | None:
+        if shape is None:
+            return [False] * _tuples_in(t)
+        if shape[0] not in ("tuple", "list") or not isinstance(t, TupleType):
+            return None
+        parts = shape[1] if shape[0] == "tuple" else shape[2]
+        if shape[0] == "list":
+            keys.append(shape[1])
+        if len(parts) != len(t.elements):
+            return None
+        out = [shape[0] == "list"]
+        for part, element in zip(parts, t.elements):
+            more = flags(part, element)
+            if more is None:
+                return None
+            out += more
+        return out
+    found = flags(trace.result_shape, trace.function.result_type)
+    return None if found is None or len(set(keys)) != len(keys) else tuple(found)
+
+
+def _tuples_in(t) -> int:
+    return 1 + sum(map(_tuples_in, t.elements)) if isinstance(t, TupleType) else 0
+
+
+LIST_ITEM_TYPES = (F64, I64, BOOL)        # items of a list argument the entry unboxes itself
+GATHERED = {("f64",): F64, ("i64",): I64}
+
+
+class _NotTaken(Exception):
+    """The entry cannot read these inputs itself: the loaded path does."""
+
+
+def list_entry_args(trace: Trace) -> list | None:
+    """The entry's arguments where some are lists (or tuples) it reads itself (ListArg: numbers
+    gathered into arrays, items read as scalars, lists inside them, written back after the call),
+    or None where the loaded path must read them (attributes, dicts, results made in Python...)."""
+    if (list_results(trace) is None or trace.identity_guards or trace.missing_attr_guards or trace.each_guards
+            or not all(_native_guard(g) for g in trace.binding_guards)
+            or not all(isinstance(g.source, ArgSource) for g in trace.pins)
+            or any(isinstance(t, ArrayType) for t in leaf_types(trace.function.result_type))):
+        return None
+    shapes = {g.source.key: g for g in trace.structure_guards}
+    if any(g.cls not in (list, tuple) or g.keys is not None for g in trace.structure_guards):
+        return None
+    nodes: dict = {}                  # container source's key -> what the entry reads of it
+
+    def node(source) -> dict:
+        """The container at `source`: an argument, or an item of a container checked by a guard."""
+        if source.key not in nodes:
+            if not (isinstance(source, ArgSource) or (isinstance(source, ItemSource) and type(source.index) is int
+                                                      and source.base.key in shapes)):
+                raise _NotTaken
+            nodes[source.key] = {"source": source, "gathers": [], "items": [], "children": [], "scattered": False}
+            if isinstance(source, ItemSource):
+                node(source.base)["children"].append((source.index, source.key))
+        return nodes[source.key]
+
+    by_arg: dict[int, object] = {}
+    try:
+        for i, (source, param) in enumerate(trace.leaves):
+            if isinstance(source, ArgSource):
+                by_arg[source.index] = EntryArg(param.type, i, numpy=bool(param.attrs.get("numpy")))
+            elif isinstance(source, GatherSource) and source.attr is None and source.kind in GATHERED:
+                node(source.base)["gathers"].append((i, GATHERED[source.kind], 0))
+            elif isinstance(source, GatherSource) and source.attr is None and source.kind[0] == "rows":
+                node(source.base)["gathers"].append((i, F64, source.kind[1]))
+            elif (isinstance(source, ItemSource) and type(source.index) is int and source.base.key in shapes
+                  and param.type in LIST_ITEM_TYPES and not param.attrs.get("numpy")):
+                node(source.base)["items"].append((i, source.index, param.type))
+            else:
+                return None
+        for s in trace.scattered:
+            if not isinstance(s, GatherSource) or s.attr is not None:
+                return None
+            node(s.base)["scattered"] = True
+        for key in shapes:
+            node(shapes[key].source)
+    except _NotTaken:
+        return None
+
+    def list_arg(key) -> ListArg:
+        n = nodes[key]
+        shape = shapes.get(key)
+        cls = list if shape is None else shape.cls
+        if cls is tuple and n["gathers"] or n["scattered"] and len(n["gathers"]) != 1:
+            raise _NotTaken
+        return ListArg(cls, None if shape is None else shape.length, tuple(n["gathers"]), tuple(n["items"]),
+                       n["scattered"], tuple((index, list_arg(child)) for index, child in n["children"]))
+    for pin in trace.pins:
+        by_arg[pin.source.index] = EntryArg(type_of_constant(pin.value), None, pin.value)
+    try:
+        for key, n in nodes.items():
+            if isinstance(n["source"], ArgSource):
+                if n["source"].index in by_arg:
+                    return None
+                by_arg[n["source"].index] = list_arg(key)
+    except _NotTaken:
+        return None
+    if not nodes or sorted(by_arg) != list(range(trace.nargs)):
+        return None
+    return [by_arg[i] for i in range(trace.nargs)]
 
 
 def _native_guard(g) -> bool:

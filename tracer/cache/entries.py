@@ -172,7 +172,8 @@ def describe(spec, args: tuple, globals: dict, builtins: dict, closure, absent) 
     meta = describe_code(spec.name, spec.compiled, spec.optimized, spec.trace.binding_guards, globals, builtins,
                          closure, absent)
     # the arguments the entry takes only at one value (the trace used them as constants)
-    pins = [[i, a.equals] for i, a in enumerate(spec.entry_args) if spec.fast and a.param is None]
+    pins = [[i, a.equals] for i, a in enumerate(spec.entry_args)     # (a list argument has no `param`)
+            if spec.fast and getattr(a, "param", 0) is None]
     if not all(_plain(value) for _, value in pins):
         raise NotStorable("an argument it takes at one value only has no text")
     meta.update(arguments=argument_kinds(args), pins=pins, signature=spec.signature(), labels=spec.guards())

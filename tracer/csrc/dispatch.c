@@ -323,6 +323,31 @@ dispatcher_try_entries_py(PyObject *op, PyObject *args)
     return result;
 }
 
+/* An entry that is Python code: self_obj(args as a tuple), where MISS is the entry's "not mine"
+ * (a specialization's loaded path, tracer.specialize: its generated loader checks the arguments).
+ * Its address is `python_entry_address`, for add_native. */
+static PyObject *
+python_entry(PyObject *self_obj, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *tuple = PyTuple_New(nargs);
+    if (tuple == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+    }
+    PyObject *result = PyObject_CallOneArg(self_obj, tuple);
+    Py_DECREF(tuple);
+    if (result == dispatch_MISS) {
+        Py_DECREF(result);
+        return NULL;                  /* no exception: the next entry, or the miss path */
+    }
+    if (result == NULL) {
+        tools_hide_tracer_frames();   /* those of the loaded path, or of a fallback */
+    }
+    return result;
+}
+
 static PyObject *
 dispatcher_get_entry_count(PyObject *op, void *closure)
 {
@@ -464,7 +489,8 @@ dispatch_module_init(PyObject *module)
     if (PyModule_AddObjectRef(module, "Dispatcher", (PyObject *)&Dispatcher_Type) < 0
             || PyModule_AddObjectRef(module, "MISS", dispatch_MISS) < 0
             || PyModule_AddObjectRef(module, "ABSENT", dispatch_ABSENT) < 0
-            || PyModule_AddObjectRef(module, "SKIP", dispatch_SKIP) < 0) {
+            || PyModule_AddObjectRef(module, "SKIP", dispatch_SKIP) < 0
+            || tools_add_address(module, "python_entry_address", (void *)(uintptr_t)&python_entry) < 0) {
         return -1;
     }
     return 0;

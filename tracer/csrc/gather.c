@@ -21,9 +21,12 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gather.h"
+#include "tools.h"
 
 /* The value of one item: a new reference, or NULL with no error set when it is missing. */
 static PyObject *
@@ -100,23 +103,16 @@ parse_arguments(const char *name, PyObject *const *args, Py_ssize_t nargs, int f
     return 0;
 }
 
-static PyObject *
-gather(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* Fill `out` with the numbers of list `items` (see gather): 1, or 0 at the first value of another kind. */
+static int
+fill(PyObject *items, PyObject *attr, char *out, Py_ssize_t m, int is_float)
 {
-    Py_buffer view;
-    Py_ssize_t m;
-    int is_float;
-    if (parse_arguments("gather", args, nargs, PyBUF_WRITABLE, &view, &m, &is_float) < 0)
-        return NULL;
-    PyObject *items = args[1], *attr = args[2];
     Py_ssize_t n = PyList_GET_SIZE(items);
-    char *out = view.buf;
     int ok = 1;
     for (Py_ssize_t i = 0; ok && i < n; i++) {
         PyObject *v = item_value(PyList_GET_ITEM(items, i), attr);
         if (v == NULL) {
-            ok = 0;
-            break;
+            return 0;
         }
         if (m == 0) {
             ok = store_number(v, is_float, out, i);
@@ -130,6 +126,18 @@ gather(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         Py_DECREF(v);
     }
+    return ok;
+}
+
+static PyObject *
+gather(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    Py_ssize_t m;
+    int is_float;
+    if (parse_arguments("gather", args, nargs, PyBUF_WRITABLE, &view, &m, &is_float) < 0)
+        return NULL;
+    int ok = fill(args[1], args[2], view.buf, m, is_float);
     PyBuffer_Release(&view);
     return PyBool_FromLong(ok);
 }
@@ -204,6 +212,37 @@ put_number(PyObject *list, Py_ssize_t slot, int is_float, const char *in, Py_ssi
 /* scatter(array, items, attr, row_length): gather's inverse, after a call that wrote into
  * the array: its numbers back into the list (or into the rows list `vars(item)[attr]` of each
  * item). The lists must still have the shape gather read. */
+/* Put the numbers of `in` back into list `items` (see scatter): 0, or -1 with an exception set. */
+static int
+put_back(PyObject *items, PyObject *attr, const char *in, Py_ssize_t m, int is_float)
+{
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    if (attr != Py_None && m == 0) {
+        PyErr_SetString(PyExc_TypeError, "scatter: an attribute is scattered as rows only");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (m == 0) {
+            if (put_number(items, i, is_float, in, i) < 0)
+                return -1;
+            continue;
+        }
+        PyObject *row = item_value(PyList_GET_ITEM(items, i), attr);
+        if (row == NULL || !PyList_CheckExact(row) || PyList_GET_SIZE(row) != m) {
+            Py_XDECREF(row);
+            PyErr_SetString(PyExc_RuntimeError, "scatter: a row changed during the call");
+            return -1;
+        }
+        int failed = 0;
+        for (Py_ssize_t j = 0; !failed && j < m; j++)
+            failed = put_number(row, j, is_float, in, i * m + j) < 0;
+        Py_DECREF(row);
+        if (failed)
+            return -1;
+    }
+    return 0;
+}
+
 static PyObject *
 scatter(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -212,31 +251,97 @@ scatter(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     int is_float;
     if (parse_arguments("scatter", args, nargs, 0, &view, &m, &is_float) < 0)
         return NULL;
-    PyObject *items = args[1], *attr = args[2];
-    Py_ssize_t n = PyList_GET_SIZE(items);
-    int failed = 0;
-    if (attr != Py_None && m == 0) {
-        PyErr_SetString(PyExc_TypeError, "scatter: an attribute is scattered as rows only");
-        failed = 1;
-    }
-    for (Py_ssize_t i = 0; !failed && i < n; i++) {
-        if (m == 0) {
-            failed = put_number(items, i, is_float, view.buf, i) < 0;
-            continue;
-        }
-        PyObject *row = item_value(PyList_GET_ITEM(items, i), attr);
-        if (row == NULL || !PyList_CheckExact(row) || PyList_GET_SIZE(row) != m) {
-            PyErr_SetString(PyExc_RuntimeError, "scatter: a row changed during the call");
-            failed = 1;
-        }
-        for (Py_ssize_t j = 0; !failed && j < m; j++)
-            failed = put_number(row, j, is_float, view.buf, i * m + j) < 0;
-        Py_XDECREF(row);
-    }
+    int failed = put_back(args[1], args[2], view.buf, m, is_float) < 0;
     PyBuffer_Release(&view);
     if (failed)
         return NULL;
     Py_RETURN_NONE;
+}
+
+/* What a compiled entry (codegen.entry_lists) calls for a list argument it reads itself, `n`
+ * numbers long (n rows of m, m > 0): gather_list -> 1 (`out` filled) or 0 (a value of another
+ * kind, or not n of them: the entry's guard miss, no exception); scatter_list -> 0, or -1 with
+ * an exception set (the list no longer n long: code the kernel called into changed it). */
+static int32_t
+gather_list(PyObject *items, char *out, int64_t n, int64_t m, int32_t is_float)
+{
+    return PyList_GET_SIZE(items) == n && fill(items, Py_None, out, m, is_float);
+}
+
+static int
+compare_pointers(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(PyObject *const *)a, y = (uintptr_t)*(PyObject *const *)b;
+    return (x > y) - (x < y);
+}
+
+/* Append the objects of one part to `out`: the list itself, or (rows) each of its items. */
+static Py_ssize_t
+part_objects(PyObject *list, int64_t rows, PyObject **out, Py_ssize_t k)
+{
+    if (!rows) {
+        out[k++] = list;
+        return k;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        out[k++] = PyList_GET_ITEM(list, i);
+    }
+    return k;
+}
+
+static Py_ssize_t
+parts_size(PyObject *const *lists, const int64_t *rows, int64_t count)
+{
+    Py_ssize_t n = 0;
+    for (int64_t i = 0; i < count; i++) {
+        n += rows[i] ? PyList_GET_SIZE(lists[i]) : 1;
+    }
+    return n;
+}
+
+/* lists_aliased(written, written_rows, n_written, others, others_rows, n_others): whether the
+ * lists a call writes back are not one object each, or are also read by another path (the
+ * loaded path's check, tracer.frontend.loader.scatter_targets): each part is a list itself, or
+ * with its `rows` flag the lists that are its items.  The written objects must all differ, and
+ * differ from every other object read.  Then CPython runs the call, where every write is seen
+ * through each name.  (Unsure, when out of memory: 1.) */
+static int32_t
+lists_aliased(PyObject *const *written, const int64_t *written_rows, int64_t n_written,
+              PyObject *const *others, const int64_t *others_rows, int64_t n_others)
+{
+    Py_ssize_t n = parts_size(written, written_rows, n_written);
+    Py_ssize_t m = parts_size(others, others_rows, n_others);
+    PyObject **objects = PyMem_Malloc((n + m > 0 ? n + m : 1) * sizeof(PyObject *));
+    if (objects == NULL) {
+        return 1;
+    }
+    Py_ssize_t k = 0;
+    for (int64_t i = 0; i < n_written; i++) {
+        k = part_objects(written[i], written_rows[i], objects, k);
+    }
+    for (int64_t i = 0; i < n_others; i++) {
+        k = part_objects(others[i], others_rows[i], objects, k);
+    }
+    qsort(objects, n, sizeof(PyObject *), compare_pointers);
+    int32_t aliased = 0;
+    for (Py_ssize_t i = 1; !aliased && i < n; i++) {
+        aliased = objects[i] == objects[i - 1];
+    }
+    for (Py_ssize_t j = n; !aliased && j < n + m; j++) {
+        aliased = bsearch(&objects[j], objects, n, sizeof(PyObject *), compare_pointers) != NULL;
+    }
+    PyMem_Free(objects);
+    return aliased;
+}
+
+static int32_t
+scatter_list(PyObject *items, const char *in, int64_t n, int64_t m, int32_t is_float)
+{
+    if (PyList_GET_SIZE(items) != n) {
+        PyErr_SetString(PyExc_RuntimeError, "a list argument changed size during the call");
+        return -1;
+    }
+    return put_back(items, Py_None, in, m, is_float);
 }
 
 static PyMethodDef gather_methods[] = {
@@ -259,5 +364,11 @@ static PyMethodDef gather_methods[] = {
 int
 gather_module_init(PyObject *module)
 {
-    return PyModule_AddFunctions(module, gather_methods);
+    if (PyModule_AddFunctions(module, gather_methods) < 0
+            || tools_add_address(module, "gather_list_address", (void *)(uintptr_t)&gather_list) < 0
+            || tools_add_address(module, "scatter_list_address", (void *)(uintptr_t)&scatter_list) < 0
+            || tools_add_address(module, "lists_aliased_address", (void *)(uintptr_t)&lists_aliased) < 0) {
+        return -1;
+    }
+    return 0;
 }

@@ -155,3 +155,32 @@ class EntryArg:
     param: int | None
     equals: object = None
     numpy: bool = False
+
+
+@dataclass(frozen=True)
+class ListArg:
+    """A positional argument that is exactly a list (or, read for its items alone, a tuple), taken
+    by the entry point itself: no loader runs in Python.
+
+    `cls` is list or tuple; `length` the length it must have (None: any). `gathers` are the arrays
+    made of its numbers, each `(param, dtype, row)`: F64 or I64 numbers (exactly floats, or ints
+    in 64 bits), one per item (`row` 0) or rows of `row` floats (each item a list of that length).
+    `items` are items read as scalars, `(param, index, type)`, and `children` items that are lists
+    or tuples read the same way, `(index, ListArg)`. With `scattered`, the numbers of its gathered
+    array go back into the list after a call that succeeded (tracer/csrc/gather.c)."""
+    cls: type
+    length: int | None
+    gathers: tuple = ()
+    items: tuple = ()
+    scattered: bool = False
+    children: tuple = ()
+
+    @property
+    def params(self) -> list[int]:
+        return ([g[0] for g in self.gathers] + [item[0] for item in self.items]
+                + [p for _, child in self.children for p in child.params])
+
+    @property
+    def buffers(self) -> int:
+        """How many arrays the entry gathers from it and the lists inside it."""
+        return len(self.gathers) + sum(child.buffers for _, child in self.children)
