@@ -28,8 +28,8 @@ from llvmlite import ir as ll
 
 from codegen.arrays import VIEWS, result_struct
 from codegen.casts import to_double
+from codegen.entry_lists import LIST_OF_NUMBERS, NUMBER_KINDS, ListReader, buffer_count
 from codegen.entry_lists import SIGNATURES as LIST_SIGNATURES
-from codegen.entry_lists import ListReader, buffer_count
 from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, llvm_type
 from codegen.lower import raise_sites
 from codegen.runtime import FREE_CAPSULE, JIT_MEMORY, RELEASE_BEGIN, RELEASE_END
@@ -181,7 +181,7 @@ class EntryBuilder:
         self.builder = ll.IRBuilder(function.append_basic_block("entry"))
         self.api = CApi(module, self.builder)
         self.numpy_leaves: list[bool] = []   # per result leaf: box it as a NumPy scalar (box)
-        self.list_results: list[bool] = []   # per result tuple (pre-order): box it as a list
+        self.containers: list[str] = []      # per result tuple (pre-order): Function.result_containers
         self.owned: list[ll.Value] = []      # slots of the buffers the entry frees on its way out
         self.miss = function.append_basic_block("guard_miss")
 
@@ -311,6 +311,18 @@ class EntryBuilder:
         out.add_incoming(array, owned)
         return out
 
+    def list_of_numbers(self, t: ir.ArrayType, result: ll.Value) -> ll.Value:
+        """A new list of the numbers of a kernel's 1-d array result (a list of run-time length the
+        function returns), the array's block freed; NULL with an exception set if that fails."""
+        b, struct = self.builder, result_struct(t)
+
+        def word(i):
+            return b.load(b.gep(result, [ll.Constant(I32, 0), ll.Constant(I32, i)], source_etype=struct),
+                          typ=I64 if i > 1 else PTR)
+        made = self.api.call(LIST_OF_NUMBERS, word(0), word(2), ll.Constant(I32, NUMBER_KINDS[t.dtype]))
+        self.api.call(JIT_MEMORY.free, word(1))
+        return made
+
     def free_capsule(self) -> ll.Function:
         """The capsule destructor that frees a result's memory. It lives in the JIT's runtime
         library (codegen.jit.RUNTIME), loaded for the whole process: an array can outlive the
@@ -381,7 +393,10 @@ class EntryBuilder:
         if isinstance(t, ir.ArrayType):
             return self.box_array(t, leaves.pop(0))
         assert isinstance(t, ir.TupleType), t
-        kind = "List" if self.list_results and self.list_results.pop(0) else "Tuple"   # (pre-order)
+        container = self.containers.pop(0) if self.containers else "tuple"     # (pre-order)
+        if container == "numbers":
+            return self.list_of_numbers(t.elements[0], leaves.pop(0))
+        kind = "List" if container == "list" else "Tuple"
         fill = self.function.append_basic_block("tuple_fill")
         cleanup = self.function.append_basic_block("tuple_cleanup")
         done = self.function.append_basic_block("tuple_done")
@@ -541,7 +556,7 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
         e.api.call("Py_IncRef", none)
         e.ret(none)
         return function
-    e.numpy_leaves, e.list_results = list(fn.numpy_results), list(fn.list_results)
+    e.numpy_leaves, e.containers = list(fn.numpy_results), list(fn.result_containers)
     e.ret(e.box(fn.result_type, values))
     return function
 

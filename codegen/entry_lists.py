@@ -21,8 +21,10 @@ from codegen.kernel import I32, I64, PTR, ArrayValue
 from tracer import ir
 
 GATHER_LIST, SCATTER_LIST, LISTS_ALIASED = "__tracer_gather_list", "__tracer_scatter_list", "__tracer_lists_aliased"
+LIST_OF_NUMBERS = "__tracer_list_of_numbers"          # a returned list of run-time length, from its array
+NUMBER_KINDS = {ir.F64: 0, ir.I64: 1, ir.BOOL: 2}
 SIGNATURES = {GATHER_LIST: (I32, [PTR, PTR, I64, I64, I32]), SCATTER_LIST: (I32, [PTR, PTR, I64, I64, I32]),
-              LISTS_ALIASED: (I32, [PTR, PTR, I64, PTR, PTR, I64])}
+              LISTS_ALIASED: (I32, [PTR, PTR, I64, PTR, PTR, I64]), LIST_OF_NUMBERS: (PTR, [PTR, I64, I32])}
 SIZE_OFFSET = 16          # PyVarObject's ob_size, after the reference count and the type
 ITEMS_OFFSET = 24         # a list's ob_item (a pointer), a tuple's ob_item[] (the items themselves)
 CLASS_SYMBOLS = {list: "PyList_Type", tuple: "PyTuple_Type"}

@@ -20,7 +20,7 @@ defines its own pairwise sums: it has no runtime.
 """
 from __future__ import annotations
 
-from codegen.entry_lists import GATHER_LIST, LISTS_ALIASED, SCATTER_LIST
+from codegen.entry_lists import GATHER_LIST, LIST_OF_NUMBERS, LISTS_ALIASED, SCATTER_LIST
 from codegen.kernel import KernelRuntime
 from codegen.parallel import PARALLEL_FOR
 from codegen.reductions import PAIRWISE_SUMS, PARALLEL_FUSED_SUMS, PARALLEL_SUMS
@@ -47,7 +47,7 @@ def native_symbols() -> dict[str, int]:
             PAIRWISE_SUMS[ir.F32]: native.pairwise_sum_f32_address,
             PAIRWISE_SUMS[ir.F16]: native.pairwise_sum_f16_address,
             GATHER_LIST: native.gather_list_address, SCATTER_LIST: native.scatter_list_address,
-            LISTS_ALIASED: native.lists_aliased_address,
+            LISTS_ALIASED: native.lists_aliased_address, LIST_OF_NUMBERS: native.list_of_numbers_address,
             NOTE_SITE: native.note_site_address, THREAD_FAILED_SITE: native.failed_site_address,
             RELEASE_BEGIN: native.release_begin_address, RELEASE_END: native.release_end_address,
             PARALLEL_FOR: native.parallel_for_address, PARALLEL_SUMS[ir.F64]: native.parallel_sum_f64_address,

@@ -12,6 +12,7 @@ MISS: Sentinel      # no native entry took the call
 python_entry_address: int   # an entry that calls its self_obj(args tuple): MISS from it is "not mine"
 gather_list_address: int   # int32 gather_list(list, out, n, m, is_float): a list argument read by a compiled entry (tracer/csrc/gather.c)
 scatter_list_address: int   # int32 scatter_list(list, in, n, m, is_float): its numbers written back, 0 or -1
+list_of_numbers_address: int   # PyObject *list_of_numbers(data, n, kind): a returned list of run-time length
 lists_aliased_address: int   # int32 lists_aliased(written, rows, n, others, rows, n): lists written back that are read by another path
 ABSENT: Sentinel    # a guard: the attribute or binding is missing
 SKIP: Sentinel      # the hook's answer: run the frame as plain Python

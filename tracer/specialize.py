@@ -11,6 +11,7 @@ Two ways in:
 from __future__ import annotations
 
 import functools
+import gc
 import time
 import types
 from dataclasses import dataclass, field
@@ -63,7 +64,7 @@ class Specialization:
         _check_calls_out_once(trace, optimized)
         fast = _is_fast(trace)
         if fast:                      # the entry makes the result, lists included
-            optimized.list_results = list_results(trace)
+            optimized.result_containers = result_containers(trace)
         entry_args = entry_args_for(trace, optimized)
         compiled = codegen.jit.compile_function(optimized, entry_args, name, export_kernel=False, keep_object=keep_object)
         spec = cls(name, trace, optimized, compiled, fast, entry_args, fallback,
@@ -75,7 +76,7 @@ class Specialization:
 
     def native_guards(self) -> tuple:
         """The binding guards as (namespace, key, expected) tuples for the C dispatcher."""
-        return tuple((g.namespace, g.key, native.ABSENT if g.expected is ABSENT else g.expected)
+        return tuple((_class_dict(g.namespace) or g.namespace, g.key, native.ABSENT if g.expected is ABSENT else g.expected)
                      for g in self.trace.binding_guards)
 
     # ------------------------------------------------------------------ the loaded path
@@ -289,7 +290,7 @@ def _is_fast(trace: Trace) -> bool:
 
 def _takes_arguments(trace: Trace) -> bool:
     """Whether every input is an argument itself (a number or an array), checked by the entry."""
-    return (list_results(trace) is not None
+    return (result_containers(trace) is not None
             and not trace.structure_guards and not trace.identity_guards and not trace.missing_attr_guards
             and all(_native_guard(g) for g in trace.binding_guards)
             and all(isinstance(s, ArgSource) for s, _ in trace.leaves)
@@ -307,15 +308,25 @@ def entry_args_for(trace: Trace, optimized: Function) -> list:
     return [EntryArg(p.type, i, numpy=bool(p.attrs.get("numpy"))) for i, p in enumerate(optimized.params)]
 
 
-def list_results(trace: Trace) -> tuple[bool, ...] | None:
-    """Function.list_results for the entry to make the call's result itself: per tuple of the
-    result type (pre-order), whether it is a list (a function that returns a list of numbers, or
-    a tuple of them); None where Python must make it (instances, records, the same list twice...)."""
+NUMBERS = (F64, I64, BOOL)      # lists of run-time length of these the entry makes from an array
+
+
+def result_containers(trace: Trace, bare_arrays: bool = True) -> tuple[str, ...] | None:
+    """Function.result_containers, for the entry to make the call's result itself: per tuple of
+    the result type (pre-order) "tuple", "list" (a list returned) or "numbers" (a list of run-time
+    length of numbers, from an array); None where Python must make it (instances, dicts, the same
+    list twice...), or where an array is returned as one and not `bare_arrays`."""
     keys: list = []
 
-    def flags(shape, t) -> list[bool] | None:
+    def kinds(shape, t) -> list[str] | None:
         if shape is None:
-            return [False] * _tuples_in(t)
+            if not bare_arrays and any(isinstance(x, ArrayType) for x in leaf_types(t)):
+                return None
+            return ["tuple"] * _tuples_in(t)
+        if (shape[0] == "records" and shape[1] in NUMBERS and shape[2] == () and isinstance(t, TupleType)
+                and len(t.elements) == 1 and isinstance(t.elements[0], ArrayType) and t.elements[0].rank == 1
+                and t.elements[0].dtype == shape[1]):
+            return ["numbers"]
         if shape[0] not in ("tuple", "list") or not isinstance(t, TupleType):
             return None
         parts = shape[1] if shape[0] == "tuple" else shape[2]
@@ -323,14 +334,14 @@ def list_results(trace: Trace) -> tuple[bool, ...] | None:
             keys.append(shape[1])
         if len(parts) != len(t.elements):
             return None
-        out = [shape[0] == "list"]
+        out = [shape[0]]
         for part, element in zip(parts, t.elements):
-            more = flags(part, element)
+            more = kinds(part, element)
             if more is None:
                 return None
             out += more
         return out
-    found = flags(trace.result_shape, trace.function.result_type)
+    found = kinds(trace.result_shape, trace.function.result_type)
     return None if found is None or len(set(keys)) != len(keys) else tuple(found)
 
 
@@ -350,10 +361,11 @@ def list_entry_args(trace: Trace) -> list | None:
     """The entry's arguments where some are lists (or tuples) it reads itself (ListArg: numbers
     gathered into arrays, items read as scalars, lists inside them, written back after the call),
     or None where the loaded path must read them (attributes, dicts, results made in Python...)."""
-    if (list_results(trace) is None or trace.identity_guards or trace.missing_attr_guards or trace.each_guards
-            or not all(_native_guard(g) for g in trace.binding_guards)
-            or not all(isinstance(g.source, ArgSource) for g in trace.pins)
-            or any(isinstance(t, ArrayType) for t in leaf_types(trace.function.result_type))):
+    # (an array result could be a view of an array the entry gathered and frees: lists of
+    # numbers are made from their arrays before that)
+    if (result_containers(trace, bare_arrays=False) is None or trace.identity_guards or trace.missing_attr_guards
+            or trace.each_guards or not all(_native_guard(g) for g in trace.binding_guards)
+            or not all(isinstance(g.source, ArgSource) for g in trace.pins)):
         return None
     shapes = {g.source.key: g for g in trace.structure_guards}
     if any(g.cls not in (list, tuple) or g.keys is not None for g in trace.structure_guards):
@@ -418,8 +430,19 @@ def list_entry_args(trace: Trace) -> list | None:
 
 
 def _native_guard(g) -> bool:
-    """Whether the C dispatcher can check this binding guard (a dict, a cell, a function attribute)."""
-    return type(g.namespace) is dict or g.key is None or isinstance(g.namespace, types.FunctionType)
+    """Whether the C dispatcher can check this binding guard: a dict (a class's own, behind its
+    mappingproxy, too), a cell, a function attribute."""
+    return (type(g.namespace) is dict or g.key is None or isinstance(g.namespace, types.FunctionType)
+            or _class_dict(g.namespace) is not None)
+
+
+def _class_dict(namespace) -> dict | None:
+    """The dict behind a class's `__dict__` mappingproxy (what the proxy reads: a class attribute
+    assigned later is there too), or None."""
+    if type(namespace) is not types.MappingProxyType:
+        return None
+    inner = gc.get_referents(namespace)
+    return inner[0] if len(inner) == 1 and type(inner[0]) is dict else None
 
 
 def entry_args_for_arguments(trace: Trace) -> list[EntryArg]:

@@ -3,7 +3,7 @@ workloads, each timed compiled with `tracer.trace`, as plain NumPy/CPython, and 
 of the same function, in one process, on one thread; with --parallel, at the large size, also on
 every core.
 
-    python examples/bench/kernels.py [--quick] [--filter SUBSTR] [--json PATH] [--repeat 3]
+    python examples/bench/kernels.py [--quick] [--filter SUBSTR] [--group ops|numpy|python] [--json PATH] [--repeat 3]
         [--min-sample 0.02] [--max-call 0.05] [--large-elements 1000000] [--no-numba] [--parallel]
 
 What runs:
@@ -599,7 +599,8 @@ def cases(options) -> list[Case]:
     entries = ([("ops", name, fn, small, large) for name, fn, (small, large) in OPS]
                + [("numpy", fn.__name__, fn, make, None) for fn, make in KERNELS]
                + [("python", name, fn, make, None) for name, fn, make in PROGRAMS])
-    return [Case(*entry) for entry in entries if (options.filter or "").lower() in entry[1].lower()]
+    return [Case(*entry) for entry in entries if (options.filter or "").lower() in entry[1].lower()
+            and options.group in (None, entry[0])]
 
 
 GROUPS = {"ops": "op-by-op workloads (tr/np: tracer time / NumPy time)",
@@ -625,6 +626,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only, fewer and shorter samples")
     parser.add_argument("--filter", metavar="SUBSTR", help="only the kernels whose name contains SUBSTR")
+    parser.add_argument("--group", choices=sorted(GROUPS), help="only this group (ops, numpy, python)")
     parser.add_argument("--json", metavar="PATH", help="write the raw figures to PATH")
     parser.add_argument("--repeat", type=int, default=3, help="samples per method (default 3)")
     parser.add_argument("--min-sample", type=float, default=0.02, help="seconds per sample at least (0.02)")

@@ -185,3 +185,61 @@ def test_lists_of_numbers_returned_are_made_by_the_entry():
     h = trace(one_list_twice)          # one list object twice: made in Python, the same object
     first, second = h(1.5)
     assert first == [1.5, 1.5] and first is second
+
+
+def running_means(xs, window):
+    means, peaks = [], []
+    for i in range(len(xs) - window + 1):
+        part = xs[i:i + window]
+        means.append(sum(part) / window)
+        peaks.append(max(part))
+    return means, peaks
+
+
+def increasing_run(seq):
+    best = [seq[0]]
+    for x in seq[1:]:
+        if x > best[-1]:
+            best.append(x)
+    return len(best), best
+
+
+def test_lists_of_run_time_length_returned_are_made_by_the_entry():
+    f = trace(running_means, fuse_fma=False)
+    xs = [((i * 37) % 11) * 0.5 for i in range(12)]
+    for window in (3, 5):
+        got = f(xs, window)
+        assert got == running_means(xs, window) and type(got[0]) is list
+    g = trace(increasing_run)
+    for seq in ([3, 1, 4, 1, 5, 9, 2, 6], [5, 4, 3, 2, 1, 0, 0, 0], list(range(8))):
+        assert g(seq) == increasing_run(seq)
+    assert all(fast_paths(f)) and all(fast_paths(g))
+
+
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def norm2(self):
+        return self.x * self.x + self.y * self.y
+
+
+def total_norm(pairs):
+    s = 0.0
+    for (x, y) in pairs:
+        s += Point(x, y).norm2()
+    return s
+
+
+def test_a_class_used_inside_is_guarded_by_the_c_dispatcher():
+    f = trace(total_norm, fuse_fma=False)
+    pairs = [(1.0, 2.0), (3.0, -4.0), (0.5, 0.25)]
+    assert f(pairs) == total_norm(pairs)
+    assert all(fast_paths(f))                 # the class's methods: guards on its own dict
+    original = Point.norm2
+    try:
+        Point.norm2 = lambda self: self.x + self.y       # a method replaced: CPython's result
+        assert f(pairs) == total_norm(pairs) == 1.0 + 2.0 + 3.0 - 4.0 + 0.5 + 0.25
+    finally:
+        Point.norm2 = original
+    assert f(pairs) == total_norm(pairs)

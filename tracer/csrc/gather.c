@@ -334,6 +334,31 @@ lists_aliased(PyObject *const *written, const int64_t *written_rows, int64_t n_w
     return aliased;
 }
 
+/* list_of_numbers(data, n, kind): a new list of the n numbers at `data` (kind 0: float64 as
+ * floats, 1: int64 as ints, 2: bools), the list of run-time length a compiled function returns;
+ * NULL with an exception set if that fails. */
+static PyObject *
+list_of_numbers(const char *data, int64_t n, int32_t kind)
+{
+    PyObject *list = PyList_New(n);
+    for (int64_t i = 0; list != NULL && i < n; i++) {
+        PyObject *item;
+        if (kind == 0) {
+            item = PyFloat_FromDouble(((const double *)data)[i]);
+        } else if (kind == 1) {
+            item = PyLong_FromLongLong(((const long long *)data)[i]);
+        } else {
+            item = PyBool_FromLong(((const unsigned char *)data)[i]);
+        }
+        if (item == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
 static int32_t
 scatter_list(PyObject *items, const char *in, int64_t n, int64_t m, int32_t is_float)
 {
@@ -367,7 +392,8 @@ gather_module_init(PyObject *module)
     if (PyModule_AddFunctions(module, gather_methods) < 0
             || tools_add_address(module, "gather_list_address", (void *)(uintptr_t)&gather_list) < 0
             || tools_add_address(module, "scatter_list_address", (void *)(uintptr_t)&scatter_list) < 0
-            || tools_add_address(module, "lists_aliased_address", (void *)(uintptr_t)&lists_aliased) < 0) {
+            || tools_add_address(module, "lists_aliased_address", (void *)(uintptr_t)&lists_aliased) < 0
+            || tools_add_address(module, "list_of_numbers_address", (void *)(uintptr_t)&list_of_numbers) < 0) {
         return -1;
     }
     return 0;

@@ -92,9 +92,10 @@ class Function:
     # element, a reduction...), which the entry boxes as one; empty: none is
     numpy_results: tuple[bool, ...] = ()
     parallel: bool = False            # `trace(parallel=True)`: maps may run on every core (codegen.parallel)
-    # per tuple of the result type, in pre-order: whether the entry makes it a Python list (a
-    # function that returns a list of numbers); empty: every one is a tuple
-    list_results: tuple[bool, ...] = ()
+    # per tuple of the result type, in pre-order, what the entry makes of it: "tuple", "list" (a
+    # function that returns a list), or "numbers" (a list of the numbers of the tuple's one
+    # array: a list of run-time length); empty: every one is a tuple
+    result_containers: tuple[str, ...] = ()
 
     @property
     def result(self) -> Value:
@@ -262,7 +263,7 @@ def clone(fn: Function) -> Function:
     """A deep copy of `fn` (new Values), so a pass can rewrite without touching its input."""
     params = [Value("param", (), p.type, dict(p.attrs), loc=p.loc, name=p.name) for p in fn.params]
     return Function(fn.name, params, copy_block(fn.body, dict(zip(fn.params, params))), fn.loc, fn.python_on_failure,
-                    fn.returns_none, fn.numpy_results, fn.parallel, fn.list_results)
+                    fn.returns_none, fn.numpy_results, fn.parallel, fn.result_containers)
 
 
 def copy_block(block: Block, mapping: dict[Value, Value], out: Block | None = None) -> Block:
