@@ -9,7 +9,8 @@ at byte offset sum(i_k * stride_k) from `data`; a stride may be negative (a reve
 zero (a broadcast axis). Loads are unaligned (align 1): a NumPy view can start anywhere.
 
 Views (`broadcast_in_dim`, `transpose`, `index`, `slice`) are new ArrayValues over the same
-memory. Every other array op allocates its result, C-contiguous, from the kernel's *arena*: a
+memory (and so is a `reshape`, an `index_update`, `index_add` or `mask_update` where its operand
+is dead after it: codegen.ownership). Every other array op allocates its result, C-contiguous, from the kernel's *arena*: a
 linked list of blocks from the kernel's allocator (`KernelBuilder.allocate_bytes`) that
 `KernelBuilder.ret` frees before every return, so nothing leaks whatever path the kernel takes.
 An array result leaves the kernel as a C-contiguous buffer the caller owns: its out pointer
@@ -307,13 +308,13 @@ def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtypes: list,
         check_same_sizes(k, sizes, other.sizes)
     outs = into if into is not None else [allocate(k, t, sizes) for t in out_dtypes]
 
-    def loop(inputs, targets, first=None, last=None):
+    def loop(inputs, targets, first=None, last=None, shape=sizes):
         def body(idx):
             values = element(*(load_element(k, a, idx, t) for a, t in zip(inputs, dtypes)))
             for out, t, x in zip(targets, out_dtypes, values):
                 store_element(k, out, idx, t, x)
         if first is None:
-            for_each_index(k, sizes, body)
+            for_each_index(k, shape, body)
         else:                             # (a strip of a 1-D map: for_strips)
             for_range(k, k.builder.sub(last, first), lambda i: body((k.builder.add(first, i),)))
     if not sizes:
@@ -343,9 +344,26 @@ def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtypes: list,
                 loop(arrays, outs, *strip)
     if len(sizes) == 1:                   # both versions in the same strips (polls for signals)
         for_strips(k, sizes[0], versions)
-    else:
-        versions()
+        return outs
+    # every array C-contiguous (a new one, most often): one loop over all the elements, not one
+    # per row (rows of 2 or 3 elements, points in the plane or in space, do not vectorize)
+    whole = ll.Constant(I1, 1)
+    for a, t in every:
+        whole = b.and_(whole, is_contiguous(k, a, t))
+    n = element_count(k, sizes)
+    with b.if_else(whole) as (flat, rows):
+        with flat:
+            for_strips(k, n, lambda first=None, last=None: loop(
+                [flat_view(k, a, t, n) for a, t in zip(arrays, dtypes)],
+                [flat_view(k, o, t, n) for o, t in zip(outs, out_dtypes)], first, last, (n,)))
+        with rows:
+            versions()
     return outs
+
+
+def flat_view(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType, n) -> ArrayValue:
+    """The C-contiguous array `a` of `n` elements as a 1-D array."""
+    return ArrayValue(a.data, (n,), (k.i64(ITEM_SIZE[dtype]),))
 
 
 def _repeats_along_last_axis(a: ArrayValue) -> bool:
@@ -428,16 +446,6 @@ def copy(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     return out
 
 
-@lowers("reshape")
-def reshape(k: KernelBuilder, v: ir.Value, a: ArrayValue, *sizes):
-    b = k.builder
-    for s in sizes:
-        k.fail_if(b.icmp_signed("<", s, k.i64(0)), Status.SHAPE_MISMATCH)
-    k.fail_if(b.icmp_signed("!=", element_count(k, sizes), element_count(k, a.sizes)), Status.SHAPE_MISMATCH)
-    dense = copy(k, v, a)
-    return ArrayValue(dense.data, tuple(sizes), contiguous_strides(k, v.type.dtype, sizes))
-
-
 @lowers("store")
 def store(k: KernelBuilder, v: ir.Value, target: ArrayValue, value, *indices):
     dtype = v.args[0].type.dtype
@@ -517,7 +525,7 @@ def in_place_check(k: KernelBuilder, v: ir.Value, *arrays):
     return ()
 
 
-def _is_contiguous(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType):
+def is_contiguous(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType):
     """Whether `a` is laid out C-contiguously (axes of size 1 may have any stride)."""
     b = k.builder
     ok = ll.Constant(I1, 1)
@@ -535,7 +543,7 @@ def _detach(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType):
     start = b.block
     head, step, found, done = (k.function.append_basic_block(n) for n in
                                ("detach", "detach_next", "detach_found", "detach_done"))
-    b.cbranch(_is_contiguous(k, a, dtype), head, done)
+    b.cbranch(is_contiguous(k, a, dtype), head, done)
     b.position_at_end(head)
     slot = b.phi(PTR)                        # the word that points at `block`: the head slot or a block's link
     slot.add_incoming(k.arena, start)

@@ -26,6 +26,7 @@ from codegen import (
     masks,
     matmul,
     numpy_math,
+    ownership,
     parallel,
     reductions,
     scalars,
@@ -58,7 +59,7 @@ from tracer.ir.ops import OPS, sets_fp_flags
 
 # the modules whose rules `lowering_for` finds (each registers its own, with @lowers)
 RULE_MODULES = (scalars, casts, numpy_math, arrays, reductions, matmul, tape, lists, callouts, scans, sorts, masks,
-                take, linalg)
+                take, linalg, ownership)
 
 
 # ----------------------------------------------------------------------- values with no code
@@ -561,7 +562,7 @@ def lower_function(fn: ir.Function, module: ll.Module, symbol: str, memory: tupl
     function.attributes.add("nounwind")
     k = KernelBuilder(module, function, fn, memory)
     k.parallel = fn.parallel
-    k.summed_later = parallel.summed_later(fn)
+    k.summed_later, k.reused = parallel.summed_later(fn), ownership.memory_reuse(fn)
     if fn.python_on_failure and k.check_signals is not None:    # (under Python: NumPy's warnings)
         k.numpy_flags = fpflags.watched_flags(module)
     if any(v.op == "python_call" for v in fn.walk()):

@@ -6,8 +6,11 @@ count the true elements in one pass over the mask. `mask_select` allocates (coun
 copies, in a second pass, the elements (or sub-arrays of the rest's shape) where the mask is true
 into rows 0, 1, ... of it. `mask_update` copies x, checks that array values have count rows
 (SHAPE_MISMATCH: NumPy's ValueError) and the rest's sizes, and writes row j of the values (or the
-one scalar) at the j-th true position. The running position is a stack slot (SROA makes it a
-register).
+one scalar) at the j-th true position (into x itself where x is dead after: codegen.ownership). The running position is a stack slot (SROA makes it a
+register). Where the mask has all of x's axes, both go without branches (random masks make
+branches mispredict): every element of x is stored at the running position, which advances past
+the kept ones (`mask_select` allocates one element more for the last store), and `mask_update`
+rewrites each element with itself or the next value; over C-contiguous arrays in one flat loop.
 """
 from __future__ import annotations
 
@@ -17,8 +20,12 @@ from codegen.arrays import (
     allocate,
     check_same_sizes,
     copy_elements,
+    copy_to_new,
     element_address,
+    element_count,
+    flat_view,
     for_each_index,
+    is_contiguous,
     load_element,
     store_element,
 )
@@ -61,15 +68,60 @@ def _sub(k: KernelBuilder, a: ArrayValue, idx) -> ArrayValue:
     return ArrayValue(data, a.sizes[len(idx):], a.strides[len(idx):])
 
 
+def _whole(k: KernelBuilder, mask: ArrayValue, arrays: list, emit) -> None:
+    """emit(mask, arrays) on flat 1-D views where the mask has all of x's axes and every array
+    is C-contiguous (one loop over the elements, not one per row), else on the arrays as they are."""
+    b = k.builder
+    whole = ll.Constant(ll.IntType(1), 1)
+    for a, t in [(mask, ir.BOOL), *arrays]:
+        whole = b.and_(whole, is_contiguous(k, a, t))
+    n = element_count(k, mask.sizes)
+    with b.if_else(whole) as (flat, rows):
+        with flat:
+            emit(flat_view(k, mask, ir.BOOL, n), [flat_view(k, a, t, n) for a, t in arrays])
+        with rows:
+            emit(mask, [a for a, _ in arrays])
+
+
+def _sparse(k: KernelBuilder, count, mask: ArrayValue):
+    """Whether at most one element in 8 is true: then a branch per element is mostly predicted,
+    and cheaper than a store per element."""
+    return k.builder.icmp_signed("<=", k.builder.mul(count, k.i64(8)), element_count(k, mask.sizes))
+
+
 @lowers("mask_select")
 def mask_select(k: KernelBuilder, v: ir.Value, x: ArrayValue, mask: ArrayValue):
+    b = k.builder
     dtype = v.type.dtype
     rank = len(mask.sizes)
     check_same_sizes(k, mask.sizes, x.sizes[:rank])
     rest = x.sizes[rank:]
-    out = allocate(k, dtype, (_count(k, mask),) + tuple(rest))
-    _for_true(k, mask, lambda idx, j: copy_elements(k, _sub(k, x, idx), _sub(k, out, (j,)), dtype))
-    return out
+    if rest:
+        out = allocate(k, dtype, (_count(k, mask),) + tuple(rest))
+        _for_true(k, mask, lambda idx, j: copy_elements(k, _sub(k, x, idx), _sub(k, out, (j,)), dtype))
+        return out
+    count = _count(k, mask)
+    room = allocate(k, dtype, (b.add(count, k.i64(1)),))      # one more: every element is stored (below)
+
+    def select(mask, arrays):
+        source, = arrays
+        with b.if_else(_sparse(k, count, mask)) as (few, many):
+            with few:
+                _for_true(k, mask, lambda idx, j: store_element(k, room, (j,), dtype, load_element(k, source, idx, dtype)))
+            with many:
+                _select_all(mask, source)
+
+    def _select_all(mask, source):        # branch-free: each element stored, the next place advanced if kept
+        position = k.stack_slot(I64, "position")
+        b.store(k.i64(0), position)
+
+        def visit(idx):
+            j = b.load(position, typ=I64)
+            store_element(k, room, (j,), dtype, load_element(k, source, idx, dtype))
+            b.store(b.add(j, b.zext(load_element(k, mask, idx, ir.BOOL), I64)), position)
+        for_each_index(k, mask.sizes, visit)
+    _whole(k, mask, [(x, dtype)], select)
+    return ArrayValue(room.data, (count,), room.strides)
 
 
 @lowers("mask_update")
@@ -79,13 +131,43 @@ def mask_update(k: KernelBuilder, v: ir.Value, x: ArrayValue, mask: ArrayValue, 
     rank = len(mask.sizes)
     check_same_sizes(k, mask.sizes, x.sizes[:rank])
     rest = x.sizes[rank:]
-    out = allocate(k, dtype, x.sizes)
-    copy_elements(k, x, out, dtype)
+    out = x if v in k.reused else copy_to_new(k, x, dtype)      # x's own memory, dead after (codegen.ownership)
     if isinstance(values, ArrayValue):
-        k.fail_if(b.icmp_signed("!=", values.sizes[0], _count(k, mask)), Status.SHAPE_MISMATCH)
+        count = _count(k, mask)
+        k.fail_if(b.icmp_signed("!=", values.sizes[0], count), Status.SHAPE_MISMATCH)
         check_same_sizes(k, values.sizes[1:], rest)
-        _for_true(k, mask, lambda idx, j: copy_elements(k, _sub(k, values, (j,)), _sub(k, out, idx), dtype))
-    else:
-        _for_true(k, mask, lambda idx, j: for_each_index(
-            k, rest, lambda r: store_element(k, _sub(k, out, idx), r, dtype, values)))
+    if rest:
+        if isinstance(values, ArrayValue):
+            _for_true(k, mask, lambda idx, j: copy_elements(k, _sub(k, values, (j,)), _sub(k, out, idx), dtype))
+        else:
+            _for_true(k, mask, lambda idx, j: for_each_index(
+                k, rest, lambda r: store_element(k, _sub(k, out, idx), r, dtype, values)))
+        return out
+
+    def update(mask, arrays):
+        target, = arrays                  # branch-free: every element rewritten, itself or the next value
+        if not isinstance(values, ArrayValue):
+            for_each_index(k, mask.sizes, lambda idx: store_element(k, target, idx, dtype, b.select(
+                load_element(k, mask, idx, ir.BOOL), values, load_element(k, target, idx, dtype))))
+            return
+        with b.if_else(_sparse(k, values.sizes[0], mask)) as (few, many):
+            with few:
+                _for_true(k, mask, lambda idx, j: store_element(k, target, idx, dtype, load_element(k, values, (j,), dtype)))
+            with many:
+                _update_all(mask, target)
+
+    def _update_all(mask, target):
+        position = k.stack_slot(I64, "position")
+        b.store(k.i64(0), position)
+        last = b.sub(values.sizes[0], k.i64(1))
+
+        def visit(idx):
+            j = b.load(position, typ=I64)
+            bit = load_element(k, mask, idx, ir.BOOL)
+            new = load_element(k, values, (b.select(b.icmp_signed("<", j, last), j, last),), dtype)
+            store_element(k, target, idx, dtype, b.select(bit, new, load_element(k, target, idx, dtype)))
+            b.store(b.add(j, b.zext(bit, I64)), position)
+        with b.if_then(b.icmp_signed(">", values.sizes[0], k.i64(0))):   # (none: nothing to write)
+            for_each_index(k, mask.sizes, visit)
+    _whole(k, mask, [(out, dtype)], update)
     return out

@@ -4,7 +4,8 @@
 Each visits idx in C order; an index i below 0 counts from the end (i + len(x)), and one still
 outside [0, len(x)) fails with SHAPE_MISMATCH (NumPy's IndexError; the Python function raises
 it). `index_select` copies row i of x into the result at idx's position; the other two copy x
-first, then write (or add) the values' row at that position (or the one scalar) into row i.
+first (or write into x itself where it is dead after: codegen.ownership), then write (or add) the
+values' row at that position (or the one scalar) into row i.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from codegen.arrays import (
     allocate,
     check_same_sizes,
     copy_elements,
+    copy_to_new,
     element_address,
     for_each_index,
     load_element,
@@ -54,8 +56,7 @@ def index_select(k: KernelBuilder, v: ir.Value, x: ArrayValue, idx: ArrayValue):
 
 def _copy_then_write(k: KernelBuilder, v: ir.Value, x: ArrayValue, idx: ArrayValue, values, write) -> ArrayValue:
     dtype = v.type.dtype
-    out = allocate(k, dtype, x.sizes)
-    copy_elements(k, x, out, dtype)
+    out = x if v in k.reused else copy_to_new(k, x, dtype)      # x's own memory, dead after (codegen.ownership)
     if isinstance(values, ArrayValue):
         check_same_sizes(k, values.sizes, tuple(idx.sizes) + tuple(x.sizes[1:]))
     rest = x.sizes[1:]
