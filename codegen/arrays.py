@@ -335,29 +335,28 @@ def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtypes: list,
         if _repeats_along_last_axis(a):
             return a
         return ArrayValue(a.data, a.sizes, a.strides[:-1] + (k.i64(ITEM_SIZE[t]),))
+    # every array C-contiguous (a new one, most often): the contiguous copy runs one loop over all
+    # the elements, not one per row (rows of 2 or 3 elements, points in the plane or in space, do
+    # not vectorize), by its trip counts alone: (1, ..., 1, n) instead of the sizes
+    shape = sizes
+    if len(sizes) > 1:
+        whole = ll.Constant(I1, 1)
+        for a, t in every:
+            whole = b.and_(whole, is_contiguous(k, a, t))
+        n = element_count(k, sizes)
+        shape = tuple(b.select(whole, k.i64(1), s) for s in sizes[:-1]) + (b.select(whole, n, sizes[-1]),)
+
     def versions(*strip):
         with b.if_else(unit) as (contiguous, strided):
             with contiguous:
                 loop([unit_stride(a, t) for a, t in zip(arrays, dtypes)],
-                     [unit_stride(o, t) for o, t in zip(outs, out_dtypes)], *strip)
+                     [unit_stride(o, t) for o, t in zip(outs, out_dtypes)], *strip, shape=shape)
             with strided:
                 loop(arrays, outs, *strip)
     if len(sizes) == 1:                   # both versions in the same strips (polls for signals)
         for_strips(k, sizes[0], versions)
-        return outs
-    # every array C-contiguous (a new one, most often): one loop over all the elements, not one
-    # per row (rows of 2 or 3 elements, points in the plane or in space, do not vectorize)
-    whole = ll.Constant(I1, 1)
-    for a, t in every:
-        whole = b.and_(whole, is_contiguous(k, a, t))
-    n = element_count(k, sizes)
-    with b.if_else(whole) as (flat, rows):
-        with flat:
-            for_strips(k, n, lambda first=None, last=None: loop(
-                [flat_view(k, a, t, n) for a, t in zip(arrays, dtypes)],
-                [flat_view(k, o, t, n) for o, t in zip(outs, out_dtypes)], first, last, (n,)))
-        with rows:
-            versions()
+    else:
+        versions()
     return outs
 
 
