@@ -339,7 +339,7 @@ def map_elements(k: KernelBuilder, arrays: list, dtypes: list, out_dtypes: list,
     # the elements, not one per row (rows of 2 or 3 elements, points in the plane or in space, do
     # not vectorize), by its trip counts alone: (1, ..., 1, n) instead of the sizes
     shape = sizes
-    if len(sizes) > 1:
+    if len(sizes) > 1 and not any(_repeats_along_last_axis(a) for a, _ in every):   # (whose last stride stays 0)
         whole = ll.Constant(I1, 1)
         for a, t in every:
             whole = b.and_(whole, is_contiguous(k, a, t))

@@ -128,3 +128,20 @@ def test_a_returned_reshape_of_an_argument_is_a_copy():
     y = tracer.trace(flat)(x)
     y[0] = 100.0
     assert x[0, 0] == 0.0 and np.array_equal(y[1:], np.arange(1.0, 6.0))
+
+
+def centered(X):
+    return X - X.mean(axis=-1, keepdims=True)
+
+
+def scaled_rows(X):
+    return X.sum(axis=1, keepdims=True) / 3.0 * 2.0
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (5, 1), (1, 5), (4, 2)])
+def test_maps_of_kept_axes_and_their_broadcasts_are_numpys(shape):
+    """A map over an (n, 1) array (a reduction's kept axis: its last stride 0) and a broadcast of
+    one: one loop over all the elements only where every array really is contiguous."""
+    X = np.arange(np.prod(shape), dtype=np.float64).reshape(shape) ** 1.5
+    for fn in (centered, scaled_rows):
+        np.testing.assert_array_equal(tracer.trace(fn, fuse_fma=False)(X), fn(X))
