@@ -476,7 +476,7 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
             read_only = b.or_(read_only, e.is_read_only(obj))
     if written:      # every guard passed: a read-only array the function writes is Python's to refuse
         e.run_python_if(read_only, self_, args, nargs)
-    if any(reader[2].scattered for reader in lists.read):    # (lists inside lists too)
+    if lists.writes:
         e.run_python_if(lists.aliased(), self_, args, nargs)
     flat = [x for p in params for x in ((p.data, *p.sizes, *p.strides) if isinstance(p, tuple) else (p,))]
     polls = may_poll(fn)

@@ -15,6 +15,8 @@ The gather and the write-back are tracer/csrc/gather.c's (the loaded path's own 
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from llvmlite import ir as ll
 
 from codegen.kernel import I32, I64, PTR, ArrayValue
@@ -35,19 +37,33 @@ def buffer_count(entry_args: list) -> int:
     return sum(a.buffers for a in entry_args if isinstance(a, ir.ListArg))
 
 
+class Read(NamedTuple):
+    """One list (or tuple) the entry read: an argument, or one inside another."""
+    obj: ll.Value
+    n: ll.Value                  # its length
+    arg: ir.ListArg
+    buffers: list                # one per gather
+    same_path: bool              # read through a written array: it is one, or a row of one
+
+
 class ListReader:
-    """Reads the ListArg arguments of one entry: `read` for each (before the kernel), then
-    `write_back` after a call that succeeded."""
+    """Reads the ListArg arguments of one entry: `read_argument` for each (before the kernel),
+    then `write_back` after a call that succeeded."""
 
     def __init__(self, e, memory_alloc: str, slots: list[ll.Value]):
         self.e, self.alloc, self.slots = e, memory_alloc, slots
-        self.read: list[tuple] = []          # (object, n, ListArg, [buffer per gather]), lists inside too
+        self.read: list[Read] = []           # every list read, lists inside lists too
+
+    @property
+    def writes(self) -> bool:
+        return any(r.arg.scattered for r in self.read)
 
     def _word(self, obj: ll.Value, offset: int) -> ll.Value:
         b = self.e.builder
         return b.load(b.gep(obj, [ll.Constant(I64, offset)], source_etype=ll.IntType(8)), typ=I64)
 
-    def read_argument(self, obj: ll.Value, arg: ir.ListArg, fn: ir.Function, params: list, overflow) -> None:
+    def read_argument(self, obj: ll.Value, arg: ir.ListArg, fn: ir.Function, params: list, overflow,
+                      row_of_written: bool = False) -> None:
         """Check list (or tuple) `obj` as `arg` says and read what the kernel takes of it into
         `params` (a guard miss where it is not so)."""
         e, b = self.e, self.e.builder
@@ -66,7 +82,7 @@ class ListReader:
             if row and (row == 1) != (t.shape[1] == 1):
                 e.guard(ll.Constant(ll.IntType(1), 0))
             count = b.mul(n, ll.Constant(I64, row)) if row else n
-            slot = self.slots[sum(len(r[3]) for r in self.read) + len(buffers)]
+            slot = self.slots[sum(len(r.buffers) for r in self.read) + len(buffers)]
             buffer = e.api.call(self.alloc, b.mul(b.add(count, ll.Constant(I64, 1)), ll.Constant(I64, 8)))
             b.store(buffer, slot)
             with b.if_then(b.icmp_unsigned("==", buffer, ll.Constant(PTR, None)), likely=False):
@@ -78,11 +94,12 @@ class ListReader:
             strides = (ll.Constant(I64, 8 * row), ll.Constant(I64, 8)) if row else (ll.Constant(I64, 8),)
             params[param] = ArrayValue(buffer, sizes, strides)
             buffers.append(buffer)
-        self.read.append((obj, n, arg, buffers))
+        self.read.append(Read(obj, n, arg, buffers, arg.scattered or row_of_written))
         for param, index, t in arg.items:
             params[param] = e.unbox(self._item(obj, n, arg.cls, index), ir.EntryArg(t, param), overflow)
+        written_rows = arg.scattered and any(row for _, _, row in arg.gathers)
         for index, child in arg.children:
-            self.read_argument(self._item(obj, n, arg.cls, index), child, fn, params, overflow)
+            self.read_argument(self._item(obj, n, arg.cls, index), child, fn, params, overflow, written_rows)
 
     def _item(self, obj: ll.Value, n: ll.Value, cls: type, index: int) -> ll.Value:
         """Item `index` of list or tuple `obj` (n long): a guard miss where there is none."""
@@ -99,28 +116,15 @@ class ListReader:
         path: Python then runs the call, as the loaded path's loader decides
         (tracer.frontend.loader.scatter_targets, whose parts these are)."""
         written, others = [], []            # (object, whether its items are the lists: rows)
-        for i, (obj, _, arg, _) in enumerate(self.read):
-            for _, _, row in arg.gathers:
-                (written if arg.scattered else others).append((obj, bool(row)))
-            if arg.items and not self._same_path(i):
-                others.append((obj, False))
+        for r in self.read:
+            for _, _, row in r.arg.gathers:
+                (written if r.arg.scattered else others).append((r.obj, bool(row)))
+            if r.arg.items and not r.same_path:
+                others.append((r.obj, False))
         if len(written) == 1 and not written[0][1] and not others:     # one list, nothing else read
             return ll.Constant(ll.IntType(1), 0)
         return self.e.builder.icmp_signed("!=", self.e.api.call(LISTS_ALIASED, *self._parts(written),
                                                                  *self._parts(others)), ll.Constant(I32, 0))
-
-    def _same_path(self, i: int) -> bool:
-        """Whether container i is read through a written array: it is one itself, or a row of one."""
-        obj, _, arg, _ = self.read[i]
-        if arg.scattered:
-            return True
-        return any(p_arg.scattered and any(row for _, _, row in p_arg.gathers) and i in children
-                   for p_arg, children in self._parents())
-
-    def _parents(self):
-        """(ListArg, indices in self.read of its children) for each container read."""
-        index = {id(arg): k for k, (_, _, arg, _) in enumerate(self.read)}
-        return [(arg, {index[id(child)] for _, child in arg.children}) for _, _, arg, _ in self.read]
 
     def _parts(self, parts: list[tuple]) -> list[ll.Value]:
         b = self.e.builder
@@ -135,7 +139,7 @@ class ListReader:
         """The gathered numbers of the lists the call wrote into, back into them (an error, such
         as a list that changed size in code the kernel called, returns NULL with it set)."""
         e, b = self.e, self.e.builder
-        for obj, n, arg, buffers in self.read:
+        for obj, n, arg, buffers, _ in self.read:
             if not arg.scattered:
                 continue
             for (_, dtype, row), buffer in zip(arg.gathers, buffers):

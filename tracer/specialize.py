@@ -62,10 +62,12 @@ class Specialization:
         optimized.parallel = parallel
         passes = time.perf_counter() - start
         _check_calls_out_once(trace, optimized)
-        fast = _is_fast(trace)
+        entry_args = native_entry_args(trace)
+        fast = entry_args is not None
         if fast:                      # the entry makes the result, lists included
             optimized.result_containers = result_containers(trace)
-        entry_args = entry_args_for(trace, optimized)
+        else:
+            entry_args = loaded_entry_args(optimized)
         compiled = codegen.jit.compile_function(optimized, entry_args, name, export_kernel=False, keep_object=keep_object)
         spec = cls(name, trace, optimized, compiled, fast, entry_args, fallback,
                    timings={"passes": passes, **compiled.timings})
@@ -282,33 +284,19 @@ def compile_ir(fn: Function, fuse_fma: bool, fallback=None, parallel: bool = Fal
     return call
 
 
-def _is_fast(trace: Trace) -> bool:
-    """Whether the native entry takes the call's own arguments and its result is the call's
-    (returned instances are made in Python: the loaded path)."""
-    return _takes_arguments(trace) or list_entry_args(trace) is not None
-
-
-def _takes_arguments(trace: Trace) -> bool:
-    """Whether every input is an argument itself (a number or an array), checked by the entry."""
-    return (result_containers(trace) is not None
-            and not trace.structure_guards and not trace.identity_guards and not trace.missing_attr_guards
-            and all(_native_guard(g) for g in trace.binding_guards)
-            and all(isinstance(s, ArgSource) for s, _ in trace.leaves)
-            and all(isinstance(g.source, ArgSource) for g in trace.pins))
-
-
 def entry_args_for(trace: Trace, optimized: Function) -> list:
-    """How the native entry takes its Python arguments: the call's own arguments on the fast
-    path (lists read by the entry itself: ListArg), or the loaded leaves (one per IR parameter)."""
-    if _takes_arguments(trace):
-        return entry_args_for_arguments(trace)
-    lists = list_entry_args(trace)
-    if lists is not None:
-        return lists
+    """How the native entry takes its Python arguments: the call's own (native_entry_args), or
+    the leaves the loaded path's loader reads (loaded_entry_args)."""
+    entry_args = native_entry_args(trace)
+    return loaded_entry_args(optimized) if entry_args is None else entry_args
+
+
+def loaded_entry_args(optimized: Function) -> list[EntryArg]:
+    """The loaded path's entry: one argument per IR parameter, loaded by the generated loader."""
     return [EntryArg(p.type, i, numpy=bool(p.attrs.get("numpy"))) for i, p in enumerate(optimized.params)]
 
 
-NUMBERS = (F64, I64, BOOL)      # lists of run-time length of these the entry makes from an array
+NUMBERS = (F64, I64, BOOL)      # the items of lists the entry reads (and returns) itself
 
 
 def result_containers(trace: Trace, bare_arrays: bool = True) -> tuple[str, ...] | None:
@@ -349,7 +337,6 @@ def _tuples_in(t) -> int:
     return 1 + sum(map(_tuples_in, t.elements)) if isinstance(t, TupleType) else 0
 
 
-LIST_ITEM_TYPES = (F64, I64, BOOL)        # items of a list argument the entry unboxes itself
 GATHERED = {("f64",): F64, ("i64",): I64}
 
 
@@ -357,13 +344,13 @@ class _NotTaken(Exception):
     """The entry cannot read these inputs itself: the loaded path does."""
 
 
-def list_entry_args(trace: Trace) -> list | None:
-    """The entry's arguments where some are lists (or tuples) it reads itself (ListArg: numbers
-    gathered into arrays, items read as scalars, lists inside them, written back after the call),
-    or None where the loaded path must read them (attributes, dicts, results made in Python...)."""
-    # (an array result could be a view of an array the entry gathered and frees: lists of
-    # numbers are made from their arrays before that)
-    if (result_containers(trace, bare_arrays=False) is None or trace.identity_guards or trace.missing_attr_guards
+def native_entry_args(trace: Trace) -> list | None:
+    """How the native entry takes the call's own arguments (the fast path: no Python between the
+    call and the kernel): numbers and arrays as they are (EntryArg), lists and tuples read by the
+    entry itself (ListArg: numbers gathered into arrays, items read as scalars, lists inside them,
+    written back after the call); None where the loaded path must read the inputs (objects'
+    attributes, dicts, results made in Python...)."""
+    if (result_containers(trace) is None or trace.identity_guards or trace.missing_attr_guards
             or trace.each_guards or not all(_native_guard(g) for g in trace.binding_guards)
             or not all(isinstance(g.source, ArgSource) for g in trace.pins)):
         return None
@@ -383,6 +370,15 @@ def list_entry_args(trace: Trace) -> list | None:
                 node(source.base)["children"].append((source.index, source.key))
         return nodes[source.key]
 
+    def list_arg(key) -> ListArg:
+        n = nodes[key]
+        shape = shapes.get(key)
+        cls = list if shape is None else shape.cls
+        if (cls is tuple and n["gathers"]) or (n["scattered"] and len(n["gathers"]) != 1):
+            raise _NotTaken
+        return ListArg(cls, None if shape is None else shape.length, tuple(n["gathers"]), tuple(n["items"]),
+                       n["scattered"], tuple((index, list_arg(child)) for index, child in n["children"]))
+
     by_arg: dict[int, object] = {}
     try:
         for i, (source, param) in enumerate(trace.leaves):
@@ -393,7 +389,7 @@ def list_entry_args(trace: Trace) -> list | None:
             elif isinstance(source, GatherSource) and source.attr is None and source.kind[0] == "rows":
                 node(source.base)["gathers"].append((i, F64, source.kind[1]))
             elif (isinstance(source, ItemSource) and type(source.index) is int and source.base.key in shapes
-                  and param.type in LIST_ITEM_TYPES and not param.attrs.get("numpy")):
+                  and param.type in NUMBERS and not param.attrs.get("numpy")):
                 node(source.base)["items"].append((i, source.index, param.type))
             else:
                 return None
@@ -401,22 +397,10 @@ def list_entry_args(trace: Trace) -> list | None:
             if not isinstance(s, GatherSource) or s.attr is not None:
                 return None
             node(s.base)["scattered"] = True
-        for key in shapes:
-            node(shapes[key].source)
-    except _NotTaken:
-        return None
-
-    def list_arg(key) -> ListArg:
-        n = nodes[key]
-        shape = shapes.get(key)
-        cls = list if shape is None else shape.cls
-        if cls is tuple and n["gathers"] or n["scattered"] and len(n["gathers"]) != 1:
-            raise _NotTaken
-        return ListArg(cls, None if shape is None else shape.length, tuple(n["gathers"]), tuple(n["items"]),
-                       n["scattered"], tuple((index, list_arg(child)) for index, child in n["children"]))
-    for pin in trace.pins:
-        by_arg[pin.source.index] = EntryArg(type_of_constant(pin.value), None, pin.value)
-    try:
+        for g in shapes.values():
+            node(g.source)
+        for pin in trace.pins:
+            by_arg[pin.source.index] = EntryArg(type_of_constant(pin.value), None, pin.value)
         for key, n in nodes.items():
             if isinstance(n["source"], ArgSource):
                 if n["source"].index in by_arg:
@@ -424,9 +408,11 @@ def list_entry_args(trace: Trace) -> list | None:
                 by_arg[n["source"].index] = list_arg(key)
     except _NotTaken:
         return None
-    if not nodes or sorted(by_arg) != list(range(trace.nargs)):
+    # (an array result could be a view of an array the entry gathered and frees: lists of
+    # numbers are made from their arrays before that)
+    if nodes and result_containers(trace, bare_arrays=False) is None:
         return None
-    return [by_arg[i] for i in range(trace.nargs)]
+    return [by_arg[i] for i in range(trace.nargs)] if sorted(by_arg) == list(range(trace.nargs)) else None
 
 
 def _native_guard(g) -> bool:

@@ -5,25 +5,8 @@ run-time length (tracer.frontend.interpreter.trace_frame), not made a graph brea
 all as Python where a nested function is live across the break. Checked against CPython."""
 import copy
 
+from tests.support.py_programs_c import collatz_stats
 from tracer import explain, trace
-
-
-def steps_with_a_memo(limit):
-    cache = {1: 0}
-
-    def steps(n):
-        path = []
-        while n not in cache:
-            path.append(n)
-            n = n // 2 if n % 2 == 0 else 3 * n + 1
-        k = cache[n]
-        for m in reversed(path):
-            k += 1
-            cache[m] = k
-        return k
-
-    longest = max(range(1, limit), key=steps)
-    return longest, cache[longest], sum(steps(n) for n in range(1, 30))
 
 
 def digits_of(n, base):
@@ -70,7 +53,7 @@ def compiled_alike(fn, *args):
 
 
 def test_a_dict_memo_grown_in_a_callee_compiles():
-    compiled_alike(steps_with_a_memo, 300)
+    compiled_alike(collatz_stats, 300)          # (the corpus's: a dict memo grown in a nested callee)
 
 
 def test_a_list_grown_in_a_module_callee_compiles():
