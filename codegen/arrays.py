@@ -198,9 +198,12 @@ def store_element(k: KernelBuilder, a: ArrayValue, indices, dtype: ir.ScalarType
 
 
 def copy_elements(k: KernelBuilder, source: ArrayValue, target: ArrayValue, dtype: ir.ScalarType) -> None:
-    """target[...] = source (same sizes)."""
-    for_each_index(k, source.sizes, lambda idx: store_element(
-        k, target, idx, dtype, load_element(k, source, idx, dtype)))
+    """target[...] = source (same sizes), element by element in row-major order, as a map: with
+    its own loop where both are contiguous along the last axis (LLVM vectorizes it), one loop
+    where both are C-contiguous. A bool is copied as its byte."""
+    raw = ir.U8 if dtype == ir.BOOL else dtype
+    place = ArrayValue(target.data, source.sizes, target.strides)      # (the sizes are the same: no check)
+    map_elements(k, [source], [raw], [raw], lambda x: [x], into=[place])
 
 
 def check_same_sizes(k: KernelBuilder, sizes_a, sizes_b) -> None:
@@ -413,7 +416,8 @@ def full(k: KernelBuilder, v: ir.Value, fill, *sizes):
     for s in sizes:
         k.fail_if(k.builder.icmp_signed("<", s, k.i64(0)), Status.SHAPE_MISMATCH)   # NumPy's ValueError
     out = allocate(k, v.type.dtype, sizes)
-    for_each_index(k, sizes, lambda idx: store_element(k, out, idx, v.type.dtype, fill))
+    if not v.attrs.get("unread"):         # (else stores write every element before any read)
+        for_each_index(k, sizes, lambda idx: store_element(k, out, idx, v.type.dtype, fill))
     return out
 
 
@@ -440,6 +444,8 @@ def pack(k: KernelBuilder, v: ir.Value, *elements):
 
 @lowers("copy")
 def copy(k: KernelBuilder, v: ir.Value, a: ArrayValue):
+    if v.op == "copy" and v in k.reused:      # a's own block, dead after (codegen.ownership)
+        return a
     out = allocate(k, v.type.dtype, a.sizes)
     copy_elements(k, a, out, v.type.dtype)
     return out

@@ -23,15 +23,24 @@ Arguments are borrowed. Object layouts used (GIL builds of 3.11-3.13): PyObject 
 from __future__ import annotations
 
 import struct
+import sysconfig
 
 from llvmlite import ir as ll
 
 from codegen.arrays import VIEWS, result_struct
 from codegen.casts import to_double
-from codegen.entry_lists import LIST_OF_NUMBERS, NUMBER_KINDS, ListReader, buffer_count
+from codegen.entry_lists import (
+    BUFFER_VIEW_WORDS,
+    LIST_OF_NUMBERS,
+    NUMBER_KINDS,
+    ListReader,
+    buffer_count,
+    view_count,
+)
 from codegen.entry_lists import SIGNATURES as LIST_SIGNATURES
 from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, llvm_type
 from codegen.lower import raise_sites
+from codegen.raises import raise_exception, raised_natively
 from codegen.runtime import FREE_CAPSULE, JIT_MEMORY, RELEASE_BEGIN, RELEASE_END
 from codegen.tracebacks import CALL_OUT_FAILED, TracebackSites, traceback_symbols
 from tracer import ir
@@ -43,6 +52,10 @@ I8 = ll.IntType(8)
 PY_OBJECT = ll.LiteralStructType([I64, PTR])            # ob_refcnt, ob_type
 PY_FLOAT = ll.LiteralStructType([I64, PTR, DOUBLE])     # ..., ob_fval
 NULL = ll.Constant(PTR, None)
+# A float is (ob_refcnt, ob_type, ob_fval) in the builds with a GIL: EntryBuilder.box_result may
+# write into one it holds alone (not in free-threaded builds, whose reference counts differ).
+FLOAT_VALUE_OFFSET = 16
+REUSABLE_FLOATS = float.__basicsize__ == FLOAT_VALUE_OFFSET + 8 and not sysconfig.get_config_var("Py_GIL_DISABLED")
 
 EXACT_TYPES = {ir.F64: "PyFloat_Type", ir.I64: "PyLong_Type", ir.BOOL: "PyBool_Type"}
 
@@ -181,15 +194,29 @@ class EntryBuilder:
         self.builder = ll.IRBuilder(function.append_basic_block("entry"))
         self.api = CApi(module, self.builder)
         self.numpy_leaves: list[bool] = []   # per result leaf: box it as a NumPy scalar (box)
-        self.containers: list[str] = []      # per result tuple (pre-order): Function.result_containers
+        self.containers: list[str] = []      # per result tuple and array (pre-order): Function.result_containers
         self.owned: list[ll.Value] = []      # slots of the buffers the entry frees on its way out
+        self.views: list[ll.Value] = []      # array.array exports (Py_buffer) it releases on its way out
         self.miss = function.append_basic_block("guard_miss")
 
     def ret(self, value: ll.Value) -> None:
-        """Return `value`, freeing the entry's buffers (entry_lists) first."""
+        """Return `value`, freeing the entry's buffers and releasing its exports (entry_lists) first."""
+        self.release_views()
         for slot in self.owned:
             self.api.call(JIT_MEMORY.free, self.builder.load(slot, typ=PTR))
         self.builder.ret(value)
+
+    def release_views(self) -> None:
+        """Release the array.array exports the entry holds (none is released twice: a released
+        Py_buffer holds no object)."""
+        for view in self.views:
+            self.api.call("PyBuffer_Release", view)
+
+    def run_python(self, self_: ll.Value, args: ll.Value, nargs: ll.Value) -> None:
+        """Return what the Python function returns for the call (NULL with its exception set):
+        with the arrays' exports released first, so that it may resize them."""
+        self.release_views()
+        self.ret(self.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
 
     def finish(self) -> None:
         """The guard miss: NULL without an exception (after the buffers are freed)."""
@@ -234,7 +261,7 @@ class EntryBuilder:
         exception set), before the kernel runs."""
         b = self.builder
         with b.if_then(cond, likely=False):
-            self.ret(self.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+            self.run_python(self_, args, nargs)
 
     def unbox(self, obj: ll.Value, arg: ir.EntryArg, overflow: ll.Value) -> ll.Value:
         b, api = self.builder, self.api
@@ -375,6 +402,43 @@ class EntryBuilder:
         result.add_incoming(obj, call)
         return result
 
+    def box_result(self, t: ir.Type, leaves: list[ll.Value]) -> ll.Value:
+        """The call's result, boxed as `box` boxes it, except a float: the entry keeps the float it
+        returned last and, when nothing else holds it any more (its reference count is back to the
+        entry's one, so no one can see the change), writes the new value into it instead of
+        allocating, as CPython's free list would hand the same memory back."""
+        if t != ir.F64 or (self.numpy_leaves and self.numpy_leaves[0]) or not REUSABLE_FLOATS:
+            return self.box(t, leaves)
+        b, api, value = self.builder, self.api, leaves.pop(0)
+        slot = ll.GlobalVariable(api.module, PTR, f"__tracer_last_float_{len(api.module.globals)}")
+        slot.initializer, slot.linkage = NULL, "internal"
+        check, reuse, fresh, keep, done = (self.function.append_basic_block(name) for name in
+                                           ("last_float", "reuse_float", "new_float", "keep_float", "float_done"))
+        last = b.load(slot, typ=PTR)
+        b.cbranch(b.icmp_unsigned("==", last, NULL), fresh, check)
+        b.position_at_end(check)
+        only_ours = b.icmp_signed("==", b.load(last, typ=I64), ll.Constant(I64, 1))   # ob_refcnt
+        b.cbranch(only_ours, reuse, fresh)
+        b.position_at_end(reuse)
+        b.store(value, b.gep(last, [ll.Constant(I64, FLOAT_VALUE_OFFSET)], source_etype=I8))   # ob_fval
+        b.store(ll.Constant(I64, 2), last)
+        b.branch(done)
+        b.position_at_end(fresh)
+        new = api.call("PyFloat_FromDouble", value)
+        failed = b.block
+        b.cbranch(b.icmp_unsigned("==", new, NULL), done, keep)
+        b.position_at_end(keep)
+        api.call("Py_IncRef", new)
+        api.call("Py_DecRef", last)          # (NULL is allowed) held by others too: never freed here
+        b.store(new, slot)
+        b.branch(done)
+        b.position_at_end(done)
+        result = b.phi(PTR)
+        result.add_incoming(last, reuse)
+        result.add_incoming(NULL, failed)
+        result.add_incoming(new, keep)
+        return result
+
     def box(self, t: ir.Type, leaves: list[ll.Value]) -> ll.Value:
         """A new reference to the Python value of `t` from its leaves (consumed from the front),
         or NULL with an exception set (and nothing leaked) if an allocation fails."""
@@ -390,7 +454,9 @@ class EntryBuilder:
             obj = b.select(leaves.pop(0), api.address("_Py_TrueStruct"), api.address("_Py_FalseStruct"))
             api.call("Py_IncRef", obj)
             return obj
-        if isinstance(t, ir.ArrayType):
+        if isinstance(t, ir.ArrayType):        # a list held in an array is returned as a list
+            if (self.containers.pop(0) if self.containers else "array") == "tolist":
+                return self.list_of_numbers(t, leaves.pop(0))
             return self.box_array(t, leaves.pop(0))
         assert isinstance(t, ir.TupleType), t
         container = self.containers.pop(0) if self.containers else "tuple"     # (pre-order)
@@ -423,12 +489,11 @@ class EntryBuilder:
         return result
 
 
-def native_exception(exc: BaseException) -> bool:
-    """Whether the entry can raise `exc` itself: a builtin exception with no argument or one
-    string, and no cause (anything else is raised by running the Python function: same type,
-    same args, the same `from`)."""
-    return (type(exc).__module__ == "builtins" and exc.__cause__ is None and not exc.__suppress_context__ and
-            (exc.args == () or (len(exc.args) == 1 and type(exc.args[0]) is str)))
+def raised_itself(fn: ir.Function, site: ir.Value) -> bool:
+    """Whether a `raise` op of a function whose failures run the Python function is raised by the
+    entry all the same: no handler of the user's catches it (tracer.frontend.opcodes.exceptions),
+    and no array argument (NumPy's semantics) makes the Python function answer."""
+    return bool(site.attrs.get("uncaught")) and not any(isinstance(p.type, ir.ArrayType) for p in fn.params)
 
 
 def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Module,
@@ -456,7 +521,10 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     e.owned = [b.alloca(PTR, name=f"buffer{k}") for k in range(buffer_count(entry_args))]
     for slot in e.owned:
         b.store(NULL, slot)
-    lists = ListReader(e, JIT_MEMORY.alloc, e.owned)
+    e.views = [b.alloca(PTR, BUFFER_VIEW_WORDS, name=f"view{k}") for k in range(view_count(entry_args))]
+    for view in e.views:                     # (holding no export: its `obj` NULL)
+        b.store(NULL, b.gep(view, [ll.Constant(I64, 1)], source_etype=PTR))
+    lists = ListReader(e, JIT_MEMORY.alloc, e.owned, e.views)
 
     e.guard(b.icmp_signed("==", nargs, ll.Constant(I64, len(entry_args))))
     params: list[ll.Value | None] = [None] * len(fn.params)
@@ -503,7 +571,7 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
     if Status.FALLBACK in possible or rerun_on_failure:
         switch.add_case(ll.Constant(I32, int(Status.FALLBACK)), fallback)
     with b.goto_block(fallback):
-        e.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+        e.run_python(self_, args, nargs)
     # a signal handler raised while a loop ran (KeyboardInterrupt): its exception propagates,
     # and the function is not run again (what it wrote so far stays written)
     interrupted = function.append_basic_block("python_error")
@@ -526,7 +594,7 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
             switch.add_case(ll.Constant(I32, int(st)), block)
             with b.goto_block(block):
                 if rerun_on_failure:
-                    e.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+                    e.run_python(self_, args, nargs)
                 else:
                     e.api.call("PyErr_SetString", e.api.exception(exc_type), e.api.string(message))
                     b.branch(failed)
@@ -534,14 +602,10 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
         block = function.append_basic_block(f"raise_site_{i}")
         switch.add_case(ll.Constant(I32, RAISE_BASE + i), block)
         with b.goto_block(block):
-            exc = site.attrs["exception"]
-            if rerun_on_failure or not native_exception(exc):   # the Python function raises it exactly
-                e.ret(e.api.call("PyObject_Vectorcall", self_, args, nargs, NULL))
+            if (rerun_on_failure and not raised_itself(fn, site)) or not raised_natively(site):
+                e.run_python(self_, args, nargs)   # Python raises it exactly
             else:
-                if exc.args:
-                    e.api.call("PyErr_SetString", e.api.exception(type(exc)), e.api.string(exc.args[0]))
-                else:
-                    e.api.call("PyErr_SetNone", e.api.exception(type(exc)))
+                raise_exception(e, site)
                 sites.add(b, sites.site(site.loc))
                 e.ret(NULL)
     with b.goto_block(unknown):   # a status the op table did not declare: an error, not a crash
@@ -557,7 +621,7 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
         e.ret(none)
         return function
     e.numpy_leaves, e.containers = list(fn.numpy_results), list(fn.result_containers)
-    e.ret(e.box(fn.result_type, values))
+    e.ret(e.box_result(fn.result_type, values))
     return function
 
 
@@ -594,4 +658,4 @@ def may_run_python_again(fn: ir.Function) -> bool:
         scalar = isinstance(v.type, ir.ScalarType) and all(isinstance(a.type, ir.ScalarType) for a in v.args)
         if Status.SHAPE_MISMATCH in statuses or (Status.FALLBACK in statuses and not scalar):
             return True
-    return any(not native_exception(site.attrs["exception"]) for site in sites)
+    return any(not raised_natively(site) for site in sites)

@@ -167,7 +167,7 @@ class KernelBuilder:
         self.regions = None              # what lowers the regions of if/loop/map (codegen.lower.BlockLowering)
         self.parallel = False            # maps may run on the thread pool (codegen.parallel)
         self.summed_later: dict = {}     # map -> the sum that is its one use (codegen.parallel.summed_later)
-        self.reused: set = set()         # ops that use their operand's memory (codegen.ownership.memory_reuse)
+        self.reused: dict = {}           # ops that use an operand's memory: its place (codegen.ownership.memory_reuse)
         # what an interrupted kernel keeps: (IR value, write) pairs, `write(k, array)` writing the
         # value's contents where they belong once it is lowered (codegen.lower: writebacks)
         self.kept_on_interrupt: list[tuple[ir.Value, Callable]] = []

@@ -28,6 +28,7 @@ from codegen import (
     numpy_math,
     ownership,
     parallel,
+    prange,
     reductions,
     scalars,
     scans,
@@ -220,6 +221,13 @@ def lower_map(k: KernelBuilder, v: ir.Value, *operands):
         return parallel.PendingMap(v, arguments, element)
     if inputs and parallel.splits(k, v):     # on every core (codegen.parallel)
         outs = parallel.map_elements(k, v, arguments, element, into)
+    elif v in k.reused:                   # over an operand dead after it (codegen.ownership), whose
+        b = k.builder                     # elements fail with FALLBACK only: no second run
+        with b.goto_entry_block():
+            flag = b.alloca(I1, name="failed")
+        b.store(ll.Constant(I1, 0), flag)
+        outs = arrays.map_elements(k, *arguments, element(flag), into=[operands[k.reused[v]]])
+        k.fail_if(b.load(flag, typ=I1), Status.FALLBACK)
     elif not straight or not any(OPS[x.op].may_fail(x) for x in region.values):
         outs = arrays.map_elements(k, *arguments, element(None), into=into)
     else:
@@ -271,7 +279,11 @@ def lower_loop(k: KernelBuilder, v: ir.Value, *initial):
       the iterations themselves pay nothing;
     - any other loop counts each iteration's work on the way back (a subtraction and a
       predictable branch), after the test: LLVM still merges the body's own test of the loop
-      condition, if any, with the branch that decides."""
+      condition, if any, with the branch that decides.
+
+    A `for` over tracer.prange under parallel=True runs on the thread pool (codegen.prange)."""
+    if v.attrs.get("parallel") and (done := prange.lower_parallel_loop(k, v, initial)) is not None:
+        return done
     body = v.regions[0]
     trips, work = _most_trips(v), min(INSTRUCTIONS_PER_OP * _work(body), POLL_BUDGET)   # (per iteration)
     bounded = trips is not None and (trips + 1) * work <= POLL_BUDGET

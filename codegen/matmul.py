@@ -3,7 +3,7 @@ of p, so the result is the plain triple loop's, bit for bit (with attrs `fused`,
 fusion, every term is added by one fma, still in that order).
 
 Rows of x in blocks of TILE_ROWS, when y's rows are contiguous (the common case: a layer's
-weights), make the output in tiles that stay in vector registers for the whole sum: TILE_ROWS
+weights; else, for TILE_ROWS rows or more, on a contiguous copy of y), make the output in tiles that stay in vector registers for the whole sum: TILE_ROWS
 rows by 8 columns (2 vectors of 4 doubles per row). Each step of p loads the tile's part of y[p]
 once and broadcasts each row's x[i, p] once, and the tile's 12 independent accumulators keep the
 FMA units busy (12 + 2 loaded vectors + 1 broadcast: AVX2's 16 registers). The last tile of a
@@ -11,6 +11,14 @@ block masks the columns past the end. Rows left over (all of them for a batch of
 row, four terms of the sum per pass over the output row, which LLVM vectorizes along the row:
 that reads y front to back, which a lone row needs (a tile of one row would walk y's columns,
 and measured slower).
+
+A matrix whose columns are contiguous (x.T of a C-contiguous x) times a vector goes LANES rows
+at a time too, a vector of each column's elements per step, each lane its own row's sum in order.
+
+A vector times a vector (np.dot of two 1-d arrays, `v @ v`) is one long sum, which in order
+waits on each addition: it goes in DOT_LANES partial sums instead (4 vector accumulators), as
+BLAS does for NumPy, halved pairwise at the end, then the terms left over (the IR evaluator's
+order, tracer.ir.array_ops._dot_in_lanes).
 """
 from __future__ import annotations
 
@@ -21,6 +29,7 @@ from codegen.arrays import (
     allocate,
     check_same_sizes,
     contiguous_strides,
+    copy_to_new,
     element_address,
     load_element,
     store_element,
@@ -28,6 +37,7 @@ from codegen.arrays import (
 from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, KernelBuilder, for_range, for_rows
 from codegen.lowerings import lowers
 from tracer import ir
+from tracer.ir.array_ops import DOT_LANES
 
 ITEM = ITEM_SIZE[ir.F64]
 LANES = 4                       # doubles per vector (AVX2; other targets split or scalarize it)
@@ -47,6 +57,8 @@ def matmul(k: KernelBuilder, v: ir.Value, x: ArrayValue, y: ArrayValue):
     n, n_stride = (y.sizes[1], y.strides[1]) if len(y.sizes) == 2 else (k.i64(1), zero)
     depth = x.sizes[-1]
     check_same_sizes(k, (depth,), (y.sizes[0],))
+    if len(x.sizes) == 1 and len(y.sizes) == 1:
+        return _dot(k, x, y, fused)
     a = ArrayValue(x.data, (m, depth), (m_stride, x.strides[-1]))
     c = ArrayValue(y.data, (depth, n), (y.strides[0], n_stride))
     out = allocate(k, ir.F64, (m, n))
@@ -56,7 +68,11 @@ def matmul(k: KernelBuilder, v: ir.Value, x: ArrayValue, y: ArrayValue):
             with rows_contiguous:
                 _by_rows(k, a, c, out, start, fused, _matvec_blocks(k, a, c, out, start, fused))
             with strided:
-                _by_rows(k, a, c, out, start, fused, k.i64(0))
+                with b.if_else(b.icmp_signed("==", a.strides[0], k.i64(ITEM))) as (columns_contiguous, other):
+                    with columns_contiguous:      # (x.T @ v of a C-contiguous x)
+                        _matvec_columns(k, a, c, out, start, fused)
+                    with other:
+                        _by_rows(k, a, c, out, start, fused, k.i64(0))
         return ArrayValue(out.data, (m,), contiguous_strides(k, ir.F64, (m,)))
     with b.if_else(b.icmp_signed("==", c.strides[1], k.i64(ITEM))) as (contiguous, strided):
         with contiguous:        # that stride a constant: the row loop vectorizes with plain loads
@@ -66,7 +82,16 @@ def matmul(k: KernelBuilder, v: ir.Value, x: ArrayValue, y: ArrayValue):
                 tiled_rows = _tiles(k, a, unit, out, start, fused)
             _by_rows(k, a, unit, out, start, fused, tiled_rows)
         with strided:
-            _by_rows(k, a, c, out, start, fused, k.i64(0))
+            if isinstance(m, ll.Constant) and m.constant < TILE_ROWS:
+                _by_rows(k, a, c, out, start, fused, k.i64(0))
+            else:
+                with b.if_else(b.icmp_signed(">=", m, k.i64(TILE_ROWS))) as (many, few):
+                    with many:            # (x @ w.T: y's rows strided) a contiguous copy of y, then tiles
+                        dense = copy_to_new(k, c, ir.F64)
+                        unit = ArrayValue(dense.data, c.sizes, (dense.strides[0], k.i64(ITEM)))
+                        _by_rows(k, a, unit, out, start, fused, _tiles(k, a, unit, out, start, fused))
+                    with few:
+                        _by_rows(k, a, c, out, start, fused, k.i64(0))
     if not isinstance(v.type, ir.ArrayType):
         return load_element(k, out, (zero, zero), ir.F64)
     sizes = tuple(s for s, kept in ((m, len(x.sizes) == 2), (n, len(y.sizes) == 2)) if kept)
@@ -212,6 +237,26 @@ def _matvec_blocks(k: KernelBuilder, a: ArrayValue, c: ArrayValue, out: ArrayVal
     return b.mul(blocks, k.i64(MATVEC_ROWS))
 
 
+def _matvec_columns(k: KernelBuilder, a: ArrayValue, c: ArrayValue, out: ArrayValue, start, fused: bool) -> None:
+    """out[i] = sum over p of a[i, p] * c[p, 0], p in order, where a's columns are contiguous:
+    LANES rows at once, a vector of each column's LANES elements (masked past the last row)
+    times c[p], so that each lane adds its own row's terms in order."""
+    b = k.builder
+    m, depth = a.sizes
+    blocks = b.sdiv(b.add(m, k.i64(LANES - 1)), k.i64(LANES))
+
+    def block(index):
+        first = b.mul(index, k.i64(LANES))
+        mask = _lanes_below(k, first, m)
+
+        def step(p, total):
+            column = _load(k, element_address(k, a, (first, p)), mask)
+            return [_multiply_add(k, fused, column, _splat(k, load_element(k, c, (p, k.i64(0)), ir.F64)), total)]
+        total, = for_range(k, depth, step, [_splat(k, start)])
+        _store(k, total, element_address(k, out, (first, k.i64(0))), mask)
+    for_rows(k, blocks, b.mul(depth, k.i64(LANES)), block, weight=2)
+
+
 def _transpose(b: ll.IRBuilder, rows: list) -> list:
     """The columns of the LANES x LANES block whose rows are `rows` (LANES = 4)."""
     def shuffle(x, y, lanes):
@@ -221,6 +266,60 @@ def _transpose(b: ll.IRBuilder, rows: list) -> list:
     t2, t3 = shuffle(r2, r3, [0, 4, 2, 6]), shuffle(r2, r3, [1, 5, 3, 7])
     return [shuffle(t0, t2, [0, 1, 4, 5]), shuffle(t1, t3, [0, 1, 4, 5]),
             shuffle(t0, t2, [2, 3, 6, 7]), shuffle(t1, t3, [2, 3, 6, 7])]
+
+
+# ------------------------------------------------------------- a vector times a vector: lanes
+DOT_VECTORS = DOT_LANES // LANES     # accumulators: independent sums keep the FMA units busy
+
+
+def _dot(k: KernelBuilder, x: ArrayValue, y: ArrayValue, fused: bool):
+    """x @ y in DOT_LANES partial sums, halved pairwise, then the terms left over in order (the
+    evaluator's `_dot_in_lanes`): vector loads where both are contiguous, else element by element."""
+    b = k.builder
+    total = k.stack_slot(DOUBLE, "dot")
+    unit = b.and_(b.icmp_signed("==", x.strides[0], k.i64(ITEM)), b.icmp_signed("==", y.strides[0], k.i64(ITEM)))
+    with b.if_else(unit) as (contiguous, strided):
+        with contiguous:
+            b.store(_dot_sum(k, *(ArrayValue(a.data, a.sizes, (k.i64(ITEM),)) for a in (x, y)), fused, True), total)
+        with strided:
+            b.store(_dot_sum(k, x, y, fused, False), total)
+    return b.load(total, typ=DOUBLE)
+
+
+def _dot_sum(k: KernelBuilder, x: ArrayValue, y: ArrayValue, fused: bool, contiguous: bool):
+    b = k.builder
+    n = x.sizes[0]
+    blocks = b.sdiv(n, k.i64(DOT_LANES))
+
+    def vector(a, p):
+        if contiguous:
+            return _load(k, element_address(k, a, (p,)), None)
+        lanes = ll.Constant(VECTOR, ll.Undefined)
+        for lane in range(LANES):
+            lanes = b.insert_element(lanes, load_element(k, a, (b.add(p, k.i64(lane)),), ir.F64), ll.Constant(I32, lane))
+        return lanes
+
+    def block(i, sums):
+        first = b.mul(i, k.i64(DOT_LANES))
+        places = [b.add(first, k.i64(LANES * j)) for j in range(DOT_VECTORS)]
+        return [_multiply_add(k, fused, vector(x, p), vector(y, p), s) for p, s in zip(places, sums)]
+    sums = for_range(k, blocks, lambda i, *sums: block(i, sums), [_splat(k, k.f64(0.0))] * DOT_VECTORS)
+    while len(sums) > 1:                  # sum l plus sum l + half, down to one vector
+        half = len(sums) // 2
+        sums = [b.fadd(sums[i], sums[i + half]) for i in range(half)]
+    lanes = sums[0]
+    while lanes.type.count > 1:           # then within it, lane l plus lane l + half
+        half = lanes.type.count // 2
+        low, high = (b.shuffle_vector(lanes, lanes, ll.Constant(ll.VectorType(I32, half), list(range(start, start + half))))
+                     for start in (0, half))
+        lanes = b.fadd(low, high)
+    whole = b.mul(blocks, k.i64(DOT_LANES))
+
+    def term(t, total):
+        p = b.add(whole, t)
+        return [_multiply_add(k, fused, load_element(k, x, (p,), ir.F64), load_element(k, y, (p,), ir.F64), total)]
+    return for_range(k, b.sub(n, whole), lambda t, total: term(t, total),
+                     [b.extract_element(lanes, ll.Constant(I32, 0))])[0]
 
 
 # ------------------------------------------------------------------ y strided: row by row

@@ -1,5 +1,5 @@
 """Lowering of NumPy's own elementwise math (tracer/ir/numpy_math_ops.py): `np_exp`, `np_log`,
-`np_tanh`, and `c_hypot`, a call of the C library's hypot.
+`np_tanh`, `np_pow`, and `c_hypot`, a call of the C library's hypot.
 
 Straight-line code, no calls and no branches, so that LLVM vectorizes the loop over an array's
 elements: np_exp's overflow raises the CPU's overflow flag (codegen.fpflags watches it around
@@ -20,6 +20,7 @@ fill its FMA units.
 """
 from __future__ import annotations
 
+import functools
 import struct
 
 from llvmlite import ir as ll
@@ -33,17 +34,26 @@ from tracer.ir.numpy_math_ops import (
     EXP_COEFFICIENTS,
     LN2_HI,
     LN2_LO,
+    LOG1P_P3,
     LOG2E,
+    LOG_BOUNDS,
+    LOG_C_HI,
+    LOG_C_LO,
+    LOG_J,
     LOG_LN2_HI,
     LOG_LN2_LO,
-    LOG_SERIES,
     MANTISSA,
+    POW_EXP,
+    POW_LOG1P,
+    POW_SQUARE_LIMIT,
+    POW_T_CLAMP,
+    POW_THIRD,
+    POW_Y_CLAMP,
     SQRT_TWO_BITS,
     TANH_ONE,
     TANH_Q,
     TANH_S,
     TANH_SMALL,
-    TWO_54,
 )
 
 
@@ -69,7 +79,7 @@ def _classes(k, x):
     return bits, magnitude, b.icmp_signed(">", magnitude, k.i64(INF_BITS))
 
 
-WIDE_VECTOR_OPS = ("np_exp", "np_log", "np_tanh")
+WIDE_VECTOR_OPS = ("np_exp", "np_log", "np_tanh", "np_pow")
 
 
 def _avx512(k) -> bool:
@@ -166,25 +176,11 @@ def np_log(k, v, x):
     zero = b.icmp_signed("==", magnitude, k.i64(0))
     negative = b.and_(b.icmp_signed("<", bits, k.i64(0)), b.not_(b.or_(nan, zero)))
     positive = b.icmp_unsigned("<", b.sub(bits, k.i64(1)), k.i64(INF_BITS - 1))   # in (0, inf)
-    y = b.select(positive, x, k.f64(1.0))            # (the other lanes: any positive, chosen below)
-    tiny = b.icmp_signed("<", b.bitcast(y, I64), k.i64(1 << 52))                # subnormal: * 2^54
-    y = b.select(tiny, b.fmul(y, k.f64(TWO_54)), y)
-    y_bits = b.bitcast(y, I64)
-    exponent = b.sub(b.add(b.ashr(y_bits, k.i64(52)), b.select(tiny, k.i64(-54), k.i64(0))), k.i64(1023))
-    m_bits = b.or_(b.and_(y_bits, k.i64(MANTISSA)), k.i64(1023 << 52))
-    halve = b.icmp_signed(">", m_bits, k.i64(SQRT_TWO_BITS))
-    m = b.bitcast(b.select(halve, b.sub(m_bits, k.i64(1 << 52)), m_bits), DOUBLE)
-    kf = b.sitofp(b.add(exponent, b.zext(halve, I64)), DOUBLE)
-    f = b.fsub(m, k.f64(1.0))
-    s = b.fdiv(f, b.fadd(k.f64(2.0), f))
-    z = b.fmul(s, s)
-    r = k.f64(LOG_SERIES[0])
-    for c in LOG_SERIES[1:]:
-        r = b.fadd(b.fmul(r, z), k.f64(c))
-    r = b.fmul(r, z)
-    half_square = b.fmul(b.fmul(k.f64(0.5), f), f)
-    inner = b.fadd(b.fmul(s, b.fadd(half_square, r)), b.fmul(kf, k.f64(LOG_LN2_LO)))
-    result = b.fsub(b.fmul(kf, k.f64(LOG_LN2_HI)), b.fsub(b.fsub(half_square, inner), f))
+    kf, r, t1, c_lo = _log_reduced(k, b.select(positive, x, k.f64(1.0)))   # (other lanes: chosen below)
+    hi, e = _fast_two_sum(k, t1, r)
+    p = b.fmul(_horner_up(k, LOG1P_P3, r), b.fmul(b.fmul(r, r), r))
+    tail = b.fadd(b.fadd(e, b.fadd(b.fmul(kf, k.f64(LOG_LN2_LO)), c_lo)), b.fmul(b.fmul(k.f64(-0.5), r), r))
+    result = b.fadd(hi, b.fadd(tail, p))
     # NumPy warns of log(0) (divide by zero) and of a negative's (invalid value): the call fails
     # there, and the Python function runs (in a `map`, the failure is only noted: no exit from the loop)
     k.fail_if(b.or_(zero, negative), Status.FALLBACK)
@@ -195,3 +191,167 @@ def np_log(k, v, x):
 @lowers("c_hypot")
 def c_hypot(k, v, x, y):
     return k.libm("hypot", x, y)
+
+
+def _fast_two_sum(k, a, x):
+    b = k.builder
+    s = b.fadd(a, x)
+    return s, b.fadd(b.fsub(a, s), x)
+
+
+def _two_sum(k, a, x):
+    b = k.builder
+    s = b.fadd(a, x)
+    back = b.fsub(s, a)
+    return s, b.fadd(b.fsub(a, b.fsub(s, back)), b.fsub(x, back))
+
+
+def _log_reduced(k, x):
+    """(k, r, k ln2_hi - log(c)_hi, -log(c)_lo) with x = 2^k m, m c = 1 + r, for a positive finite x:
+    tracer.ir.numpy_math_ops.log_reduced's operations (the table's entries chosen by compares)."""
+    b = k.builder
+    # a subnormal x: its bits shifted up to a normal's (what x * 2^54 gives, exactly, but with no
+    # multiplication: LLVM would compute that product in every lane, and 1e308 * 2^54 raises the
+    # overflow flag)
+    bits = b.bitcast(x, I64)
+    tiny = b.icmp_signed("<", bits, k.i64(1 << 52))
+    lead = b.sub(b.call(k.declare_function("llvm.ctlz.i64", ll.FunctionType(I64, [I64, ll.IntType(1)])),
+                        [bits, ll.Constant(ll.IntType(1), 0)]), k.i64(11))    # x's top bit up to bit 52
+    shift = b.select(tiny, lead, k.i64(0))
+    y_bits = b.shl(bits, shift)
+    exponent = b.sub(b.select(tiny, b.sub(k.i64(1), shift), b.ashr(bits, k.i64(52))), k.i64(1023))
+    m_bits = b.or_(b.and_(y_bits, k.i64(MANTISSA)), k.i64(1023 << 52))
+    halve = b.icmp_signed(">", m_bits, k.i64(SQRT_TWO_BITS))
+    m = b.bitcast(b.select(halve, b.sub(m_bits, k.i64(1 << 52)), m_bits), DOUBLE)
+    kf = b.sitofp(b.add(exponent, b.zext(halve, I64)), DOUBLE)
+    above = [b.fcmp_ordered(">=", m, k.f64(bound)) for bound in LOG_BOUNDS]
+
+    def entry(values):
+        v = k.f64(values[0])
+        for cond, value in zip(above, values[1:]):
+            v = b.select(cond, k.f64(value), v)
+        return v
+    r = k.intrinsic("fma", m, entry([j / 8.0 for j in LOG_J]), k.f64(-1.0))
+    return kf, r, b.fadd(b.fmul(kf, k.f64(LOG_LN2_HI)), entry(LOG_C_HI)), entry(LOG_C_LO)
+
+
+def _opaque(k, value):
+    """`value` frozen: LLVM then no longer sees the select it is, and cannot turn a product of
+    two of them into a select of products (x * x computed in every lane, raising flags)."""
+    b = k.builder
+    frozen = ll.instructions.Instruction(b.block, value.type, "freeze", [value])
+    b._insert(frozen)
+    return frozen
+
+
+def _pow_log(k, x):
+    """log(x) as (hi, lo) for a positive finite x: tracer.ir.numpy_math_ops.pow_log's operations."""
+    b = k.builder
+    fma = functools.partial(k.intrinsic, "fma")
+    kf, r, t1, c_lo = _log_reduced(k, x)
+    t2, e2 = _fast_two_sum(k, t1, r)
+    ar = b.fmul(k.f64(-0.5), r)
+    ar2 = b.fmul(ar, r)
+    ar2_lo = fma(ar, r, b.fneg(ar2))
+    hi, e3 = _fast_two_sum(k, t2, ar2)
+    minus_2r = b.fmul(k.f64(-2.0), r)
+    r3 = b.fmul(minus_2r, ar2)
+    r3_lo = b.fadd(fma(minus_2r, ar2, b.fneg(r3)), b.fmul(minus_2r, ar2_lo))
+    p3 = b.fmul(r3, k.f64(POW_THIRD[0]))
+    p3_lo = b.fadd(fma(r3, k.f64(POW_THIRD[0]), b.fneg(p3)),
+                   b.fadd(b.fmul(r3_lo, k.f64(POW_THIRD[0])), b.fmul(r3, k.f64(POW_THIRD[1]))))
+    q = b.fmul(_horner_up(k, POW_LOG1P, r), b.fmul(r3, r))
+    hi, e4 = _fast_two_sum(k, hi, p3)
+    lo = b.fadd(b.fadd(b.fadd(b.fadd(b.fadd(e2, e3), b.fadd(ar2_lo, p3_lo)),
+                              b.fadd(b.fmul(kf, k.f64(LOG_LN2_LO)), c_lo)), e4), q)
+    total = b.fadd(hi, lo)
+    return total, b.fadd(b.fsub(hi, total), lo)
+
+
+def _horner_up(k, coefficients, r):
+    """Horner's form, coefficients from the highest power down (as the evaluators loop)."""
+    total = k.f64(coefficients[0])
+    for c in coefficients[1:]:
+        total = k.intrinsic("fma", total, r, k.f64(c))
+    return total
+
+
+def _pow_exp(k, t, t_lo):
+    """e^(t + t_lo) for |t| <= POW_T_CLAMP: tracer.ir.numpy_math_ops.pow_exp's operations."""
+    b = k.builder
+    fma = functools.partial(k.intrinsic, "fma")
+    n = k.intrinsic("rint", b.fmul(t, k.f64(LOG2E)))
+    r1 = fma(b.fneg(n), k.f64(LOG_LN2_HI), t)
+    r, r_lo = _two_sum(k, r1, b.fsub(t_lo, b.fmul(n, k.f64(LOG_LN2_LO))))
+    rr = b.fmul(r, r)
+    h = b.fmul(k.f64(0.5), rr)
+    h_lo = b.fmul(k.f64(0.5), fma(r, r, b.fneg(rr)))
+    w = b.fmul(_horner_up(k, POW_EXP, r), b.fmul(rr, r))
+    s1, e1 = _fast_two_sum(k, k.f64(1.0), r)
+    s2, e2 = _fast_two_sum(k, s1, h)
+    p = b.fadd(s2, b.fadd(b.fadd(b.fadd(b.fadd(e1, e2), h_lo), w), b.fmul(r_lo, s2)))
+    whole = b.fptosi(n, I64)
+    if _avx512(k):          # one vscalefpd: the same single rounding as the two products below
+        return b.call(k.declare_function("llvm.ldexp.f64.i64", ll.FunctionType(DOUBLE, [DOUBLE, I64])), [p, whole])
+    first = b.ashr(whole, k.i64(1))
+    return b.fmul(b.fmul(p, _power_of_two(k, first)), _power_of_two(k, b.sub(whole, first)))
+
+
+@lowers("np_pow")
+def np_pow(k, v, x, y):
+    """x ** y as tracer.ir.numpy_math_ops.pow_of: C's pow's special values chosen by selects
+    (x's and y's classes by their bits: no float compare of a NaN), the general form computed in
+    every lane on harmless operands (|x| there, 1.0 where x is 0, inf or nan; y clamped; 0.0 where
+    it is inf or nan: no flag). Where x and y are finite and the result is not (an overflow,
+    0 ** negative, negative ** fraction), NumPy warns: the op fails (FALLBACK)."""
+    b = k.builder
+    x_bits, x_magnitude, x_nan = _classes(k, x)
+    y_bits, y_magnitude, y_nan = _classes(k, y)
+    x_finite = b.icmp_signed("<", x_magnitude, k.i64(INF_BITS))
+    y_finite = b.icmp_signed("<", y_magnitude, k.i64(INF_BITS))
+    x_zero = b.icmp_signed("==", x_magnitude, k.i64(0))
+    x_negative = b.icmp_signed("<", x_bits, k.i64(0))
+    ax = b.bitcast(x_magnitude, DOUBLE)
+    ys = b.select(y_finite, y, k.f64(0.0))
+    whole = b.fcmp_ordered("==", ys, k.intrinsic("floor", ys))
+    half = b.fmul(k.f64(0.5), ys)
+    odd = b.and_(whole, b.fcmp_unordered("!=", half, k.intrinsic("floor", half)))
+    yc = k.intrinsic("maxnum", k.intrinsic("minnum", ys, k.f64(POW_Y_CLAMP)), k.f64(-POW_Y_CLAMP))
+    hi, lo = _pow_log(k, b.select(b.and_(x_finite, b.not_(x_zero)), ax, k.f64(1.0)))
+    t = b.fmul(yc, hi)
+    t_lo = b.fadd(k.intrinsic("fma", yc, hi, b.fneg(t)), b.fmul(yc, lo))
+    beyond = b.fcmp_ordered(">", k.intrinsic("fabs", t), k.f64(POW_T_CLAMP))
+    g = _pow_exp(k, b.select(beyond, k.intrinsic("copysign", k.f64(POW_T_CLAMP), t), t),
+                 b.select(beyond, k.f64(0.0), t_lo))
+    general = b.select(b.and_(x_negative, odd), b.fneg(g), g)
+    general = b.select(b.and_(x_negative, b.not_(whole)), k.f64(float("nan")), general)
+    y_positive = b.icmp_signed(">", b.bitcast(y, I64), k.i64(0))          # (y is not nan there)
+    x_inf = b.icmp_signed("==", x_magnitude, k.i64(INF_BITS))
+    big = b.icmp_unsigned("==", y_positive, x_inf)
+    sign_source = b.select(odd, x, k.f64(1.0))
+    edge = k.intrinsic("copysign", b.select(big, k.f64(float("inf")), k.f64(0.0)), sign_source)
+    above_one = b.icmp_signed(">", x_magnitude, k.i64(_bits_of(1.0)))
+    of_inf_y = b.select(b.icmp_signed("==", x_magnitude, k.i64(_bits_of(1.0))), k.f64(1.0),
+                        b.select(b.icmp_unsigned("==", above_one, y_positive), k.f64(float("inf")), k.f64(0.0)))
+    squares = b.icmp_signed("==", y_bits, k.i64(_bits_of(2.0)))
+    only_x = _opaque(k, b.select(squares, x, k.f64(0.0)))     # (x * x where y is 2, 0 * 0 elsewhere)
+    result = k.select_chain(
+        general,
+        (b.or_(b.icmp_signed("==", y_magnitude, k.i64(0)), b.icmp_signed("==", x_bits, k.i64(_bits_of(1.0)))),
+         k.f64(1.0)),
+        (squares, b.fmul(only_x, only_x)),                  # (x * x only where y is 2: no flag elsewhere)
+        (b.icmp_signed("==", y_bits, k.i64(_bits_of(1.0))), x),
+        (x_nan, x), (y_nan, y), (b.not_(y_finite), of_inf_y), (b.or_(x_zero, x_inf), edge))
+    _, result_magnitude, _ = _classes(k, result)
+    # (-0.0) ** 0.5 and (-inf) ** 0.5: NumPy's result depends on the exponent's kind (sqrt for a
+    # scalar); 0 ** -inf: inf, with C's divide-by-zero flag (NumPy's warning): the Python function runs
+    edge = b.or_(b.and_(b.icmp_signed("==", y_bits, k.i64(_bits_of(0.5))),
+                        b.or_(b.icmp_signed("==", x_bits, k.i64(SIGN_BIT)),
+                              b.icmp_signed("==", x_bits, k.i64(NEGATIVE_INF_BITS)))),
+                 b.and_(x_zero, b.icmp_signed("==", y_bits, k.i64(NEGATIVE_INF_BITS))))
+    # x ** inf past sqrt(DBL_MAX): NumPy's own pow raises the overflow flag there (its warning)
+    edge = b.or_(edge, b.and_(b.icmp_signed("==", y_bits, k.i64(INF_BITS)),
+                              b.icmp_signed(">", x_magnitude, k.i64(_bits_of(POW_SQUARE_LIMIT)))))
+    k.fail_if(b.or_(b.and_(b.and_(x_finite, y_finite), b.icmp_signed(">=", result_magnitude, k.i64(INF_BITS))), edge),
+              Status.FALLBACK)
+    return result

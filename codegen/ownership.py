@@ -1,17 +1,20 @@
-"""Which array ops may use the memory of their first operand rather than a copy of it, and the
-lowering of `reshape`, a view where it may be one.
+"""Which array ops may use the memory of an operand rather than a copy of it, and the lowering
+of `reshape`, a view where it may be one.
 
-`index_update`, `index_add` and `mask_update` make a copy of x with some elements written, and
-`reshape` a copy of x in other sizes. Where x is an array the kernel made (its own arena block,
-C-contiguous: `owns`) and nothing reads x, nor anything that may show x's memory, after the op,
-the op writes into x itself (a reshape is x's memory in the new sizes): one pass over memory and
-one allocation fewer. NumPy's `out = np.zeros(...); out[idx] = 1.0` is then one fill and the
-writes, as in NumPy.
+`index_update`, `index_add` and `mask_update` make a copy of x with some elements written,
+`reshape` a copy of x in other sizes, and `copy` a copy (np.roll by 0 of an array just made).
+Where x is an array the kernel made (its own arena block, C-contiguous: `owns`) and nothing
+reads x, nor anything that may show x's memory, after the op, the op writes into x itself (a
+reshape is x's memory in the new sizes, a copy x itself): one pass over memory and one
+allocation fewer. NumPy's `out = np.zeros(...); out[idx] = 1.0` is then one fill and the
+writes, as in NumPy. So does a map (an elementwise op) whose result has the type of such an
+operand, as NumPy's `total += x` does: each element is read before it is written over.
 
-A reshape of an argument array is a view of it too, where the function writes no array at all
-(no store, write-back or map into an argument): nothing can change what the view shows, and a
-view returned is copied out (codegen.arrays.export_result). Either kind of reshape is a view only
-where its operand is C-contiguous at run time (codegen.arrays.reshape); else it copies.
+A reshape of an argument array is a view of it too, where the function writes no argument
+array (no write-back, no store or map into a view of an array it did not make): nothing can
+change what the view shows, and a view returned is copied out (codegen.arrays.export_result).
+Either kind of reshape is a view only where its operand is C-contiguous at run time
+(codegen.arrays.reshape); else it copies.
 
 "Nothing may show x's memory after the op" is found per block: a value made from x by an op not
 known to make a new array (a view, a tuple, an `if` or a loop reading x in its regions) may show
@@ -20,15 +23,16 @@ a list, a tape) is never written.
 """
 from __future__ import annotations
 
-from codegen.arrays import contiguous_strides, copy, element_count, is_contiguous
+from codegen.arrays import VIEWS, contiguous_strides, copy, element_count, is_contiguous
 from codegen.kernel import PTR, ArrayValue, KernelBuilder
 from codegen.lowerings import lowers
+from codegen.parallel import summed_later
 from tracer import ir
 from tracer.errors import Status
 from tracer.ir.array_ops import ELEMENTWISE
 from tracer.ir.ops import OPS
 
-TAKERS = ("index_update", "index_add", "mask_update", "reshape")
+TAKERS = ("index_update", "index_add", "mask_update", "reshape", "copy")
 # ops whose lowering always returns a new C-contiguous arena block of their own
 MAKERS = {"full", "iota", "copy", "pack", "index_update", "index_add", "mask_update", "mask_select",
           "index_select", "sort", "argsort", "reshape"}
@@ -46,26 +50,43 @@ def owns(v: ir.Value) -> bool:
     return v.op in MAKERS or v.op in ELEMENTWISE
 
 
-def memory_reuse(fn: ir.Function) -> set[ir.Value]:
-    """The TAKERS that write into (or view) their first operand's memory, and the reshapes of
-    argument arrays that are views of them (see the module docstring)."""
-    found: set[ir.Value] = set()
-    _visit(fn.body, found)
-    writes = any(v.op in ("store", "writeback") or v.attrs.get("into") for v in fn.walk())
-    if not writes:
-        found.update(v for v in fn.walk() if v.op == "reshape" and v.args[0].op == "param")
+def memory_reuse(fn: ir.Function) -> dict[ir.Value, int]:
+    """The TAKERS that write into (or view) their first operand's memory, the reshapes of
+    argument arrays that are views of them, and the maps that write their result over one of
+    their operands: each with the place of that operand (see the module docstring)."""
+    found: dict[ir.Value, int] = {}
+    _visit(fn.body, found, summed_later(fn))
+    if not any(map(_may_write_argument, fn.walk())):
+        found.update((v, 0) for v in fn.walk() if v.op == "reshape" and v.args[0].op == "param")
     return found
 
 
-def _visit(block: ir.Block, found: set) -> None:
+def _may_write_argument(v: ir.Value) -> bool:
+    """Whether `v` may write into an argument array: a write-back, or a store or map into an
+    array that is not (a view of) one the kernel made."""
+    if v.op == "writeback":
+        return True
+    targets = v.args[:1] if v.op == "store" else v.args[:v.attrs.get("into", 0)] if v.op == "map" else ()
+    for x in targets:
+        while x.op in VIEWS or x.op == "reshape":
+            x = x.args[0]
+        if not owns(x):
+            return True
+    return False
+
+
+def _visit(block: ir.Block, found: dict, later: dict) -> None:
+    """`later`: map -> the sum that may compute it (codegen.parallel.summed_later): the map reads
+    its operands there, not where it stands."""
     at = {v: i for i, v in enumerate(block.values)}
     end = len(block.values)
     users: dict[ir.Value, list] = {}        # value -> [(position, the top-level user, its slot or None)]
     escapes: set[ir.Value] = set()
 
     def note(user: ir.Value, top: ir.Value, nested: bool) -> None:
+        position = at[later[top]] if top in later and later[top] in at else at[top]
         for slot, a in enumerate(user.args):
-            users.setdefault(a, []).append((at[top], top, None if nested else slot))
+            users.setdefault(a, []).append((position, top, None if nested else slot))
             if OPS[user.op].effect:
                 escapes.add(a)
         for region in user.regions:
@@ -77,13 +98,13 @@ def _visit(block: ir.Block, found: set) -> None:
     for v in block.values:
         note(v, v, False)
         for region in v.regions:
-            _visit(region, found)
+            _visit(region, found, later)
     live: dict[ir.Value, int] = {}           # value -> the last position where it or what may show it is used
 
-    def until(v: ir.Value, skip: ir.Value | None = None) -> int:
+    def until(v: ir.Value, skip: ir.Value | None = None, skipped: int = 0) -> int:
         last = end if v in block.results else -1
         for position, user, slot in users.get(v, ()):
-            if user is skip and slot == 0:
+            if user is skip and slot == skipped:
                 continue
             last = max(last, position)
             if user is not v and _may_show(user, slot):
@@ -91,12 +112,27 @@ def _visit(block: ir.Block, found: set) -> None:
         return last
     for v in reversed(block.values):
         live[v] = until(v)
+
+    def dead_after(x: ir.Value, v: ir.Value, slot: int) -> bool:
+        return x in at and owns(x) and x not in escapes and v.args.count(x) == 1 and until(x, v, slot) < at[v]
     for v in block.values:
-        if v.op not in TAKERS or not v.args:
-            continue
-        x = v.args[0]
-        if x in at and owns(x) and x not in escapes and v.args.count(x) == 1 and until(x, skip=v) < at[v]:
-            found.add(v)
+        if v.op == "map" and _writes_over_operand(v):
+            slot = next((i for i, x in enumerate(v.args) if isinstance(x.type, ir.ArrayType)
+                         and x.type.dtype == v.type.dtype and x.type.rank == v.type.rank and dead_after(x, v, i)), None)
+            if slot is not None:
+                found[v] = slot
+        elif v.op in TAKERS and v.args and dead_after(v.args[0], v, 0):
+            found[v] = 0
+
+
+def _writes_over_operand(v: ir.Value) -> bool:
+    """Whether map `v` may write its result over an operand: one array result, each element
+    from the operands' elements at its index alone, straight-line, and nothing in it that may
+    fail but with FALLBACK (a map whose element fails otherwise runs again, element by element,
+    over its operands, to find the failure; a FALLBACK is the same whichever element fails)."""
+    def refused(x: ir.Value) -> bool:
+        return bool(x.regions or x.op == "raise" or (OPS[x.op].may_fail(x) and set(OPS[x.op].statuses) - {Status.FALLBACK}))
+    return isinstance(v.type, ir.ArrayType) and not v.attrs.get("into") and not any(map(refused, v.regions[0].values))
 
 
 def _may_show(user: ir.Value, slot: int | None) -> bool:

@@ -24,7 +24,7 @@ from typing import NamedTuple
 from llvmlite import ir as ll
 
 from codegen import arrays, fpflags
-from codegen.kernel import DOUBLE, FLOAT, I1, I32, I64, PTR, ArrayValue, KernelBuilder
+from codegen.kernel import DOUBLE, FLOAT, I1, I32, I64, PTR, ArrayValue, KernelBuilder, for_range
 from tracer import ir
 from tracer.errors import Status
 from tracer.ir.ops import OPS
@@ -122,7 +122,7 @@ class Outlined:
         with b.goto_entry_block():
             self.ctx = b.alloca(I64, size=max(1, len(self.words)), name=f"{name}_ctx")
         for i, x in enumerate(self.words):
-            b.store(_pack(b, x), b.gep(self.ctx, [k.i64(i)], source_etype=I64))
+            b.store(pack_word(b, x), b.gep(self.ctx, [k.i64(i)], source_etype=I64))
         self.function = ll.Function(k.module, function_type, k.module.get_unique_name(f"{k.function.name}.{name}"))
         self.function.linkage = "internal"
         self.function.attributes.add("nounwind")
@@ -134,7 +134,7 @@ class Outlined:
         outer_values = {x: k.regions.values[x] for x in self.free}
         with k.in_function(self.function) as bb:
             context = self.function.args[0]
-            unpacked = iter([_unpack(bb, bb.load(bb.gep(context, [k.i64(i)], source_etype=I64), typ=I64), x.type)
+            unpacked = iter([unpack_word(bb, bb.load(bb.gep(context, [k.i64(i)], source_etype=I64), typ=I64), x.type)
                              for i, x in enumerate(self.words)])
 
             def take(x: ll.Value) -> ll.Value:
@@ -194,6 +194,111 @@ def map_elements(k: KernelBuilder, v: ir.Value, arguments: tuple, element, into:
     return outs
 
 
+MAX_PIECES = 64                 # pieces of a whole-array reduction on the pool, at most
+
+
+def reduce_rows(k: KernelBuilder, a: ArrayValue, out: ArrayValue, start: ll.Constant, in_order, combine) -> None:
+    """A reduction of all of `a` (rank >= 1) into the 0-d `out`, which holds `start`, on the pool
+    (`by_pieces`): `in_order(rows, slot)` reduces rows into a 0-d ArrayValue `slot` that holds
+    the start, element after element, and `combine(acc, x)` folds the pieces' values in their
+    order. For max and min that is the one-thread result (a piece's value is its last extreme
+    element, and a tie goes to the later one there too)."""
+    b = k.builder
+    with b.goto_entry_block():
+        slots = b.alloca(start.type, size=MAX_PIECES, name="pieces")
+
+    def piece(c, rows, inner_slots):
+        slot = k.builder.gep(inner_slots, [c], source_etype=start.type)
+        k.builder.store(start, slot)
+        in_order(rows[0], ArrayValue(slot, (), ()))
+
+    def combined(pieces):
+        value = for_range(k, pieces, lambda c, acc: [combine(acc, b.load(b.gep(slots, [c], source_etype=start.type),
+                                                                         typ=start.type))], [start])[0]
+        b.store(value, out.data)
+    by_pieces(k, [a], [slots], piece, "reduce", lambda: in_order(a, out), combined)
+
+
+def split_rows(k: KernelBuilder, a: ArrayValue, axis: int, out: ArrayValue, reduce_into) -> None:
+    """A reduction that keeps `axis` of `a` (the first axis of its result `out`), on the pool
+    (`by_pieces`): `reduce_into(part, out_part)` reduces indices lo..hi along that axis of `a`
+    into rows lo..hi of `out`. Each result element is computed as it is on one thread (the order
+    within it depends on the strides only), so the results are the one-thread results bit for bit."""
+    by_pieces(k, [a, out], [], lambda c, rows: reduce_into(*rows), "reduce_rows", lambda: reduce_into(a, out),
+              axes=[axis, 0])
+
+
+def by_pieces(k: KernelBuilder, cut: list, extra: list, emit, name: str, alone, after=None, axes=None) -> None:
+    """Run emit(c, rows, *extra) for each piece c of an axis of the arrays `cut` (`axes`, one per
+    array, of one length; default their first), in a function of the module, on the pool, then
+    after(pieces): `rows` are the arrays' parts of the piece; the number of pieces depends on the
+    sizes only, never on the threads: one per MIN_ELEMENTS elements of the first array, at most
+    MAX_PIECES or one per index of the axis.
+    With one piece (under 2 * MIN_ELEMENTS elements), alone() runs instead, inline. A piece that
+    fails (an int sum past 64 bits, a watched floating-point flag raised) makes the kernel return
+    FALLBACK: the Python function runs and raises or warns as it does."""
+    b = k.builder
+    umin = lambda x, y: k.call_intrinsic("llvm.umin.i64", I64, [I64, I64], x, y)
+    axes = axes or [0] * len(cut)
+    first_array = cut[0]
+    pieces = umin(umin(b.udiv(_product(k, first_array.sizes), k.i64(MIN_ELEMENTS)), k.i64(MAX_PIECES)),
+                  first_array.sizes[axes[0]])
+    with b.if_else(b.icmp_unsigned(">", pieces, k.i64(1))) as (on_pool, one_piece):
+        with on_pool:
+            _run_pieces(k, cut, axes, extra, emit, name, pieces)
+            if after is not None:
+                after(pieces)
+        with one_piece:
+            alone()
+
+
+def _run_pieces(k: KernelBuilder, cut: list, axes: list, extra: list, emit, name: str, pieces: ll.Value) -> None:
+    """by_pieces' function of the module and its run on the pool (the arrays and `extra` packed
+    into words on the kernel's stack)."""
+    b = k.builder
+    words = [pieces, *extra] + [x for a in cut for x in (a.data, *a.sizes, *a.strides)]
+    with b.goto_entry_block():
+        ctx = b.alloca(I64, size=len(words), name=f"{name}_ctx")
+    for i, x in enumerate(words):
+        b.store(pack_word(b, x), b.gep(ctx, [k.i64(i)], source_etype=I64))
+    function = ll.Function(k.module, BODY_TYPE, k.module.get_unique_name(f"{k.function.name}.{name}"))
+    function.linkage = "internal"
+    function.attributes.add("nounwind")
+    watched = k.numpy_flags is not None
+    with k.in_function(function) as bb:
+        context, first, end = function.args
+        if watched:
+            fpflags.clear_flags(k, k.numpy_flags)
+        unpacked = iter([unpack_word(bb, bb.load(bb.gep(context, [k.i64(i)], source_etype=I64), typ=I64), x.type)
+                         for i, x in enumerate(words)])
+        count = next(unpacked)
+        inner_extra = [next(unpacked) for _ in extra]
+        arrays_in = []
+        for a in cut:
+            rank = len(a.sizes)
+            arrays_in.append((next(unpacked), [next(unpacked) for _ in range(rank)],
+                              [next(unpacked) for _ in range(rank)]))
+
+        def piece(i):
+            bb = k.builder
+            c = bb.add(first, i)
+            n = arrays_in[0][1][axes[0]]
+            lo = bb.udiv(bb.mul(c, n), count)
+            hi = bb.udiv(bb.mul(bb.add(c, k.i64(1)), n), count)
+            rows = [ArrayValue(bb.gep(data, [bb.mul(lo, strides[d])], source_etype=ll.IntType(8)),
+                               (*sizes[:d], bb.sub(hi, lo), *sizes[d + 1:]), tuple(strides))
+                    for (data, sizes, strides), d in zip(arrays_in, axes)]
+            emit(c, rows, *inner_extra)
+        for_range(k, bb.sub(end, first), piece)
+        if watched:          # NumPy would warn: FALLBACK, as the kernel fails where it computes the op itself
+            k.fail_if(fpflags.flags_raised(k, k.numpy_flags), Status.FALLBACK)
+        k.ret(Status.OK)
+    k.poll_now()          # (where the kernel's entry allows, the GIL is released from here on)
+    run = k.declare_function(PARALLEL_FOR, ll.FunctionType(I32, [PTR, PTR, I64, I64]), ("nounwind",))
+    status = b.call(run, [function, ctx, pieces, k.i64(1)])
+    k.fail_if(b.icmp_unsigned("!=", status, ll.Constant(I32, 0)), Status.FALLBACK)   # (an int past 64 bits)
+
+
 def _product(k: KernelBuilder, sizes) -> ll.Value:
     value = k.i64(1)
     for s in sizes:
@@ -201,7 +306,7 @@ def _product(k: KernelBuilder, sizes) -> ll.Value:
     return value
 
 
-def _pack(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
+def pack_word(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
     """x as an i64 word."""
     t = x.type
     if t == PTR:
@@ -217,8 +322,8 @@ def _pack(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
     raise NotImplementedError(f"codegen.parallel: cannot pass a {t} to a chunk")
 
 
-def _unpack(b: ll.IRBuilder, word: ll.Value, t: ll.Type) -> ll.Value:
-    """The value of type t that `_pack` made the word of."""
+def unpack_word(b: ll.IRBuilder, word: ll.Value, t: ll.Type) -> ll.Value:
+    """The value of type t that `pack_word` made the word of."""
     if t == PTR:
         return b.inttoptr(word, PTR)
     if t == DOUBLE:

@@ -1,4 +1,4 @@
-"""Lowering of the reductions (`reduce`, `argreduce`), in NumPy's order.
+"""Lowering of the reductions (`reduce`; `argreduce` in codegen.extremes), in NumPy's order.
 
 NumPy's `np.add.reduce` (sum, mean, var...) adds the elements of each run along the array's
 last axis *in pairs* (`pairwise_sum` below: blocks of up to 128 elements summed in 8 running
@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
+from codegen import extremes
 from codegen.arrays import (
+    ELEMENT_TYPES,
     ITEM_SIZE,
     allocate,
     check_same_sizes,
@@ -34,9 +36,9 @@ from codegen.arrays import (
     store_element,
 )
 from codegen.casts import double_to_half, half_to
-from codegen.kernel import DOUBLE, FLOAT, I1, I32, I64, PTR, ArrayValue, KernelBuilder
+from codegen.kernel import DOUBLE, FLOAT, I1, I32, I64, PTR, ArrayValue, KernelBuilder, for_range
 from codegen.lowerings import lowers
-from codegen.parallel import Outlined, PendingMap
+from codegen.parallel import Outlined, PendingMap, reduce_rows, split_rows
 from tracer import ir
 from tracer.errors import Status
 
@@ -70,7 +72,8 @@ def _combine(k: KernelBuilder, kind: str, dtype: ir.ScalarType, acc, x):
         return k.checked("sadd", acc, x)
     if kind == "prod":
         return k.checked("smul", acc, x)
-    return b.select(b.icmp_signed(">=" if kind == "max" else "<=", acc, x), acc, x)
+    compare = b.icmp_unsigned if dtype in ir.UNSIGNED else b.icmp_signed
+    return b.select(compare(">=" if kind == "max" else "<=", acc, x), acc, x)
 
 
 def _start(k: KernelBuilder, kind: str, dtype: ir.ScalarType):
@@ -80,6 +83,11 @@ def _start(k: KernelBuilder, kind: str, dtype: ir.ScalarType):
         return ll.Constant(I16, {"sum": 0, "prod": 0x3C00}[kind])
     if dtype == ir.BOOL:
         return ll.Constant(I1, kind == "min")
+    if dtype in ir.INTEGERS and dtype != ir.I64:                 # (max and min of narrow integers)
+        low, high = ir.int_range(dtype)
+        bits = ir.BITS[dtype]
+        x = {"sum": 0, "prod": 1, "max": low, "min": high}[kind]
+        return ll.Constant(ELEMENT_TYPES[dtype], x - (1 << bits) if x >= 1 << (bits - 1) else x)   # (its bits)
     return k.i64({"sum": 0, "prod": 1, "max": ir.I64_MIN, "min": ir.I64_MAX}[kind])
 
 
@@ -98,18 +106,29 @@ def reduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     out = allocate(k, dtype, [a.sizes[d] for d in kept])
     start = _start(k, kind, dtype)
     for_each_index(k, out.sizes, lambda idx: store_element(k, out, idx, dtype, start))
-    if source == ir.F16:
-        _float16(k, a, kind, dtype, axes, out)
-    elif kind == "sum" and dtype in FLOATS and rank > 0:
-        _float_sum(k, a, dtype, axes, out)
-    elif kind == "prod" and dtype in FLOATS and rank == 2 and len(axes) == 2:    # in NumPy's order too
-        with b.if_else(_inner_is_last(k, a)) as (c_order, f_order):
-            with c_order:
-                _in_order(k, a, kind, source, dtype, kept, out)
-            with f_order:
-                _in_order(k, ArrayValue(a.data, a.sizes[::-1], a.strides[::-1]), kind, source, dtype, kept, out)
+    def reduce_into(a: ArrayValue, out: ArrayValue) -> None:
+        b = k.builder
+        if source == ir.F16:
+            _float16(k, a, kind, dtype, axes, out)
+        elif kind == "sum" and dtype in FLOATS and rank > 0:
+            _float_sum(k, a, dtype, axes, out)
+        elif kind == "prod" and dtype in FLOATS and rank == 2 and len(axes) == 2:    # in NumPy's order too
+            with b.if_else(_inner_is_last(k, a)) as (c_order, f_order):
+                with c_order:
+                    _in_order(k, a, kind, source, dtype, kept, out)
+                with f_order:
+                    _in_order(k, ArrayValue(a.data, a.sizes[::-1], a.strides[::-1]), kind, source, dtype, kept, out)
+        elif kind in ("max", "min") and not kept and rank and _on_pool(k, source, dtype):    # (codegen.parallel)
+            reduce_rows(k, a, out, start, lambda rows, slot: _in_order(k, rows, kind, source, dtype, [], slot),
+                        lambda acc, x: _combine(k, kind, dtype, acc, x))
+        elif kind in ("max", "min") and source == dtype and extremes.supports(dtype) and (not kept or rank == 2):
+            _extremes(k, a, kind, dtype, kept, out)
+        else:
+            _in_order(k, a, kind, source, dtype, kept, out)
+    if kept and source != ir.F16 and _on_pool(k, None, None):     # parts of a kept axis on the pool
+        split_rows(k, a, kept[0], out, reduce_into)
     else:
-        _in_order(k, a, kind, source, dtype, kept, out)
+        reduce_into(a, out)
     if not isinstance(v.type, ir.ArrayType):
         return load_element(k, out, (), dtype)
     if v.attrs["keepdims"]:
@@ -117,6 +136,13 @@ def reduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
         strides = tuple(k.i64(0) if d in axes else out.strides[kept.index(d)] for d in range(rank))
         return ArrayValue(out.data, sizes, strides)
     return out
+
+
+def _on_pool(k: KernelBuilder, source: ir.ScalarType | None, dtype: ir.ScalarType | None) -> bool:
+    """Whether a reduction runs on the thread pool (parallel=True code in the JIT): one that keeps
+    an axis (None, None), or a whole-array max or min of `dtype`."""
+    return k.parallel and k.check_signals is not None and k.memory.shared_helpers and k.deferred is None \
+        and (source == dtype and dtype in (ir.F64, ir.F32, ir.I64) or source is dtype is None)
 
 
 def fused_sum(k: KernelBuilder, v: ir.Value, pending: PendingMap) -> ll.Value:
@@ -202,6 +228,41 @@ def _in_order(k: KernelBuilder, a: ArrayValue, kind: str, source, dtype, kept: l
     for_each_index(k, a.sizes, body)
 
 
+def _extremes(k: KernelBuilder, a: ArrayValue, kind: str, dtype, kept: list, out: ArrayValue):
+    """A max or min of every element of one block of memory, or of each row of a 2-d array whose
+    rows NumPy's iterator runs innermost, each row one block: NumPy's SIMD loop over it
+    (codegen.extremes); of a 1-d view, NumPy's strided loop; of other layouts, element after
+    element. Over the first axis of a 2-d array: each row combined into the output in turn."""
+    b = k.builder
+    item = k.i64(ITEM_SIZE[dtype])
+    if not kept:
+        with b.if_else(extremes.one_block(k, a, item)) as (block, scattered):
+            with block:
+                store_element(k, out, (), dtype, extremes.extreme(k, kind, dtype, a.data, element_count(k, a.sizes)))
+            with scattered:
+                if len(a.sizes) == 1:
+                    store_element(k, out, (), dtype, extremes.strided_extreme(k, kind, dtype, a.data, a.sizes[0], a.strides[0]))
+                else:
+                    _in_order(k, a, kind, dtype, dtype, kept, out)
+        return
+    if kept == [1]:          # row after row into the output, as NumPy's binary loop: a vectorized map each
+        def into_out(i):
+            row = ArrayValue(b.gep(a.data, [b.mul(i, a.strides[0])], source_etype=I8), (a.sizes[1],), (a.strides[1],))
+            map_elements(k, [out, row], [dtype, dtype], [dtype], lambda acc, x: [_combine(k, kind, dtype, acc, x)], into=[out])
+        for_range(k, a.sizes[0], into_out)
+        return
+    rows = b.and_(_inner_is_last(k, a), b.or_(b.icmp_signed("==", a.strides[1], item),
+                                              b.icmp_signed("==", a.sizes[1], k.i64(1))))
+    with b.if_else(rows) as (by_rows, scattered):
+        with by_rows:
+            def row(idx):
+                start = element_address(k, a, (idx[0], k.i64(0)))
+                store_element(k, out, idx, dtype, extremes.extreme(k, kind, dtype, start, a.sizes[1]))
+            for_each_index(k, out.sizes, row)
+        with scattered:
+            _in_order(k, a, kind, dtype, dtype, kept, out)
+
+
 def _float_sum(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType, axes: tuple, out: ArrayValue):
     """NumPy's order of a float sum (see the module docstring): the axis NumPy's iterator runs
     innermost is the one of the smallest stride (of a 2-d array; the last, of more); runs along
@@ -237,7 +298,7 @@ def by_runs(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType, axes: tuple, 
         runs_along(0)
     elif len(axes) == rank:       # one run over every element, in memory order
         count = element_count(k, a.sizes)
-        with b.if_else(_one_block(k, a, item)) as (block, scattered):
+        with b.if_else(extremes.one_block(k, a, item)) as (block, scattered):
             with block:
                 add_run(a.data, count, item, [])
             with scattered:       # gathered first, as NumPy's buffers do (at most GATHERED elements)
@@ -381,23 +442,6 @@ def _gathered_run(k: KernelBuilder, a: ArrayValue, dtype: ir.ScalarType, add_run
     buffer = allocate(k, dtype, a.sizes)
     copy_elements(k, a, buffer, dtype)
     add_run(buffer.data, element_count(k, a.sizes), k.i64(ITEM_SIZE[dtype]), [])
-
-
-def _one_block(k: KernelBuilder, a: ArrayValue, item) -> ll.Value:
-    """Whether the array's elements are one block of memory, C- or Fortran-ordered (NumPy's
-    flags: an axis of size 1 has any stride); an empty array is not."""
-    b = k.builder
-
-    def ordered(axes):
-        ok, step = ll.Constant(I1, 1), item
-        for d in axes:
-            single = b.icmp_signed("==", a.sizes[d], k.i64(1))
-            ok = b.and_(ok, b.or_(single, b.icmp_signed("==", a.strides[d], step)))
-            step = b.mul(step, a.sizes[d])
-        return ok
-    rank = len(a.sizes)
-    nonempty = b.icmp_signed(">", element_count(k, a.sizes), k.i64(0))
-    return b.and_(nonempty, b.or_(ordered(range(rank - 1, -1, -1)), ordered(range(rank))))
 
 
 def _pairwise(k: KernelBuilder, dtype: ir.ScalarType, data, n, stride) -> ll.Value:
@@ -544,49 +588,3 @@ def define_pairwise_sum(module: ll.Module, dtype: ir.ScalarType, memory, linkage
                        raised])
     b.ret(b.fadd(first, rest))
     return fn
-
-
-@lowers("argreduce")
-def argreduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
-    """The first index of the largest (smallest) element; a NaN counts as the extreme."""
-    b = k.builder
-    axis, dtype = v.attrs["axis"], v.args[0].type.dtype
-    if axis is None:      # over the flattened array: loop over every axis, counting positions
-        sizes, kept = a.sizes, []
-        axes = list(range(len(a.sizes)))
-    else:
-        sizes, axes = a.sizes, [axis]
-        kept = [d for d in range(len(a.sizes)) if d != axis]
-    k.fail_if(b.icmp_signed("==", element_count(k, [sizes[d] for d in axes]), k.i64(0)), Status.SHAPE_MISMATCH)
-    out_sizes = [sizes[d] for d in kept]
-    best = allocate(k, dtype, out_sizes)
-    where = allocate(k, ir.I64, out_sizes)
-    first = [k.i64(0)] * len(sizes)
-    for_each_index(k, out_sizes, lambda idx: (
-        store_element(k, best, idx, dtype, load_element(k, a, _merge(first, kept, idx), dtype)),
-        store_element(k, where, idx, ir.I64, k.i64(0))))
-
-    def body(idx):
-        place = [idx[d] for d in kept]
-        position = k.i64(0)
-        for d in axes:                       # row-major position over the reduced axes
-            position = b.add(b.mul(position, sizes[d]), idx[d])
-        x, current = load_element(k, a, idx, dtype), load_element(k, best, place, dtype)
-        if dtype in FLOATS:
-            better = b.fcmp_ordered(">" if v.attrs["kind"] == "argmax" else "<", x, current)
-            better = b.and_(b.or_(better, k.is_nan(x)), b.not_(k.is_nan(current)))
-        elif dtype == ir.BOOL:
-            better = b.and_(x, b.not_(current)) if v.attrs["kind"] == "argmax" else b.and_(current, b.not_(x))
-        else:
-            better = b.icmp_signed(">" if v.attrs["kind"] == "argmax" else "<", x, current)
-        store_element(k, best, place, dtype, b.select(better, x, current))
-        store_element(k, where, place, ir.I64, b.select(better, position, load_element(k, where, place, ir.I64)))
-    for_each_index(k, sizes, body)
-    return load_element(k, where, (), ir.I64) if axis is None else where
-
-
-def _merge(first, kept, idx):
-    out = list(first)
-    for d, i in zip(kept, idx):
-        out[d] = i
-    return out

@@ -20,7 +20,15 @@ defines its own pairwise sums: it has no runtime.
 """
 from __future__ import annotations
 
-from codegen.entry_lists import GATHER_LIST, LIST_OF_NUMBERS, LISTS_ALIASED, SCATTER_LIST
+from codegen.entry_lists import (
+    ARRAY_ACQUIRE,
+    ARRAY_ITEMS,
+    ARRAY_SCATTER,
+    GATHER_LIST,
+    LIST_OF_NUMBERS,
+    LISTS_ALIASED,
+    SCATTER_LIST,
+)
 from codegen.kernel import KernelRuntime
 from codegen.parallel import PARALLEL_FOR
 from codegen.reductions import PAIRWISE_SUMS, PARALLEL_FUSED_SUMS, PARALLEL_SUMS
@@ -48,6 +56,8 @@ def native_symbols() -> dict[str, int]:
             PAIRWISE_SUMS[ir.F16]: native.pairwise_sum_f16_address,
             GATHER_LIST: native.gather_list_address, SCATTER_LIST: native.scatter_list_address,
             LISTS_ALIASED: native.lists_aliased_address, LIST_OF_NUMBERS: native.list_of_numbers_address,
+            ARRAY_ACQUIRE: native.array_acquire_address, ARRAY_ITEMS: native.array_items_address,
+            ARRAY_SCATTER: native.array_scatter_address,
             NOTE_SITE: native.note_site_address, THREAD_FAILED_SITE: native.failed_site_address,
             RELEASE_BEGIN: native.release_begin_address, RELEASE_END: native.release_end_address,
             PARALLEL_FOR: native.parallel_for_address, PARALLEL_SUMS[ir.F64]: native.parallel_sum_f64_address,

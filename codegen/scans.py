@@ -2,7 +2,8 @@
 running sum, product, maximum or minimum along one axis.
 
 One loop nest over the result in row-major order: element i of the axis is element i - 1 of the
-result (already written, since row-major order visits it first) combined with x's element i,
+result (already written, since row-major order visits it first; along the last axis, kept in a
+register rather than read back) combined with x's element i,
 and the first element of the axis starts from 0 (-0.0 for floats: -0.0 + x is x) or 1. So the
 sum runs in order along the axis, as NumPy's accumulate does; float32 adds in float32; an int64
 past 64 bits returns FALLBACK (NumPy wraps it). A running maximum is NumPy's `maximum` loop:
@@ -15,7 +16,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from codegen.arrays import allocate, for_each_index, load_element, store_element
-from codegen.kernel import ArrayValue, KernelBuilder
+from codegen.kernel import ArrayValue, KernelBuilder, for_range
 from codegen.lowerings import lowers
 from codegen.reductions import float_to_half, half_to_float
 from tracer import ir
@@ -35,14 +36,12 @@ def scan(k: KernelBuilder, v: ir.Value, a: ArrayValue):
     else:
         start = ll.Constant(ll.FloatType() if dtype == ir.F32 else ll.DoubleType(), START[kind])
 
-    def body(idx):
-        first = b.icmp_signed("==", idx[axis], k.i64(0))
-        before = list(idx)
-        before[axis] = b.select(first, k.i64(0), b.sub(idx[axis], k.i64(1)))
-        previous = load_element(k, out, before, dtype)
+    def step(idx, first, previous):
+        """Element idx of the result from the one before it (`previous`, as read back): stored,
+        and returned as the next one will read it."""
         x = load_element(k, a, idx, dtype)
         if dtype == ir.F16:
-            previous, x = half_to_float(b, previous), half_to_float(b, x)
+            x = half_to_float(b, x)
         previous = b.select(first, start, previous)
         if kind in ("max", "min"):
             value = b.select(first, x, _extremum(k, kind, dtype, previous, x))
@@ -50,7 +49,26 @@ def scan(k: KernelBuilder, v: ir.Value, a: ArrayValue):
             value = k.checked("sadd" if kind == "sum" else "smul", previous, x)
         else:
             value = b.fadd(previous, x) if kind == "sum" else b.fmul(previous, x)
-        store_element(k, out, idx, dtype, float_to_half(k, value) if dtype == ir.F16 else value)
+        if dtype == ir.F16:
+            value = float_to_half(k, value)
+            store_element(k, out, idx, dtype, value)
+            return half_to_float(b, value)
+        store_element(k, out, idx, dtype, value)
+        return value
+
+    if a.sizes and axis == len(a.sizes) - 1:      # along each line, the running value in a register
+        def line(outer):
+            for_range(k, a.sizes[axis], lambda i, running: [step((*outer, i), b.icmp_signed("==", i, k.i64(0)), running)],
+                      [start])
+        for_each_index(k, a.sizes[:-1], line)
+        return out
+
+    def body(idx):                        # across lines: each element from the line before it
+        first = b.icmp_signed("==", idx[axis], k.i64(0))
+        before = list(idx)
+        before[axis] = b.select(first, k.i64(0), b.sub(idx[axis], k.i64(1)))
+        previous = load_element(k, out, before, dtype)
+        step(idx, first, half_to_float(b, previous) if dtype == ir.F16 else previous)
     for_each_index(k, a.sizes, body)
     return out
 

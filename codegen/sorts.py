@@ -3,9 +3,12 @@ sort of each line along the op's axis, in LLVM IR (no library call: exported lib
 of `permute`, sort's derivative (a gather along the axis); and of `searchsorted` (a binary search
 per value, in the same order).
 
-Each line is copied into a contiguous buffer of keys (and, for argsort, one of their positions
-0, 1, ..., n - 1), sorted there by a function of the module (`__tracer_sort_<dtype>` or
-`__tracer_argsort_<dtype>`, one per kind and dtype), and copied into the result. The sort is
+In the JIT, along the last axis, NumPy's sort runs on each row of the result itself (a copy of
+the array; argsort's rows: the positions, the keys in one buffer). Otherwise each line is
+copied into a contiguous buffer of keys (and, for argsort, one of their positions
+0, 1, ..., n - 1), sorted there (by NumPy's function in the JIT, else by a function of the
+module, `__tracer_sort_<dtype>` or `__tracer_argsort_<dtype>`, one per kind and dtype), and
+copied into the result. The sort is
 bottom-up: runs of RUN elements are put in order by insertion sort, then runs are merged in pairs,
 back and forth between the buffer and a spare one of the same size, doubling their length:
 O(n log n) comparisons, 2n elements of scratch. Both steps take an element of the right run
@@ -20,7 +23,16 @@ import ctypes
 
 from llvmlite import ir as ll
 
-from codegen.arrays import ELEMENT_TYPES, allocate, check_same_sizes, for_each_index, load_element, store_element
+from codegen.arrays import (
+    ELEMENT_TYPES,
+    allocate,
+    check_same_sizes,
+    copy_elements,
+    element_address,
+    for_each_index,
+    load_element,
+    store_element,
+)
 from codegen.kernel import I1, I32, I64, PTR, ArrayValue, KernelBuilder, for_range
 from codegen.lowerings import lowers
 from tracer import ir
@@ -45,8 +57,10 @@ def _sort_lines(k: KernelBuilder, v: ir.Value, a: ArrayValue, with_positions: bo
     b = k.builder
     axis, dtype = v.attrs["axis"], v.args[0].type.dtype
     n = a.sizes[axis]
-    out = allocate(k, v.type.dtype, a.sizes)
     numpy_sort = numpy_sort_symbol(v) if k.memory.shared_helpers else None   # (the JIT: NumPy is there)
+    if numpy_sort and a.sizes and axis == len(a.sizes) - 1:
+        return _sort_rows_in_place(k, v, a, numpy_sort, with_positions)
+    out = allocate(k, v.type.dtype, a.sizes)
     keys = allocate(k, dtype, (n,))
     spare = keys if numpy_sort else allocate(k, dtype, (n,))
     if with_positions:
@@ -85,6 +99,36 @@ def _sort_lines(k: KernelBuilder, v: ir.Value, a: ArrayValue, with_positions: bo
                                                  load_element(k, result, (t,), v.type.dtype)))
         k.poll_signals(work)
     for_each_index(k, outer, line)
+    return out
+
+
+def _sort_rows_in_place(k: KernelBuilder, v: ir.Value, a: ArrayValue, numpy_sort: str, with_positions: bool):
+    """Along the last axis, with NumPy's sort: each row of the (C-contiguous) result sorted where
+    it lies. np.sort's rows are a copy of a's (one vectorized copy of the whole array); argsort's
+    are the positions 0, 1, ..., n - 1, the keys of each row copied into one buffer."""
+    b = k.builder
+    dtype = v.args[0].type.dtype
+    n = a.sizes[-1]
+    out = allocate(k, v.type.dtype, a.sizes)
+    if not with_positions:
+        copy_elements(k, a, out, dtype)
+    keys = allocate(k, dtype, (n,)) if with_positions else None
+    params = [PTR, PTR, I64, PTR] if with_positions else [PTR, I64, PTR]
+    run = k.declare_function(numpy_sort, ll.FunctionType(I32, params), ("nounwind",))
+    steps = b.sub(k.i64(65), k.call_intrinsic("llvm.ctlz.i64", I64, [I64, I1], n, ll.Constant(I1, 0)))
+    work = b.add(b.mul(b.mul(n, steps), k.i64(WORK_PER_STEP)), k.i64(1))
+
+    def row(idx):
+        line = element_address(k, out, (*idx, k.i64(0)))
+        if with_positions:
+            copy_elements(k, ArrayValue(element_address(k, a, (*idx, k.i64(0))), (n,), a.strides[-1:]), keys, dtype)
+            for_range(k, n, lambda t: store_element(k, ArrayValue(line, (n,), out.strides[-1:]), (t,), ir.I64, t))
+            status = b.call(run, [keys.data, line, n, ll.Constant(PTR, None)])
+        else:
+            status = b.call(run, [line, n, ll.Constant(PTR, None)])
+        k.fail_if(b.icmp_signed("<", status, ll.Constant(I32, 0)), Status.NO_MEMORY)   # NumPy's: < 0 if no memory
+        k.poll_signals(work)
+    for_each_index(k, a.sizes[:-1], row)
     return out
 
 

@@ -35,6 +35,7 @@ _PUBLIC = {   # name -> the module that defines it
     "value_and_grad": "tracer.gradients",
     "vjp": "tracer.gradients",
     "vectorize": "tracer.vectorize",
+    "prange": "tracer.frontend.iteration",
     "export": "tracer.aot.export",
     "explain": "tracer.explain",
     "capture": "tracer.regions",
@@ -43,8 +44,8 @@ _PUBLIC = {   # name -> the module that defines it
     "UnsupportedError": "tracer.errors",
     "DataDependentControlFlow": "tracer.errors",
 }
-__all__ = ["DataDependentControlFlow", "TracerError", "UnsupportedError", "capture", "explain", "export", "grad", "stats",
-           "trace", "value_and_grad", "vectorize", "vjp"]
+__all__ = ["DataDependentControlFlow", "TracerError", "UnsupportedError", "capture", "explain", "export", "grad", "prange",
+           "stats", "trace", "value_and_grad", "vectorize", "vjp"]
 __version__ = "0.1.0"
 
 if os.environ.get("TRACER_LOG", "").strip():    # e.g. compile,guards,fallback or all: tracer.logs
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
     from tracer.api import trace
     from tracer.errors import DataDependentControlFlow, TracerError, UnsupportedError
     from tracer.explain import explain
+    from tracer.frontend.iteration import prange
     from tracer.gradients import grad, value_and_grad, vjp
     from tracer.regions import capture, stats
     from tracer.vectorize import vectorize

@@ -14,6 +14,9 @@ gather_list_address: int   # int32 gather_list(list, out, n, m, is_float): a lis
 scatter_list_address: int   # int32 scatter_list(list, in, n, m, is_float): its numbers written back, 0 or -1
 list_of_numbers_address: int   # PyObject *list_of_numbers(data, n, kind): a returned list of run-time length
 lists_aliased_address: int   # int32 lists_aliased(written, rows, n, others, rows, n): lists written back that are read by another path
+array_acquire_address: int   # char *array_acquire(obj, Py_buffer *, int32 typecode, n): an array.array argument's memory, exported
+array_items_address: int   # void array_items(data, int32 typecode, n, out): its items as float64 or int64
+array_scatter_address: int   # int32 array_scatter(obj, int32 typecode, in, n): the numbers back after a call, 0 or -1
 ABSENT: Sentinel    # a guard: the attribute or binding is missing
 SKIP: Sentinel      # the hook's answer: run the frame as plain Python
 

@@ -14,6 +14,7 @@ import functools
 import gc
 import time
 import types
+from array import array
 from dataclasses import dataclass, field
 
 import codegen.entry  # module references: codegen imports tracer.ir, so no names at import
@@ -26,7 +27,7 @@ from tracer.frontend.callouts import RaisedAfterHeldWrites, is_raise
 from tracer.frontend.interpreter import Trace
 from tracer.frontend.loader import ALIASED, make_loader, type_label
 from tracer.frontend.results import build_result
-from tracer.frontend.sources import ABSENT, ArgSource, GatherSource, ItemSource
+from tracer.frontend.sources import ABSENT, ArgSource, AttrSource, GatherSource, ItemSource
 from tracer.ir import BOOL, F64, I64, ArrayType, EntryArg, Function, ListArg, TupleType, leaf_types, type_of_constant
 from tracer.logs import fallback_log
 from tracer.transforms.passes import optimize
@@ -102,7 +103,8 @@ class Specialization:
         try:
             return self.call_loaded(leaves)
         except NeedsPython:
-            return self.fallback(*args)
+            pass                        # (outside the handler: the function's exceptions chain nothing of ours)
+        return self.fallback(*args)
 
     def call_loaded(self, leaves: list):
         if not self.trace.scattered:
@@ -195,7 +197,8 @@ class BreakRun:
         try:
             return self.prefix.call_loaded(leaves)
         except NeedsPython:
-            return self.prefix.fallback(*args)
+            pass
+        return self.prefix.fallback(*args)
 
     def guards(self) -> list[str]:
         return self.prefix.guards()
@@ -300,17 +303,20 @@ NUMBERS = (F64, I64, BOOL)      # the items of lists the entry reads (and return
 
 
 def result_containers(trace: Trace, bare_arrays: bool = True) -> tuple[str, ...] | None:
-    """Function.result_containers, for the entry to make the call's result itself: per tuple of
-    the result type (pre-order) "tuple", "list" (a list returned) or "numbers" (a list of run-time
-    length of numbers, from an array); None where Python must make it (instances, dicts, the same
-    list twice...), or where an array is returned as one and not `bare_arrays`."""
+    """Function.result_containers, for the entry to make the call's result itself: per tuple and
+    array of the result type (pre-order), for a tuple "tuple", "list" (a list returned) or "numbers"
+    (a list of run-time length of numbers, from an array), for an array "array" or "tolist" (a list
+    held in an array: the list of its numbers); None where Python must make it (instances, dicts,
+    the same list twice...), or where an array is returned as one and not `bare_arrays`."""
     keys: list = []
 
     def kinds(shape, t) -> list[str] | None:
         if shape is None:
             if not bare_arrays and any(isinstance(x, ArrayType) for x in leaf_types(t)):
                 return None
-            return ["tuple"] * _tuples_in(t)
+            return _plain_containers(t)
+        if shape == ("tolist",) and isinstance(t, ArrayType) and t.rank == 1 and t.dtype in NUMBERS:
+            return ["tolist"]
         if (shape[0] == "records" and shape[1] in NUMBERS and shape[2] == () and isinstance(t, TupleType)
                 and len(t.elements) == 1 and isinstance(t.elements[0], ArrayType) and t.elements[0].rank == 1
                 and t.elements[0].dtype == shape[1]):
@@ -333,8 +339,11 @@ def result_containers(trace: Trace, bare_arrays: bool = True) -> tuple[str, ...]
     return None if found is None or len(set(keys)) != len(keys) else tuple(found)
 
 
-def _tuples_in(t) -> int:
-    return 1 + sum(map(_tuples_in, t.elements)) if isinstance(t, TupleType) else 0
+def _plain_containers(t) -> list[str]:
+    """The result containers of a value returned as it is: "tuple" per tuple, "array" per array."""
+    if isinstance(t, TupleType):
+        return ["tuple", *(kind for element in t.elements for kind in _plain_containers(element))]
+    return ["array"] if isinstance(t, ArrayType) else []
 
 
 GATHERED = {("f64",): F64, ("i64",): I64}
@@ -348,14 +357,16 @@ def native_entry_args(trace: Trace) -> list | None:
     """How the native entry takes the call's own arguments (the fast path: no Python between the
     call and the kernel): numbers and arrays as they are (EntryArg), lists and tuples read by the
     entry itself (ListArg: numbers gathered into arrays, items read as scalars, lists inside them,
-    written back after the call); None where the loaded path must read the inputs (objects'
-    attributes, dicts, results made in Python...)."""
-    if (result_containers(trace) is None or trace.identity_guards or trace.missing_attr_guards
+    written back after the call; `array.array`s read from their memory); None where the loaded path
+    must read the inputs (objects' attributes, dicts, results made in Python...)."""
+    typecodes = array_typecodes(trace)
+    if (typecodes is None or result_containers(trace) is None or trace.missing_attr_guards
             or trace.each_guards or not all(_native_guard(g) for g in trace.binding_guards)
             or not all(isinstance(g.source, ArgSource) for g in trace.pins)):
         return None
     shapes = {g.source.key: g for g in trace.structure_guards}
-    if any(g.cls not in (list, tuple) or g.keys is not None for g in trace.structure_guards):
+    if any(g.cls not in (list, tuple, array) or g.keys is not None or (g.cls is array) != (g.source.key in typecodes)
+           for g in trace.structure_guards) or not typecodes.keys() <= shapes.keys():
         return None
     nodes: dict = {}                  # container source's key -> what the entry reads of it
 
@@ -374,10 +385,12 @@ def native_entry_args(trace: Trace) -> list | None:
         n = nodes[key]
         shape = shapes.get(key)
         cls = list if shape is None else shape.cls
-        if (cls is tuple and n["gathers"]) or (n["scattered"] and len(n["gathers"]) != 1):
+        if (cls is tuple and n["gathers"]) or (n["scattered"] and len(n["gathers"]) != 1) \
+                or (cls is array and (n["children"] or any(g[2] for g in n["gathers"]))):
             raise _NotTaken
         return ListArg(cls, None if shape is None else shape.length, tuple(n["gathers"]), tuple(n["items"]),
-                       n["scattered"], tuple((index, list_arg(child)) for index, child in n["children"]))
+                       n["scattered"], tuple((index, list_arg(child)) for index, child in n["children"]),
+                       typecodes.get(key))
 
     by_arg: dict[int, object] = {}
     try:
@@ -388,6 +401,9 @@ def native_entry_args(trace: Trace) -> list | None:
                 node(source.base)["gathers"].append((i, GATHERED[source.kind], 0))
             elif isinstance(source, GatherSource) and source.attr is None and source.kind[0] == "rows":
                 node(source.base)["gathers"].append((i, F64, source.kind[1]))
+            elif (isinstance(source, GatherSource) and source.attr is None and source.kind[0] == "buffer"
+                  and typecodes.get(source.base.key) == source.kind[1]):
+                node(source.base)["gathers"].append((i, buffers.item_kind(source.kind[1]), 0))
             elif (isinstance(source, ItemSource) and type(source.index) is int and source.base.key in shapes
                   and param.type in NUMBERS and not param.attrs.get("numpy")):
                 node(source.base)["items"].append((i, source.index, param.type))
@@ -413,6 +429,19 @@ def native_entry_args(trace: Trace) -> list | None:
     if nodes and result_containers(trace, bare_arrays=False) is None:
         return None
     return [by_arg[i] for i in range(trace.nargs)] if sorted(by_arg) == list(range(trace.nargs)) else None
+
+
+def array_typecodes(trace: Trace) -> dict | None:
+    """The typecode of each `array.array` input by its source's key (tracer.frontend.buffers.wrap
+    guards it: `a.typecode == 'd'`); None where the trace has an identity guard of another kind,
+    which only the loaded path checks."""
+    found = {}
+    for g in trace.identity_guards:
+        if not (isinstance(g.source, AttrSource) and g.source.attr == "typecode" and type(g.value) is str
+                and g.value in buffers.TYPECODES):
+            return None
+        found[g.source.base.key] = g.value
+    return found
 
 
 def _native_guard(g) -> bool:

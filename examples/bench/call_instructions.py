@@ -1,7 +1,7 @@
 """Benchmark B1 counted in instructions: per-call instructions of plain `fma` vs the traced one.
 
 Timings on a shared machine swing by tens of percent; valgrind's instruction counts do not. Each
-figure is (instructions for 100,000 calls - instructions for none) / 100,000, with the cost of an
+figure is (instructions for 1,000,000 calls - instructions for none) / 1,000,000, with the cost of an
 empty loop subtracted, on whichever interpreters are given (default: this one).
 
     python examples/bench/call_instructions.py [python3.12 ...]
@@ -12,7 +12,8 @@ import subprocess
 import sys
 import tempfile
 
-CALLS = 100_000
+CALLS = 1_000_000
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "TRACER_CACHE": "0", "PYTHONHASHSEED": "0"}
 
 PROGRAM = """
 import sys
@@ -33,9 +34,10 @@ which, n = sys.argv[1], int(sys.argv[2])
 
 
 def instructions(python: str, script: str, which: str, n: int) -> int:
-    # the compile cache off: every run compiles alike (a run that loaded would count other work)
+    # the compile cache off: every run compiles alike (a run that loaded would count other work);
+    # one hash seed and the .pyc files used: otherwise runs differ by millions of instructions
     out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, script, which, str(n)],
-                         env={**os.environ, "TRACER_CACHE": "0"},
+                         env=ENV,
                          capture_output=True, text=True, check=True).stderr
     return int(out.split("Collected :")[1].split()[0])
 
@@ -50,7 +52,7 @@ def main():
     for python in pythons:
         # a first run writes the .pyc files of what the program imports (unless the environment
         # forbids it): otherwise the first counted run compiles them and the second does not
-        subprocess.run([python, f.name, "traced", "0"], env={**os.environ, "TRACER_CACHE": "0"}, check=True)
+        subprocess.run([python, f.name, "traced", "0"], env=ENV, check=True)
         per_call = {}
         for which in ("none", "python", "traced"):
             per_call[which] = (instructions(python, f.name, which, CALLS) - instructions(python, f.name, which, 0)) / CALLS

@@ -11,6 +11,9 @@ against the same function compiled for one thread.
    against `trace` of the same function (one thread). The ratio is the speedup from the pool's
    threads (`tracer.native.get_num_threads()`, TRACER_NUM_THREADS or the CPUs), each result
    checked bit for bit against the one-thread result first.
+3. `for i in tracer.prange(n)` loops (numba-style kernels) with `parallel=True` against `trace`
+   of the same function, whose prange runs as a plain loop: results checked against it first
+   (bit for bit, or to 1e-12 where an accumulator's sum is regrouped per chunk).
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import time
 
 import numpy as np
 
-from tracer import native, trace
+from tracer import native, prange, trace
 
 
 def spin(n):
@@ -68,7 +71,56 @@ WORKLOADS = [
     ("a.sum()", lambda a, b: a.sum()),
     ("np.sum(a * b)", lambda a, b: np.sum(a * b)),
     ("np.clip(a * 1.5 - b, 0.0, 1.0)", lambda a, b: np.clip(a * 1.5 - b, 0.0, 1.0)),
+    ("a.max(), b.min()", lambda a, b: (a.max(), b.min())),
 ]
+
+
+def pairwise_distances(x):
+    n = x.shape[0]
+    out = np.empty((n, n))
+    for i in prange(n):
+        for j in range(n):
+            d = 0.0
+            for k in range(x.shape[1]):
+                t = x[i, k] - x[j, k]
+                d += t * t
+            out[i, j] = np.sqrt(d)
+    return out
+
+
+def row_normalise(a):
+    out = np.empty_like(a)
+    for i in prange(a.shape[0]):
+        s = 0.0
+        for j in range(a.shape[1]):
+            s += a[i, j] * a[i, j]
+        s = np.sqrt(s)
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j] / s
+    return out
+
+
+def energy(a, b):
+    s = 0.0
+    for i in prange(len(a)):
+        s += np.exp(-a[i]) * b[i]
+    return s
+
+
+def stencil(a):
+    out = np.zeros_like(a)
+    for i in prange(1, a.shape[0] - 1):
+        for j in range(1, a.shape[1] - 1):
+            out[i, j] = 0.25 * (a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1]) - a[i, j]
+    return out
+
+
+def prange_workloads(rng):
+    a, b = rng.random(10_000_000), rng.random(10_000_000)
+    return [("pairwise distances, 2000 x 3 points", pairwise_distances, (rng.random((2000, 3)),)),
+            ("row normalisation, 5000 x 400", row_normalise, (rng.random((5000, 400)),)),
+            ("sum of exp(-a[i]) * b[i], 10M", energy, (a, b)),
+            ("5-point stencil, 3000 x 3000", stencil, (rng.random((3000, 3000)),))]
 
 
 def main() -> None:
@@ -94,6 +146,14 @@ def main() -> None:
         one, every = trace(fn), trace(fn, parallel=True)
         assert np.asarray(one(a, b)).tobytes() == np.asarray(every(a, b)).tobytes(), name
         t_one, t_every = best_of(args.repeat, lambda: one(a, b)), best_of(args.repeat, lambda: every(a, b))
+        print(f"  {name:42s} one thread {t_one * 1e3:8.2f} ms  parallel {t_every * 1e3:8.2f} ms  "
+              f"speedup {t_one / t_every:5.2f}x")
+
+    print("\n3. prange loops, parallel=True against one thread")
+    for name, fn, values in prange_workloads(rng):
+        one, every = trace(fn), trace(fn, parallel=True)
+        assert np.allclose(one(*values), every(*values), rtol=1e-12, atol=0.0), name
+        t_one, t_every = best_of(args.repeat, lambda: one(*values)), best_of(args.repeat, lambda: every(*values))
         print(f"  {name:42s} one thread {t_one * 1e3:8.2f} ms  parallel {t_every * 1e3:8.2f} ms  "
               f"speedup {t_one / t_every:5.2f}x")
 

@@ -184,3 +184,85 @@ def test_sums_on_the_pool_are_numpy_s_pairwise_sums_bit_for_bit(n, dtype, pool_s
     assert array_bits(fused(a)) == array_bits(trace(mean_square)(a))
     assert array_bits(trace(mean_square, parallel=True, fuse_fma=False)(a)) == array_bits(mean_square(a))
     assert python_runs == []
+
+
+def extremes(a):
+    return a.max(), np.min(a)
+
+
+def uses_reduce_pieces(compiled) -> bool:
+    return any(".reduce" in s.compiled.optimized_ir for s in compiled.specializations)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: RNG.random(1_000_003),
+    lambda: RNG.random((3000, 70)),
+    lambda: RNG.random((700, 900))[:, ::3],
+    lambda: RNG.random(500_000).astype(np.float32),
+    lambda: RNG.integers(-10**12, 10**12, 800_000),
+], ids=["f64", "rows", "strided", "f32", "int64"])
+def test_max_and_min_on_the_pool_are_numpy_s(make, pool_size, python_runs):
+    a = make()
+    every = trace(extremes, parallel=True)
+    got = every(a)
+    assert array_bits(got) == array_bits(extremes(a)) and type(got[0]) is type(a.max())
+    assert uses_reduce_pieces(every) and not uses_reduce_pieces(trace(extremes))
+    assert python_runs == []
+
+
+def test_max_and_min_on_the_pool_with_nans_and_signed_zeros(pool_size):
+    every, one = trace(extremes, parallel=True), trace(extremes)
+    a = RNG.random(600_000)
+    a[450_000] = np.nan
+    assert array_bits(every(a)) == array_bits(one(a))
+    assert np.isnan(every(a)[0]) and np.isnan(every(a)[1])
+    zeros = np.zeros(600_000)
+    zeros[::3] = -0.0
+    assert array_bits(every(zeros)) == array_bits(one(zeros))
+    with pytest.raises(ValueError):
+        every(np.zeros(0))
+
+
+def row_reductions(a):
+    return (a.sum(axis=1), a.max(axis=1), np.min(a, axis=-1), a.mean(axis=1), a.prod(axis=1),
+            a.sum(axis=0), a.max(axis=0), a.mean(axis=0, keepdims=True))
+
+
+def kept_axes(x):
+    return (x.sum(axis=(1, 2)), x.sum(axis=2, keepdims=True), x.max(axis=1), (x > 0.5).sum(axis=2),
+            x.sum(axis=0), x.sum(axis=(0, 2)), np.min(x, axis=(0, 1)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: RNG.random((5000, 40)),
+    lambda: RNG.random((40, 5000)),
+    lambda: np.asfortranarray(RNG.random((3000, 50))),
+    lambda: RNG.random((200, 3000)).T,
+    lambda: RNG.random((6000, 30))[::2, ::3],
+    lambda: np.broadcast_to(RNG.random((1, 400)), (500, 400)),
+    lambda: RNG.random((3000, 40)).astype(np.float32),
+    lambda: RNG.integers(-3, 4, (4000, 25)),
+], ids=["rows", "wide", "fortran", "transposed", "strided", "broadcast", "f32", "int64"])
+def test_reductions_that_keep_an_axis_give_one_thread_s_bits(make, pool_size, python_runs):
+    a = make()
+    every, one = trace(row_reductions, parallel=True), trace(row_reductions)
+    assert array_bits(every(a)) == array_bits(one(a))
+    for got, want in zip(every(a), row_reductions(a)):
+        assert np.allclose(got, want, rtol=1e-12, atol=0.0) and got.dtype == want.dtype
+    assert any("reduce_rows" in s.compiled.optimized_ir for s in every.specializations)
+    x = RNG.random((300, 40, 50))
+    every3, one3 = trace(kept_axes, parallel=True), trace(kept_axes)
+    assert array_bits(every3(x)) == array_bits(one3(x)) == array_bits(kept_axes(x))
+    assert python_runs == []
+
+
+def int_row_sums(a):
+    return a.sum(axis=1)
+
+
+def test_an_int_row_sum_past_64_bits_wraps_as_numpy_s(python_runs):
+    a = RNG.integers(0, 10, (100_000, 4))
+    a[77_777, 1:3] = 2**62
+    every = trace(int_row_sums, parallel=True)
+    with np.errstate(over="ignore"):
+        assert array_bits(every(a)) == array_bits(int_row_sums(a))

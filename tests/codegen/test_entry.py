@@ -119,7 +119,24 @@ def test_entry_bool_results_keep_refcounts_right():
 def test_entry_result_refcount():
     f = float_builtin("add")
     r = f(1.0, 2.0)
-    assert sys.getrefcount(r) == 2     # only `r` (and the call's argument) hold it
+    # `r`, the call's argument, and the entry, which keeps the float it returned last
+    assert sys.getrefcount(r) == 3
+    for i in range(100):
+        f(float(i), 1.0)
+    assert sys.getrefcount(r) == 2 and r == 3.0      # the entry let go of it for a float of its own
+
+
+def test_entry_reuses_its_float_only_when_no_one_else_holds_it():
+    f = float_builtin("add")
+    held = f(1.0, 2.0)
+    other = f(3.0, 4.0)                # `held` is still referenced: a new float
+    assert other is not held and (held, other) == (3.0, 7.0)
+    address = id(other)
+    del other                          # now only the entry holds it: written in place
+    again = f(5.0, 6.0)
+    assert id(again) == address and again == 11.0 and held == 3.0
+    values = [f(float(i), 0.5) for i in range(5)]     # each kept by the list: five floats
+    assert values == [0.5, 1.5, 2.5, 3.5, 4.5] and len(set(map(id, values))) == 5
 
 
 ERROR_CASES = [

@@ -136,3 +136,100 @@ def test_tanh_of_special_values_raises_nothing():
         got = TANH(x)
     assert got.tobytes() == np.tanh(x).tobytes()
     assert grad(lambda a: np.sum(np.tanh(a)))(np.array([0.5, -2.0]))[1] == pytest.approx(1 - math.tanh(2.0) ** 2)
+
+
+POW = trace(lambda a, b: a ** b)
+
+
+def _pow_samples(n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(29)
+    near_one = 1.0 + rng.uniform(-1e-6, 1e-6, n)
+    return [
+        (rng.uniform(0.0, 3.0, n), rng.uniform(-5.0, 5.0, n)),
+        (np.exp(rng.uniform(-700.0, 700.0, n)), rng.uniform(-1.0, 1.0, n)),            # all exponents of x
+        (rng.uniform(0.5, 2.0, n), rng.uniform(-1000.0, 1000.0, n)),                   # results near the ends
+        (near_one, rng.uniform(-6e8, 6e8, n)),                                         # y log x from a tiny log
+        (rng.uniform(0.7, 1.4, n), rng.uniform(-2000.0, 2000.0, n)),                   # each entry of the table
+        (5e-324 * rng.integers(1, 2 ** 52, n).astype(float), rng.uniform(-0.2, 1.0, n)),   # subnormal x
+        (rng.uniform(0.01, 0.1, n), rng.uniform(300.0, 330.0, n)),                      # subnormal results
+        (-rng.uniform(0.1, 10.0, n), rng.integers(-300, 300, n).astype(float)),         # negative x, whole y
+    ]
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_pow_is_within_one_ulp_of_math_pow(case):
+    """np_pow (x ** y of float64 arrays) against CPython's math.pow (the C library's, correctly
+    rounded but for rare cases): at most 1 ulp apart, where NumPy's own SIMD pow is too."""
+    x, y = _pow_samples(40_000)[case]
+    want = np.array([math.pow(a, b) for a, b in zip(x, y)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # no sample overflows or warns
+        got = POW(x, y)
+    assert ulps(got, want) <= 1.0
+    assert ulps(np.power(x, y), want) <= 1.0
+    scalar = float(y[0])                         # a run-time scalar exponent: the same kernel
+    assert ulps(POW(x, scalar), np.array([math.pow(a, scalar) for a in x])) <= 1.0
+
+
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324,
+           1e308, -1e308, 1e-310, 0.9999999999999999, 1.0000000000000002, 1e154, 1.5e154, 1e-160]
+
+
+def test_pow_of_special_values_is_numpys_with_its_warnings():
+    """Each pair of special values (beside an ordinary one) alone: C's pow's value, and NumPy's
+    warning where NumPy warns (then NumPy's own result: the Python function ran)."""
+    for a in SPECIAL:
+        for b in SPECIAL + [0.25, 1e300, -1e300, 2.0 ** 60, 2.0 ** 53 + 2]:
+            x, y = np.array([a, 1.5]), np.array([b, 1.5])
+            with warnings.catch_warnings(record=True) as ours:
+                warnings.simplefilter("always")
+                got = POW(x, y)
+            with warnings.catch_warnings(record=True) as numpys:
+                warnings.simplefilter("always")
+                want = np.power(x, y)
+            assert [str(w.message) for w in ours] == [str(w.message) for w in numpys], (a, b)
+            if np.isfinite(want[0]) and want[0] != 0.0:     # (NumPy's SIMD pow: within 1 ulp too)
+                assert ulps(got, want) <= 1.0 and np.signbit(got[0]) == np.signbit(want[0]), (a, b)
+            else:
+                assert got.tobytes() == want.tobytes(), (a, b)
+    for a, b in [(np.array([-8.0, 2.0]), 1 / 3), (np.array([0.0, 2.0]), -1.0), (np.array([1e300, 2.0]), 2.5),
+                 (np.array([-0.0, 4.0]), 0.5), (np.array([-np.inf, 4.0]), 0.5), (np.array([-0.0, 4.0]), np.array([0.5, 0.5]))]:
+        with warnings.catch_warnings(record=True) as ours:
+            warnings.simplefilter("always")
+            got = POW(a, b)
+        with warnings.catch_warnings(record=True) as numpys:
+            warnings.simplefilter("always")
+            want = a ** b
+        assert got.tobytes() == want.tobytes()
+        assert [str(w.message) for w in ours] == [str(w.message) for w in numpys]
+
+
+def test_pow_by_run_time_exponents_numpy_computes_exactly():
+    """NumPy's power of a scalar exponent 2, 1, 0 is x * x, x, 1: so is np_pow's, bit for bit."""
+    x = np.concatenate([RNG.uniform(-1e3, 1e3, 5000), [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, 1e200]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for p in (2.0, 1.0, 0.0):
+            assert POW(x, p).tobytes() == (x ** p).tobytes()
+
+
+def test_compiled_pow_is_the_evaluators_bit_for_bit_and_vectorizes():
+    from tracer.ir.numpy_math_ops import pow_of
+    special_x = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, 2.0, -2.0, 5e-324, 1e308]     # (none warns)
+    special_y = [2.5, np.inf, -2.0, 3.0, 0.0, np.nan, np.inf, 3.0, 0.5, -0.5]
+    x = np.concatenate([s[0][:40] for s in _pow_samples(40)] + [np.array(special_x)])
+    y = np.concatenate([s[1][:40] for s in _pow_samples(40)] + [np.array(special_y)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = POW(x, y)
+    want = np.array([pow_of(a, b) for a, b in zip(x, y)])
+    assert got.tobytes() == want.tobytes()
+    f = trace(lambda a, p: np.sum(np.abs(a) ** p) ** (1.0 / p))
+    a = RNG.standard_normal(1000)
+    assert f(a, 3.0) == pytest.approx(np.sum(np.abs(a) ** 3.0) ** (1.0 / 3.0), rel=1e-14)
+    spec = f.specializations[0]
+    assert np.array_equal(run(spec.optimized, [a[:40], 3.0]), f(a[:40], 3.0))
+    if platform.machine() == "x86_64" and " fma " in pathlib.Path("/proc/cpuinfo").read_text():
+        assert re.search(r"vfmadd\d+pd", assembly_for(spec.optimized, spec.entry_args))   # packed: vectorized
+    g = grad(lambda b: np.sum(b ** 2.5))(a * a + 0.5)
+    assert np.allclose(g, 2.5 * (a * a + 0.5) ** 1.5, rtol=1e-14)

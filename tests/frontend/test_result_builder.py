@@ -59,6 +59,36 @@ def test_rare_kinds_inside_are_walked():
     assert same(shape, ((), (True, 2.5), (False, 0.0), 3)) == ({1, 2}, 2.5, None, 3)
 
 
+def test_lists_of_run_time_length_and_array_arrays():
+    import numpy as np
+
+    from tracer.frontend.run_time_strings import StrField
+    from tracer.ir import F64, I64, TupleType
+
+    ints, floats = np.array([3, -1, 7]), np.array([0.5, -2.0, 1e300])
+    pair, nested = TupleType((I64, F64)), TupleType((I64, TupleType((StrField(), F64))))
+    shape = ("tuple", [("records", I64, ()), ("records", pair, ()), ("records", None, ()),
+                       ("records", nested, ("a", "b")), ("array.array", 0, "d", ("list", 1, [None, None]))])
+    result = ((ints,), (ints, floats), (), (ints, np.array([1, 0, 1]), floats), (2.5, -1.0))
+    built = same(shape, result)
+    assert built[:4] == ([3, -1, 7], [(3, 0.5), (-1, -2.0), (7, 1e300)], [],
+                         [(3, ("b", 0.5)), (-1, ("a", -2.0)), (7, ("b", 1e300))])
+    assert [type(x) for x in built[1][0]] == [int, float] and repr(built[4]) == "array('d', [2.5, -1.0])"
+
+
+def test_strings_of_the_run_time_table_and_dicts_of_run_time_size():
+    import numpy as np
+
+    from tracer.frontend.run_time_strings import StrField
+    from tracer.ir import I64
+
+    table = ("ada", "grace", "alan")
+    shape = ("tuple", [("string", None, table, (False,)), ("dict", ("records", StrField(), table), ("records", I64, table)),
+                       ("records", StrField(), table), ("string", "-", table, (False, True))])
+    result = ((2,), ((np.array([1, 0]),), (np.array([36, 45]),)), (np.array([0, 0, 2]),), (1, np.array([2, 0])))
+    assert same(shape, result) == ("alan", {"grace": 36, "ada": 45}, ["ada", "ada", "alan"], "grace-alan-ada")
+
+
 def test_a_deep_or_long_shape_is_walked():
     deep = None
     for k in range(60):

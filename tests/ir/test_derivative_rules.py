@@ -144,6 +144,7 @@ IR_CASES = {
     "pow": IRCase(POW_ARGS),
     "ieee_pow": IRCase(POW_ARGS),
     "math_pow": IRCase(POW_ARGS),
+    "np_pow": IRCase(POW_ARGS),
     "neg": IRCase(one(FREE)),
     "abs": IRCase(one(signed(0.1, 10.0))),
     "fabs": IRCase(one(signed(0.1, 10.0))),

@@ -119,23 +119,11 @@ dispatcher_try_entries(PyObject *op, PyObject *const *args, Py_ssize_t nargs,
     return try_entries(op, args, nargs, missed);
 }
 
+/* Every call no entry takes: to `miss` (which compiles, or runs Python). */
 static PyObject *
-dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf,
-                      PyObject *kwnames)
+dispatcher_miss(Dispatcher *d, PyObject *const *args, size_t nargsf,
+                PyObject *kwnames)
 {
-    Dispatcher *d = (Dispatcher *)op;
-    if (d->plain != NULL && tools_call_runs_as_python(d->interp)) {
-        return PyObject_Vectorcall(d->plain, args, nargsf, kwnames);
-    }
-    /* Entries take positional arguments only; keywords go to `miss`. */
-    if (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) {
-        int missed;
-        PyObject *result = try_entries(op, args, PyVectorcall_NARGS(nargsf),
-                                       &missed);
-        if (!missed) {
-            return result;
-        }
-    }
     if (d->miss == NULL) {  /* only after tp_clear, from a finalizer */
         PyErr_SetString(PyExc_RuntimeError, "Dispatcher has been cleared");
         return NULL;
@@ -145,6 +133,45 @@ dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf,
         tools_hide_tracer_frames();   /* those of compiling, or of a fallback */
     }
     return result;
+}
+
+static PyObject *
+dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf,
+                      PyObject *kwnames)
+{
+    Dispatcher *d = (Dispatcher *)op;
+    if (d->plain != NULL && tools_call_runs_as_python(d->interp)) {
+        return PyObject_Vectorcall(d->plain, args, nargsf, kwnames);
+    }
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) {
+        /* Entries take positional arguments only. */
+        return dispatcher_miss(d, args, nargsf, kwnames);
+    }
+    PyObject *table = d->entries;
+    if (PyTuple_GET_SIZE(table) == 1) {
+        /* The common case, one entry, without the loop.  The table is held
+         * all the same (what the call runs may replace it). */
+        NativeEntry *e = (NativeEntry *)PyTuple_GET_ITEM(table, 0);
+        Py_INCREF(table);
+        int ok = entry_guards_hold(e);
+        if (ok > 0) {
+            PyObject *result = e->fn(e->self_obj, args, PyVectorcall_NARGS(nargsf));
+            Py_DECREF(table);
+            if (result != NULL || PyErr_Occurred()) {
+                return result;
+            }
+        }
+        else {
+            Py_DECREF(table);
+            if (ok < 0) {
+                return NULL;
+            }
+        }
+        return dispatcher_miss(d, args, nargsf, kwnames);
+    }
+    int missed;
+    PyObject *result = try_entries(op, args, PyVectorcall_NARGS(nargsf), &missed);
+    return missed ? dispatcher_miss(d, args, nargsf, kwnames) : result;
 }
 
 static PyObject *

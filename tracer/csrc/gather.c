@@ -369,6 +369,87 @@ scatter_list(PyObject *items, const char *in, int64_t n, int64_t m, int32_t is_f
     return put_back(items, Py_None, in, m, is_float);
 }
 
+/* ---------------------------------------------------------------- array.array arguments
+ * What a compiled entry calls for an `array.array` argument it reads itself (codegen.entry_lists):
+ *
+ *     data = array_acquire(obj, view, typecode, n)   exactly an array.array of `typecode` and n items
+ *     array_items(data, typecode, n, out)            its n items as float64 ('d', 'f') or int64
+ *     array_scatter(obj, typecode, in, n)            after a call that wrote: the n numbers back
+ *
+ * array_acquire exports the array's buffer into `view` (the entry's own storage for a Py_buffer):
+ * until the entry releases it (PyBuffer_Release), nothing can resize the array, so a kernel may
+ * read its memory in place, with or without the GIL.  A miss (another type, typecode or length)
+ * returns NULL with nothing exported and no exception set. */
+static PyTypeObject *array_type;         /* array.array, found when the module loads */
+
+static char *
+array_acquire(PyObject *obj, Py_buffer *view, int32_t typecode, int64_t n)
+{
+    view->obj = NULL;
+    if (Py_TYPE(obj) != array_type)
+        return NULL;
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT) < 0) {
+        PyErr_Clear();
+        view->obj = NULL;
+        return NULL;
+    }
+    if (view->format == NULL || view->format[0] != (char)typecode || view->format[1] != '\0'
+            || view->len != n * view->itemsize) {
+        PyBuffer_Release(view);
+        return NULL;
+    }
+    return view->buf;
+}
+
+#define CONVERT(from_type, to_type, from, to) \
+    for (int64_t i = 0; i < n; i++) ((to_type *)(to))[i] = (to_type)((const from_type *)(from))[i]
+
+/* The numbers at `in` (float64 for 'd' and 'f', else int64) as items of an array of `typecode`
+ * at `out` (to_items), or the other way (from_items); n of them. */
+static void
+convert_items(const char *in, char *out, int32_t typecode, int64_t n, int to_items)
+{
+#define BOTH_WAYS(item_type, number_type) \
+    if (to_items) { CONVERT(number_type, item_type, in, out); } else { CONVERT(item_type, number_type, in, out); }
+    switch (typecode) {
+    case 'd': memcpy(out, in, (size_t)n * sizeof(double)); break;
+    case 'f': BOTH_WAYS(float, double); break;
+    case 'b': BOTH_WAYS(signed char, long long); break;
+    case 'B': BOTH_WAYS(unsigned char, long long); break;
+    case 'h': BOTH_WAYS(short, long long); break;
+    case 'H': BOTH_WAYS(unsigned short, long long); break;
+    case 'i': BOTH_WAYS(int, long long); break;
+    case 'I': BOTH_WAYS(unsigned int, long long); break;
+    case 'l': BOTH_WAYS(long, long long); break;
+    case 'q': BOTH_WAYS(long long, long long); break;
+    default: break;           /* (the entry takes only these typecodes) */
+    }
+#undef BOTH_WAYS
+}
+#undef CONVERT
+
+static void
+array_items(const char *data, int32_t typecode, int64_t n, char *out)
+{
+    convert_items(data, out, typecode, n, 0);
+}
+
+/* 0, or -1 with an exception set where the array no longer has n items (code the kernel called
+ * into resized it).  Each number fits its item: the traced stores checked it. */
+static int32_t
+array_scatter(PyObject *obj, int32_t typecode, const char *in, int64_t n)
+{
+    Py_buffer view;
+    char *data = array_acquire(obj, &view, typecode, n);
+    if (data == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "an array.array argument changed size during the call");
+        return -1;
+    }
+    convert_items(in, data, typecode, n, 1);
+    PyBuffer_Release(&view);
+    return 0;
+}
+
 static PyMethodDef gather_methods[] = {
     {"scatter", (PyCFunction)(void (*)(void))scatter, METH_FASTCALL,
      "scatter(array, items, attr, row_length)\n--\n\n"
@@ -389,11 +470,27 @@ static PyMethodDef gather_methods[] = {
 int
 gather_module_init(PyObject *module)
 {
+    PyObject *array_module = PyImport_ImportModule("array");
+    if (array_module == NULL) {
+        return -1;
+    }
+    array_type = (PyTypeObject *)PyObject_GetAttrString(array_module, "array");     /* (kept for good) */
+    Py_DECREF(array_module);
+    if (array_type != NULL && !PyType_Check(array_type)) {
+        Py_CLEAR(array_type);
+        PyErr_SetString(PyExc_ImportError, "array.array is not a type");
+    }
+    if (array_type == NULL) {
+        return -1;
+    }
     if (PyModule_AddFunctions(module, gather_methods) < 0
             || tools_add_address(module, "gather_list_address", (void *)(uintptr_t)&gather_list) < 0
             || tools_add_address(module, "scatter_list_address", (void *)(uintptr_t)&scatter_list) < 0
             || tools_add_address(module, "lists_aliased_address", (void *)(uintptr_t)&lists_aliased) < 0
-            || tools_add_address(module, "list_of_numbers_address", (void *)(uintptr_t)&list_of_numbers) < 0) {
+            || tools_add_address(module, "list_of_numbers_address", (void *)(uintptr_t)&list_of_numbers) < 0
+            || tools_add_address(module, "array_acquire_address", (void *)(uintptr_t)&array_acquire) < 0
+            || tools_add_address(module, "array_items_address", (void *)(uintptr_t)&array_items) < 0
+            || tools_add_address(module, "array_scatter_address", (void *)(uintptr_t)&array_scatter) < 0) {
         return -1;
     }
     return 0;

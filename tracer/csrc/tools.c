@@ -105,12 +105,60 @@ site_frame(const TracebackSite *site)
     return frame;
 }
 
+/* The frames of the sites met so far, made once each and reused by every
+ * traceback entry of their site (such a frame never runs: nothing in it
+ * changes).  A slot is taken again by another site, and a site's address
+ * can be a freed module's: its file, name and line are compared too. */
+#define SITE_FRAMES 256
+
+typedef struct {
+    const TracebackSite *site;
+    char *filename, *name;
+    int64_t lineno;
+    PyFrameObject *frame;
+} SiteFrame;
+
+static SiteFrame site_frames[SITE_FRAMES];
+
+/* A new reference to a frame for `site`, or NULL (with the error set). */
+static PyFrameObject *
+reused_site_frame(const TracebackSite *site)
+{
+    SiteFrame *slot = &site_frames[((uintptr_t)site >> 4) % SITE_FRAMES];
+    if (slot->frame != NULL && slot->site == site && slot->lineno == site->lineno
+            && strcmp(slot->filename, site->filename) == 0 && strcmp(slot->name, site->name) == 0) {
+        Py_INCREF(slot->frame);
+        return slot->frame;
+    }
+    PyFrameObject *frame = site_frame(site);
+    if (frame == NULL) {
+        return NULL;
+    }
+    char *filename = strdup(site->filename), *name = strdup(site->name);
+    if (filename == NULL || name == NULL) {     /* (not kept: made again next time) */
+        free(filename);
+        free(name);
+        return frame;
+    }
+    PyFrameObject *old = slot->frame;
+    free(slot->filename);
+    free(slot->name);
+    slot->site = site;
+    slot->filename = filename;
+    slot->name = name;
+    slot->lineno = site->lineno;
+    Py_INCREF(frame);
+    slot->frame = frame;
+    Py_XDECREF(old);
+    return frame;
+}
+
 static int
 add_traceback_entry(const TracebackSite *site)
 {
     SavedError saved;
     error_save(&saved);         /* making the frame must not see the exception */
-    PyFrameObject *frame = site_frame(site);
+    PyFrameObject *frame = reused_site_frame(site);
     if (frame == NULL) {
         PyErr_Clear();
         error_restore(&saved);

@@ -299,6 +299,8 @@ def binary(tracer, op: str, a, b):
             op, operands = "sqrt", [x]          # (-0.0) ** 0.5 is -0.0
         elif dtype in FLOATS and y == -1:
             op, operands = "div", [1.0, x]
+    if op == "pow" and dtype == F64 and any(isinstance(v.type if is_traced(v) else None, ArrayType) for v in operands):
+        op = "np_pow"                   # NumPy's kind of kernel, not the C library's pow per element
     result = emit_elementwise(tracer, op, operands, dtype)
     if not isinstance(result.type, ArrayType):
         result = checked_scalar_arithmetic(tracer, result)

@@ -37,7 +37,7 @@ from tracer.errors import BigIntInput, InternalError, SourceLoc, TracerError, Un
 from tracer.frontend import dicts, dynlists, instances
 from tracer.frontend.builder import NeedsPython, is_traced
 from tracer.frontend.generators import SUM_LOCAL
-from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged
+from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged, ParallelRangeIter
 from tracer.frontend.numpy_scalars import made_by_numpy
 from tracer.frontend.objects import NULL
 from tracer.frontend.states import (
@@ -225,7 +225,8 @@ class Branching:
                             and instr.name != "FOR_ITER" and self.pc not in self.building:
                         if self.pc not in checkpoints:
                             self.active_headers[self.pc] = self.active_headers.get(self.pc, 0) + 1
-                        checkpoints[self.pc] = (self.builder.block, block_mark(self.builder.block), self.save())
+                        checkpoints[self.pc] = (self.builder.block, block_mark(self.builder.block), self.save(),
+                                                self.mutable_contents())
                         result = self._unrolled_too_long(entries, previous)
                         built = result is not None
                     if isinstance(instr, Instr):
@@ -264,11 +265,12 @@ class Branching:
         while True:
             if checkpoints.get(restart.header) is None:
                 raise restart
-            block, mark, state = checkpoints[restart.header]
+            block, mark, state, contents = checkpoints[restart.header]
             checkpoints[restart.header] = None
             assert block is self.builder.block
             cut_block(block, mark)
             self.restore(state)
+            restore(contents, self.builder)      # (the lists the rolled back iteration changed, as they were)
             try:
                 result = self.build_loop()
                 return self.settle(result) if isinstance(result, Outcome) else None
@@ -307,13 +309,18 @@ class Branching:
             self.restore(here)
             return None
 
+    def mutable_contents(self) -> list:
+        """The contents of the lists, dicts and iterators the frame reaches (states.mutable_snapshot)."""
+        return mutable_snapshot((tuple(self.stack), tuple(self.locals.values()),
+                                 tuple(c.contents for c in self.cells.values())))
+
     def run_side(self, block: Block, stops: frozenset, skip_first: bool = False, setup=None) -> Outcome:
         """Run into `block` (a region) until `stops`, after `setup()` (which sets the side's
         frame up, emitting into the region: a loop's element read happens only if it goes on);
         a Python exception ends the side with a `raise` op (an Outcome with no places)."""
         if len(self.builder.enclosing) > MAX_NESTING:
             raise too_deep(self.tracer, self.builder.loc)
-        snapshot = mutable_snapshot((tuple(self.stack), tuple(self.locals.values()), tuple(c.contents for c in self.cells.values())))
+        snapshot = self.mutable_contents()
         with self.builder.region(block):
             try:
                 if setup is not None:
@@ -343,12 +350,14 @@ class Branching:
             # (with the type of their items: a read may come before the first append)
             # (a dict that changes is made a dict of run-time size, whatever changed)
             # (only lists of numbers or tuples of numbers: others are held, or unrolled, as before;
-            # a list of tuples whose items changed is one too: an array holds numbers only)
+            # a list of tuples whose items changed is one too: an array holds numbers only; so is a
+            # list of numbers of several types, of Mixed items: an array would make the ints floats)
             grown = {site: dicts.type_hint(self.builder, list(obj.items()) or contents) if type(obj) is dict
                      else dynlists.common_type(self.builder, [*obj, *contents]) if obj or contents else None
                      for obj, contents in snapshot
                      if (site := sites.get(id(obj))) is not None
-                     and (type(obj) is dict or len(obj) != len(contents) or any(type(x) is tuple for x in obj))
+                     and (type(obj) is dict or len(obj) != len(contents) or any(type(x) is tuple for x in obj)
+                          or not dynlists.holds_items(self.builder, [*obj, *contents]))   # (Mixed items)
                      and (type(obj) is dict or dynlists.common_type(self.builder, [*obj, *contents]) is not None)}
             restore(snapshot, self.builder)      # as it was: the caller may run this code again
             exc = ListChanged("a list is changed inside a data-dependent branch or "
@@ -516,7 +525,8 @@ class Branching:
         finally:
             self.building.discard(h)
         self.peel_counts.pop(h, None)
-        return self._finish_loop(h, init, layout, body, outcome)
+        parallel = self.instrs[h].name == "FOR_ITER" and isinstance(init.stack[-1], ParallelRangeIter)
+        return self._finish_loop(h, init, layout, body, outcome, parallel)
 
     def _peel(self, h, init):
         count = self.peel_counts.get(h, 0) + 1
@@ -537,7 +547,7 @@ class Branching:
         finally:
             self.building.discard(h)
 
-    def _finish_loop(self, h, init, layout, body: Block, outcome: Outcome):
+    def _finish_loop(self, h, init, layout, body: Block, outcome: Outcome, parallel: bool = False):
         b = self.builder
         exits = [p for p in outcome.places if p != h]
         inner = ir.defined_in([body])
@@ -568,6 +578,8 @@ class Branching:
         op = b.append(Value("loop", tuple(inits), TupleType(tuple(types)),
                             loc=SourceLoc(self.code.co_filename, header_line)))
         op.regions = [body]
+        if parallel:                   # a `for` over tracer.prange (codegen.prange)
+            op.attrs["parallel"] = True
         items = [b.emit("getitem", (op,), index=i) for i in range(len(types))][n_carried:]
         out = Outcome()
         if len(exits) > 1:

@@ -102,6 +102,9 @@ NARROW_ARRAY_OPS = {"cast", "load", "store", "full", "pack", "copy", "reshape", 
 # and those that take float16 arrays as they are: sums and products in NumPy's float16 loops
 # (tracer.frontend.numpy_float16)
 FLOAT16_ARRAY_OPS = {"reduce", "scan"}
+# and those that take the narrow integer arrays as they are: maxima, minima and their positions
+# (codegen.extremes: NumPy's vector loops, no int64 copy)
+NARROW_EXTREME_KINDS = {"max", "min", "argmax", "argmin"}
 FLOAT32_SCALARS = ("a {dtype} scalar (an element or a reduction of a {dtype} array, or np.{dtype}(x)) is "
                    "supported in NumPy operations and arithmetic only yet: convert it with float(...) or int(...)")
 
@@ -131,6 +134,12 @@ def is_traced(x) -> bool:
     return isinstance(x, Value)
 
 
+def raises_python_error(opdef, v: Value) -> bool:
+    """Whether op `v` may fail at run time with an exception compiled code raises itself (not
+    FALLBACK or SHAPE_MISMATCH, which run the Python function anyway)."""
+    return opdef.may_fail(v) and any(st not in (Status.FALLBACK, Status.SHAPE_MISMATCH) for st in opdef.statuses)
+
+
 class GraphBuilder:
     def __init__(self, name: str):
         self.name = name
@@ -144,6 +153,10 @@ class GraphBuilder:
         self.string_ids: dict[str, int] = {}
         self.diverged: dict[int, object] = {}   # iterators a branch advanced on one side (states.changed_since)
         self.no_loops = 0       # frames in a try body whose handler catches an interrupt (opcodes.exceptions)
+        self.caught_by_python = None    # None -> whether a handler of the user's may catch a failure now
+        self.raise_attrs = None         # exc -> the attributes of its `raise` op (opcodes.exceptions)
+        self.fails_in_handler = None    # where an op that may raise was emitted that such a handler may catch
+                                        # (or inside a handler: its exception's context)
 
     # ------------------------------------------------------------------ building blocks
     def add_param(self, name: str, type: ScalarType, example, numpy: bool = False) -> Value:
@@ -160,7 +173,8 @@ class GraphBuilder:
             raise UnsupportedError(FLOAT32_SCALARS.format(dtype=NUMPY_DTYPE_NAMES[narrow]), self.loc)
         narrow = next((a.type.dtype for a in args if isinstance(a.type, ArrayType) and a.type.dtype in NARROW
                        and a.type.dtype != F32), None)
-        if narrow is not None and op not in NARROW_ARRAY_OPS and not (narrow == F16 and op in FLOAT16_ARRAY_OPS):
+        if narrow is not None and op not in NARROW_ARRAY_OPS and not (narrow == F16 and op in FLOAT16_ARRAY_OPS) \
+                and not (narrow != F16 and op in ("reduce", "argreduce") and attrs.get("kind") in NARROW_EXTREME_KINDS):
             raise UnsupportedError(f"this operation ({op}) on {NUMPY_DTYPE_NAMES[narrow]} arrays is not supported "
                                    f"yet", self.loc)
         opdef = ops.OPS[op]
@@ -169,6 +183,9 @@ class GraphBuilder:
             raise UnsupportedError(NO_LOOPS, self.loc)
         v = Value(op, args, result_type, attrs, loc=self.loc)
         self.block.values.append(v)
+        if self.caught_by_python is not None and self.fails_in_handler is None and raises_python_error(opdef, v) \
+                and self.caught_by_python(None):
+            self.fails_in_handler = self.loc
         if opdef.effect or isinstance(result_type, ArrayType) or any(isinstance(a.type, ArrayType) for a in args):
             # never evaluated at trace time: an effect would write the caller's arrays, and no
             # value read from an array can be used at trace time anyway (`concretize`)
@@ -192,8 +209,13 @@ class GraphBuilder:
         return v
 
     def raise_(self, exc: BaseException) -> Value:
-        """raise exc (at run time): nothing after it in this block runs."""
-        return self.append(Value("raise", (), TupleType(()), {"exception": exc}, loc=self.loc))
+        """raise exc (at run time): nothing after it in this block runs. (`uncaught`: no handler of
+        the user's catches it, `contexts`: the exceptions it is raised while handling, innermost
+        first: opcodes.exceptions.raise_attrs.)"""
+        attrs = {"exception": exc}
+        if self.raise_attrs is not None:
+            attrs.update(self.raise_attrs(exc))
+        return self.append(Value("raise", (), TupleType(()), attrs, loc=self.loc))
 
     def raise_if(self, cond: Value, exc: BaseException) -> None:
         """if cond: raise exc (at run time)."""

@@ -156,10 +156,12 @@ class DeferredException:
     def raise_now(self, tracer) -> BaseException:
         """Emit the call that raises it; what the trace raises from here (compiled code never
         gets past the call). Where compiled code makes no calls into CPython (fullgraph=True, a
-        try statement) or holds the function's writes in copies (lists held in arrays, arrays
-        written in place), the raise makes the call run the Python function instead, which
-        raises it (every failure does so then: ir.Function.python_on_failure)."""
-        if not tracer.call_out or tracer.written_gathers or tracer.updated_arrays:
+        try statement whose handler of the user's may catch it) or holds the function's writes
+        in copies (lists held in arrays, arrays written in place), the raise makes the call run
+        the Python function instead, which raises it (every failure does so then:
+        ir.Function.python_on_failure)."""
+        uncaught = tracer.call_out_outside_try and not tracer.builder.caught_by_python(None)
+        if not (tracer.call_out or uncaught) or tracer.written_gathers or tracer.updated_arrays:
             # (compiled code holding writes in copies it writes back only when it returns: a
             # raise made by CPython from compiled code would leave them unwritten)
             tracer.catches = tracer.catches or tracer.loc
@@ -177,7 +179,7 @@ class RaisedAfterHeldWrites(UnsupportedError):
 
 class MessageMadeAtRunTime(str):
     """The argument of an exception whose message only the Python function makes (not a str:
-    codegen.entry.native_exception leaves such an exception to the Python function)."""
+    codegen.raises.native_exception leaves such an exception to the Python function)."""
 
 
 def _raise_new(cls, *args):

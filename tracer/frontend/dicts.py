@@ -74,10 +74,25 @@ def input_container(tracer, obj, source):
     tracer.structure_guards.setdefault(source.key, StructureGuard(source, type(obj), len(obj), tuple(obj)))
     if type(obj) is dict:
         return InputDict({k: tracer.wrap(v, ItemSource(source, k)) for k, v in obj.items()})
-    held = InputSet(obj) if type(obj) is set else obj
-    if tuple(held) != tuple(obj):       # (its iteration order is CPython's: a copy must keep it)
+    held = ordered_copy(obj) if type(obj) is set else obj
+    if held is None:
         raise tracer.error(f"{source} is a set whose copy iterates in another order, which is not supported")
     return held
+
+
+def ordered_copy(obj: set) -> InputSet | None:
+    """An InputSet that iterates in the order `obj` does, or None. CPython's order is that of the
+    hash table, whose size depends on how the set was made: `set(obj)` sizes its table for the
+    items at once, while adding them one by one grows it as a display, a comprehension or a
+    copy made by pickling or `copy.deepcopy` did. The first copy of the two that keeps the order."""
+    order = tuple(obj)
+    held = InputSet(obj)
+    if tuple(held) == order:
+        return held
+    held = InputSet()
+    for item in order:
+        held.add(item)
+    return held if tuple(held) == order else None
 
 
 def constant_key(k) -> bool:

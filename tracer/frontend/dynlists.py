@@ -13,7 +13,8 @@ Items are numbers of one type (float, int or bool), strings, or tuples of them o
 type is fixed by the first item (an empty list learns it at its first append). A list whose items
 differ in type (a log of ints, floats, strings and None) is traced again as a list of `Mixed`
 items (a tag, an int and a float per item): such a list is appended to, written, measured and
-returned; an item whose type is known only at run time cannot be read. Indices are checked as
+returned; an item whose type is known only at run time is read as a `mixed_numbers.MixedNumber`
+(the call runs the Python function where it is not a number). Indices are checked as
 CPython checks them (IndexError with its messages). What needs the whole list (sum, sorted,
 slices, min, max, `in`) runs small Python helpers (tracer.frontend.pybuiltins) whose loops over
 the list compile to loops. A DynList that the function returns becomes a Python list.
@@ -22,8 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tracer.errors import UnsupportedError
-from tracer.frontend import run_time_strings
+from tracer.frontend import mixed_numbers, run_time_strings
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.iteration import ListChanged, RangeIter
 from tracer.frontend.objects import TracedArray
@@ -122,6 +122,8 @@ def item_type(b, value):
         return b.kind(value)
     if run_time_strings.is_string(value):          # its index in the trace's string table
         return run_time_strings.StrField()
+    if isinstance(value, mixed_numbers.MixedNumber):     # an int or a float, by its tag
+        return Mixed()
     return None
 
 
@@ -209,6 +211,8 @@ def _flatten(t, value, b) -> list:
         return [f for e, x in zip(t.elements, value) for f in _flatten(e, x, b)]
     if isinstance(t, run_time_strings.StrField):
         return [(run_time_strings.index_of(b, value), I64)]
+    if isinstance(t, Mixed) and isinstance(value, mixed_numbers.MixedNumber):
+        return [(value.tag, I64), (value.number, I64), (value.real, F64)]
     if isinstance(t, Mixed):
         kind = NONE_ITEM if value is None else item_type(b, value)
         number = (0 if value is None else run_time_strings.index_of(b, value) if kind not in (F64, I64, BOOL)
@@ -217,25 +221,24 @@ def _flatten(t, value, b) -> list:
     return [(value, t)]
 
 
-def _nest(t, leaves: list, b):
+def _nest(t, leaves: list, b, tracer=None):
     """The item of type `t` from its flat leaves (consumed from the front; strings from their
-    indices in builder `b`'s table, or in a table of strings)."""
+    indices in builder `b`'s table, or in a table of strings; `tracer`: the trace's, in one)."""
     if isinstance(t, TupleType):
-        return tuple(_nest(e, leaves, b) for e in t.elements)
+        return tuple(_nest(e, leaves, b, tracer) for e in t.elements)
     leaf = leaves.pop(0)
     if isinstance(t, run_time_strings.StrField):
         return b[leaf] if isinstance(b, tuple) else run_time_strings.made(b, leaf)
     if isinstance(t, Mixed):
-        return _mixed_item(leaf, leaves.pop(0), leaves.pop(0), b)
+        return _mixed_item(leaf, leaves.pop(0), leaves.pop(0), b, tracer)
     return leaf
 
 
-def _mixed_item(tag, number, real, b):
+def _mixed_item(tag, number, real, b, tracer=None):
     """A Mixed item from its tag, int and float: decoded where the tag is known at trace time."""
     if is_traced(tag):
-        if tag.op != "const":
-            raise UnsupportedError("reading an item of a list whose items differ in type (int, float, str, None), "
-                                   "where its type is known only at run time, is not supported", b.loc)
+        if tag.op != "const":             # a number whose type is known only at run time (or Python runs)
+            return mixed_numbers.read(tracer, tag, number, real)
         tag = tag.attrs["value"]
     kind = MIXED_KINDS[tag]
     if kind == NONE_ITEM:
@@ -295,7 +298,7 @@ def _unpack(tracer, lst: DynList, v):
     b = tracer.builder
     if isinstance(lst.item, (TupleType, Mixed)):
         leaves = [b.emit("getitem", (v,), index=j) for j in range(len(flat_fields(lst.item)))]
-        return _nest(lst.item, leaves, b)
+        return _nest(lst.item, leaves, b, tracer)
     return run_time_strings.decoded(lst.item, v, b)
 
 
@@ -422,4 +425,19 @@ def python_items(item, columns: list, strings: tuple = ()) -> list:
         return [strings[x] for x in columns[0]]
     if not isinstance(item, (TupleType, Mixed)):
         return columns[0]
+    if not _holds_mixed(item):            # tuples made by zip, field by field (no Python code per item)
+        return list(_zipped(item, iter(columns), strings))
     return [_nest(item, list(row), strings) for row in zip(*columns)]
+
+
+def _holds_mixed(t) -> bool:
+    return isinstance(t, Mixed) or isinstance(t, TupleType) and any(map(_holds_mixed, t.elements))
+
+
+def _zipped(t, columns, strings: tuple):
+    """An iterator over the items of type `t` (no Mixed field), made from their flat columns
+    (taken from the iterator `columns` in order) and the table of strings."""
+    if isinstance(t, TupleType):
+        return zip(*[_zipped(e, columns, strings) for e in t.elements])
+    column = next(columns)
+    return map(strings.__getitem__, column) if isinstance(t, run_time_strings.StrField) else iter(column)

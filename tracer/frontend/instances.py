@@ -40,6 +40,7 @@ from tracer.frontend.complexes import TracedComplex
 from tracer.frontend.dicts import DynDict, DynSet
 from tracer.frontend.dynlists import DynList, python_items
 from tracer.frontend.made_arrays import MadeArray
+from tracer.frontend.mixed_numbers import MixedNumber, python_value
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, MaybeNone
 from tracer.ir import BOOL, F64, I64
 
@@ -381,6 +382,8 @@ def result_shape(value, memo: dict | None = None):
         return ("optional", result_shape(value.value, memo))
     if isinstance(value, TracedComplex):
         return ("complex", value.numpy_type)
+    if isinstance(value, MixedNumber):
+        return ("mixed number",)
     if isinstance(value, DynSet):
         return ("set", result_shape(value.keys, memo))
     if isinstance(value, DynDict):
@@ -414,6 +417,8 @@ def materialize(shape, result, made: dict | None = None):
         return materialize(shape[1], result[1], made) if result[0] else None
     if shape[0] == "complex":
         return complex(*result) if shape[1] is None else numpy_scalar(shape[1], complex(*result))
+    if shape[0] == "mixed number":
+        return python_value(*result)
     if shape[0] == "set constant":
         return set(shape[1])
     if shape[0] == "set":

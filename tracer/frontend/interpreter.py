@@ -42,6 +42,7 @@ from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.iterables import NOT_CONSTANT, string_method
 from tracer.frontend.iteration import ListChanged
 from tracer.frontend.made_arrays import MadeArray
+from tracer.frontend.mixed_numbers import MixedNumber
 from tracer.frontend.numpy_scalars import numpy_results
 from tracer.frontend.objects import (
     NULL,
@@ -58,7 +59,7 @@ from tracer.frontend.objects import (
 from tracer.frontend.opcodes.calls import CallOps
 from tracer.frontend.opcodes.containers import ContainerOps
 from tracer.frontend.opcodes.control import ControlFlowOps
-from tracer.frontend.opcodes.exceptions import ExceptionOps
+from tracer.frontend.opcodes.exceptions import ExceptionOps, settle_uncaught, start_exception_state
 from tracer.frontend.opcodes.numbers import NumberOps
 from tracer.frontend.opcodes.stack import StackOps
 from tracer.frontend.opcodes.strings import StringOps
@@ -148,8 +149,8 @@ class Tracer:
         self.gathered_sources: dict[Value, tuple] = {}   # a gathered array's param -> (GatherSource, length)
         self.result_dropped = False    # the call being traced is a statement: CALL, then POP_TOP
         self.call_out = False          # such calls may run in CPython from compiled code (callouts)
-        self.catches = None            # where a try or a raise only Python makes was met: every failure runs Python
-        self.raised: dict[int, BaseException] = {}   # what raise statements raised (ExceptionOps.catch)
+        self.catches = None            # where a failure a handler catches, or a raise only Python makes, was met
+        start_exception_state(self)    # what raise statements raised (`raised`), and more (opcodes.exceptions)
         self.unrolled_for: list = []   # ListChanged of loops unrolled instead (branches._check_trace_length)
         self.frames: list = []         # the frames running, innermost last (ExceptionOps.handled_exception)
         # lists made in the trace: id -> (the list, where it was made: (code, instruction index));
@@ -437,6 +438,8 @@ class Tracer:
             return self.result_value(obj.keys, False)
         if isinstance(obj, TracedComplex):                 # complex(real, imag) again (instances.materialize)
             return b.emit("tuple", tuple(b.value(x) for x in obj.fields()))
+        if isinstance(obj, MixedNumber):                   # its tag, int and float (instances.materialize)
+            return b.emit("tuple", tuple(b.value(x) for x in obj.fields()[1:]))
         if isinstance(obj, MaybeNone):                     # None where `present` is false
             return b.emit("tuple", (obj.present, self.result_value(obj.value, False)))
         if type(obj) is dict:
@@ -678,7 +681,7 @@ def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_lo
         pairs = [x for param, array in tracer.updated_arrays.items() for x in (param, array.value)]
         tracer.builder.emit("writeback", tuple(pairs))
     fn = tracer.builder.finish(result)
-    fn.python_on_failure = tracer.uses_numpy or tracer.catches
+    fn.python_on_failure = settle_uncaught(tracer, fn)     # (tracer.uses_numpy or tracer.catches)
     calls = [v for v in fn.walk() if v.op == "python_call"]
     if tracer.catches and calls:     # (only raises made by CPython: traced again without them, tracer.api)
         error = callouts.RaisedAfterHeldWrites if all(map(callouts.is_raise, calls)) else UnsupportedError

@@ -24,6 +24,7 @@ import operator
 from tracer.frontend import dicts, dynlists, gathered, made_arrays, pybuiltins, run_time_strings
 from tracer.frontend.builder import is_traced
 from tracer.frontend.generators import SymbolicGenerator
+from tracer.frontend.mixed_numbers import MixedNumber
 from tracer.frontend.objects import ExternalList, ExternalObject, TransformedFunction
 from tracer.frontend.opcodes.containers import materialize
 from tracer.ir import BOOL, F64, I64
@@ -156,6 +157,9 @@ def _isinstance(tracer, obj, classinfo):
         return issubclass(python_type, classinfo)
     if isinstance(obj, (ExternalList, ExternalObject)):
         return isinstance(obj.obj, classinfo)
+    if isinstance(obj, MixedNumber):         # (an int or a float: which, only the run time knows)
+        raise tracer.error("isinstance() of a number whose type (int or float) is known only at run time is not "
+                           "supported")
     return isinstance(obj, classinfo)
 
 

@@ -7,6 +7,10 @@ with traced bounds, iterates a `RangeIter` and compiles to a loop (tracer.fronte
 builds it). So do `for v in x` over a NumPy array's first axis (tracer.frontend.arrays) and a
 loop over a long list held in an array (tracer.frontend.gathered). A region that changes a list
 raises `ListChanged`: compiled code cannot change it on one path only, so the loop unrolls.
+
+`prange` (public as `tracer.prange`) is `range` when it runs as Python; traced, its loop iterates
+a `ParallelRangeIter` and becomes a `loop` op with attrs parallel=True, which `parallel=True`
+code runs in chunks on the thread pool where it can (codegen.prange).
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 
 from tracer.errors import UnsupportedError
 from tracer.frontend.builder import is_traced
+from tracer.frontend.objects import SymbolicRange
 
 UNROLL_LIMIT = 16           # a loop over a constant range longer than this stays a loop
 AUTODIFF_UNROLL_LIMIT = 64    # traced for autodiff, loops over known ranges up to this long unroll (longer: a tape)
@@ -55,4 +60,22 @@ class RangeIter:
         index = b.binary("add", self.index, self.step)
         if is_traced(index) and index.op == "add" and self.step in (1, -1) and type(self.step) is int:
             index.attrs["bounded"] = True    # made only while index is inside the range: never past i64
-        return RangeIter(self.start, self.stop, self.step, index, self.array)
+        return type(self)(self.start, self.stop, self.step, index, self.array)
+
+
+def prange(*args) -> range:
+    """range(stop), range(start, stop[, step]) whose iterations may run in parallel (numba's
+    convention): under @trace(parallel=True) each iteration may run on another thread, so they
+    must write disjoint array elements and read nothing another iteration writes, except scalar
+    accumulators updated as `s += x` (or `-=`, `*=`), combined per chunk in a fixed order. Run as
+    plain Python (or without parallel=True), it is `range`."""
+    return range(*args)
+
+
+class ParallelRange(SymbolicRange):
+    """prange(...) in traced code (its numbers traced or not): a `for` over it compiles to a
+    loop marked parallel; any other use is the range's."""
+
+
+class ParallelRangeIter(RangeIter):
+    """The RangeIter of a `for` over prange(...): the loop it becomes is marked parallel."""

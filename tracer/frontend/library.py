@@ -31,7 +31,7 @@ from tracer.frontend.cmath_functions import FUNCTIONS as CMATH
 from tracer.frontend.dtypes import widen
 from tracer.frontend.generators import SymbolicGenerator
 from tracer.frontend.iterables import FUNCTIONS as ITERABLES
-from tracer.frontend.iteration import RangeIter
+from tracer.frontend.iteration import ParallelRange, RangeIter, prange
 from tracer.frontend.math_more import FUNCTIONS as MORE_MATH
 from tracer.frontend.math_more import all_constant as _all_constant
 from tracer.frontend.math_more import as_float as _as_float
@@ -508,6 +508,13 @@ def _range(tracer, *args):
     elif step == 0:
         raise ValueError("range() arg 3 must not be zero")
     return SymbolicRange(tracer, start, stop, step)
+
+
+@implements(prange)
+def _prange(tracer, *args):
+    """range(...)'s numbers, as a ParallelRange: a `for` over it is a loop marked parallel."""
+    r = _range(tracer, *args)
+    return ParallelRange(tracer, *((r.start, r.stop, r.step) if isinstance(r, range) else r.args))
 
 
 @implements(builtins.zip)

@@ -13,8 +13,10 @@ from __future__ import annotations
 import math
 import operator
 
+from tracer.frontend import mixed_numbers
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.dtypes import CAST_NARROW, widen
+from tracer.frontend.mixed_numbers import MixedNumber
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject
 from tracer.frontend.opcodes.containers import materialize, proxy, type_name
 from tracer.ir import BOOL, F64, I64
@@ -32,12 +34,16 @@ def implements(*functions):
 
 # ------------------------------------------------------------------------- arguments
 def all_constant(args) -> bool:
-    return not any(is_traced(a) or isinstance(a, (ExternalList, ExternalObject, BoundMethod)) for a in args)
+    return not any(is_traced(a) or isinstance(a, (ExternalList, ExternalObject, BoundMethod, MixedNumber))
+                   for a in args)
 
 
 def number(tracer, x, what: str):
     """A number argument; a NumPy scalar of a narrow dtype (np.uint8...) as the int or float it
-    holds (math functions, int() and float() take them so)."""
+    holds (math functions, int() and float() take them so); a number whose type is known only
+    at run time as int(), float() or bool() makes it (tracer.frontend.mixed_numbers)."""
+    if isinstance(x, MixedNumber):
+        return mixed_numbers.converted(tracer, x, what)
     if is_traced(x) and x.type in CAST_NARROW:
         return widen(tracer, x)
     if is_traced(x) or is_number(x):

@@ -17,6 +17,7 @@ from tracer.frontend import (  # noqa: F401 (these register into numpy_more)
     arrays,
     complex_arrays,
     complex_numpy,
+    dynlists,
     gathered,
     numpy_dtypes,
     numpy_einsum,
@@ -391,8 +392,6 @@ def _mean(tracer, x, axis=None, keepdims=False):
 def _argreduce(kind_):
     def impl(tracer, x, axis=None, keepdims=False):
         v = _array_arg(tracer, x, f"np.{kind_}")
-        if v.type.dtype == F32:
-            v = convert(tracer, v, F64)     # exact: the same order of elements
         if keepdims:
             raise tracer.error(f"np.{kind_}(..., keepdims=True) is not supported yet")
         if axis is not None:
@@ -602,6 +601,9 @@ def _asarray(tracer, obj, dtype=None):
             value = convert(tracer, value, arrays.dtype_of(tracer, dtype))
         shape = (len(obj),) if obj.row_length is None else (len(obj), obj.row_length)
         return arrays.reshape(tracer, wrap(tracer, value), shape)      # (its length is guarded)
+    if isinstance(obj, dynlists.DynList) and obj.item in (F64, I64, BOOL):    # a list of numbers made at run time
+        value = dynlists.to_arrays(tracer, obj)[0].value
+        return wrap(tracer, convert(tracer, value, arrays.dtype_of(tracer, dtype)) if dtype is not None else value)
     if type(obj) not in (list, tuple):
         if is_traced(obj) or is_number(obj):
             raise tracer.error("np.array of a single number (a 0-d array) is not supported yet")

@@ -4,7 +4,8 @@ The implementations in `numpy_api`, `numpy_more` and `numpy_sort` compute on int
 float32) arrays. Given an array of a narrow dtype, a function listed here gets its arguments cast
 up (exactly) and its result cast to the dtype NumPy gives:
 
-    keep        max, min, sort, ptp...: the input's dtype (each result is one of its elements)
+    keep        max, min, sort, ptp...: the input's dtype (each result is one of its elements;
+                max, min, argmax and argmin of integers read the elements as they are)
     accumulate  sum, prod, cumsum, cumprod: NumPy's default accumulator, int64 for the signed
                 integers and uint64 for the unsigned ones (Linux's `long`)
     index       argmax, argmin, argsort, searchsorted, nonzero: positions (int64)
@@ -28,6 +29,7 @@ from tracer.ir import F16, F64, NUMPY_DTYPE_NAMES, U64, UNSIGNED, ArrayType, com
 KEEP = {"max", "amax", "min", "amin", "sort", "ptp", "nanmax", "nanmin"}
 ACCUMULATE = {"sum", "prod", "cumsum", "cumprod", "nansum", "nanprod"}
 INDEX = {"argmax", "argmin", "argsort", "searchsorted", "nonzero", "count_nonzero", "digitize"}
+EXTREMES = {"max", "amax", "min", "amin", "argmax", "argmin"}     # integers: no cast (not float16)
 TO_FLOAT = {"mean", "var", "std", "average", "median", "percentile", "quantile", "nanmean"}
 
 
@@ -65,6 +67,8 @@ def call_on_narrow(tracer, name: str, impl, dtype, args, kwargs):
     what = f"np.{name} of a {NUMPY_DTYPE_NAMES[dtype]} array"
     if kwargs.get("dtype") is not None or kwargs.get("out") is not None:
         raise tracer.error(f"{what} with dtype= or out= is not supported yet")
+    if name in EXTREMES and dtype != F16 and set(kwargs) <= {"axis", "keepdims"} and len(args) <= 2:
+        return impl(tracer, *args, **kwargs)          # of the elements as they are (codegen.extremes)
     if name in KEEP or name in INDEX:
         result = impl(tracer, *_cast_arrays(tracer, args, False), **_cast_arrays(tracer, kwargs, False))
         return _result(tracer, result, dtype) if name in KEEP else result

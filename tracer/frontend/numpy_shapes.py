@@ -40,10 +40,13 @@ def along(rank: int, axis: int, s) -> tuple:
     return tuple(s if d == axis else FULL for d in range(rank))
 
 
-def _new_array(tracer, dtype, sizes: list, shape: tuple):
+def _new_array(tracer, dtype, sizes: list, shape: tuple, covered: bool = False):
+    """A new array of zeros; `covered`: the caller's writes cover every element before anything
+    reads it (the zeros are never seen: compiled code leaves the memory as it is)."""
     b = tracer.builder
     fill = b.value(convert(tracer, False if dtype == BOOL else 0, dtype))
-    return wrap(tracer, b.emit("full", (fill, *(b.value(n) for n in sizes)), shape=shape))
+    unread = {"unread": True} if covered else {}
+    return wrap(tracer, b.emit("full", (fill, *(b.value(n) for n in sizes)), shape=shape, **unread))
 
 
 def _write(tracer, target: TracedArray, index: tuple, value) -> None:
@@ -76,7 +79,7 @@ def join(tracer, pieces: list, axis: int) -> TracedArray:
                              f"index {i} has size {pieces[i].type.shape[d]}")
         shape.append(known.pop() if known else None)
         sizes.append(shape[-1] if shape[-1] is not None else sizes_of(tracer, pieces[0].value)[d])
-    out = _new_array(tracer, dtype, sizes, tuple(shape))
+    out = _new_array(tracer, dtype, sizes, tuple(shape), covered=True)    # (the pieces fill it along the axis)
     offset = 0
     for p in pieces:
         end = b.binary("add", offset, sizes_of(tracer, p.value)[axis])
@@ -221,7 +224,7 @@ def roll(tracer, a, shift, axis=None):
         n = sizes[ax]
         nonzero = n if type(n) is int and n else 1 if type(n) is int else \
             b.emit("select", (b.value(b.compare("eq", n, 0)), b.const(1), n))
-        offset = b.binary("mod", s, nonzero)
+        offset = 0 if type(s) is int and s == 0 else b.binary("mod", s, nonzero)
         if type(offset) is int and offset == 0:
             rolls.append([(FULL, FULL)])
         else:
@@ -229,7 +232,7 @@ def roll(tracer, a, shift, axis=None):
             rolls.append([(slice(None, cut), slice(offset, None)), (slice(cut, None), slice(None, offset))])
     if all(r == [(FULL, FULL)] for r in rolls):
         return wrap(tracer, b.emit("copy", (x.value,)))
-    out = _new_array(tracer, x.type.dtype, sizes, x.type.shape)
+    out = _new_array(tracer, x.type.dtype, sizes, x.type.shape, covered=True)     # (the pieces tile it)
     for indices in itertools.product(*rolls):
         source, target = zip(*indices)
         _write(tracer, out, target, indexing.subscript(tracer, x, source))

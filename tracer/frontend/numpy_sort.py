@@ -43,11 +43,10 @@ from tracer.frontend.numpy_more import (
     axis_tuple,
     fallback_unless,
     numpy_function,
-    select,
     unsupported_arguments,
 )
 from tracer.frontend.numpy_scalars import made_by_numpy
-from tracer.frontend.numpy_shapes import roll
+from tracer.frontend.numpy_shapes import join
 from tracer.frontend.objects import TracedArray
 from tracer.ir import BOOL, F16, F32, F64, I64, NUMPY_DTYPE_NAMES, ArrayType
 
@@ -117,21 +116,21 @@ def unique(tracer, ar, return_index=False, return_inverse=False, return_counts=F
         u = wrap(tracer, b.emit("index_select", (flat, perm)))
     else:
         u = wrap(tracer, b.emit("sort", (flat,), axis=0, kind="quicksort"))
-    before = roll(tracer, u, 1)
-    new = arrays.binary(tracer, "ne", u, before)
+    head, tail = (indexing.subscript(tracer, u, part) for part in (slice(None, -1), slice(1, None)))
+    new = arrays.binary(tracer, "ne", tail, head)        # where a value differs from the one before it
     if x.type.dtype != I64:                    # NaN != NaN, but NaNs are one value here
-        nans = [emit_elementwise(tracer, "isnan", [convert(tracer, v.value, F64)], F64) for v in (u, before)]
+        nans = [emit_elementwise(tracer, "isnan", [convert(tracer, v.value, F64)], F64) for v in (tail, head)]
         both = wrap(tracer, b.emit("select", (nans[0], nans[1], b.const(False))))
         new = arrays.binary(tracer, "and", new, arrays.unary(tracer, "invert", both))
     n = sizes_of(tracer, u.value)[0]
-    places = b.emit("iota", (b.value(n),), shape=u.type.shape)
-    first = arrays.binary(tracer, "eq", wrap(tracer, places), 0)
-    keep = arrays.binary(tracer, "or", first, new).value
+    one = min(n, 1) if type(n) is int else b.emit("min", (n, b.const(1)))
+    first = wrap(tracer, b.emit("full", (b.const(True), b.value(one)), shape=(None,)))
+    keep = join(tracer, [first, new], 0).value           # (the first element starts a value, if there is one)
     values = wrap(tracer, b.emit("mask_select", (u.value, keep)))
     if not extras:
         return values
     results = [values]
-    starts = b.emit("mask_select", (places, keep))
+    starts = b.emit("mask_select", (b.emit("iota", (b.value(n),), shape=u.type.shape), keep))
     if return_index:
         results.append(wrap(tracer, b.emit("index_select", (perm, starts))))
     if return_inverse:
@@ -139,11 +138,10 @@ def unique(tracer, ar, return_index=False, return_inverse=False, return_counts=F
         inverse = b.emit("index_update", (b.emit("full", (b.const(0), b.value(n)), shape=u.type.shape), perm, position))
         results.append(arrays.reshape(tracer, wrap(tracer, inverse), tuple(sizes_of(tracer, x.value))))
     if return_counts:               # each start's distance to the next start (the last: to n)
-        m = sizes_of(tracer, starts)[0]
-        last = emit_elementwise(tracer, "eq", [b.emit("iota", (b.value(m),), shape=starts.type.shape),
-                                               b.binary("sub", m, 1)], I64)
-        ends = select(tracer, last, n, roll(tracer, wrap(tracer, starts), -1).value, I64)
-        results.append(wrap(tracer, b.emit("sub", (ends, starts))))
+        following = indexing.subscript(tracer, wrap(tracer, starts), slice(1, None))
+        ends = join(tracer, [following, wrap(tracer, b.emit("full", (b.value(n), b.const(1)), shape=(1,)))], 0)
+        ends = indexing.subscript(tracer, ends, slice(0, sizes_of(tracer, starts)[0]))     # (none for no starts)
+        results.append(wrap(tracer, b.emit("sub", (ends.value, starts))))
     return tuple(results)
 
 

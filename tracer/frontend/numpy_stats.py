@@ -24,7 +24,7 @@ from tracer.frontend.numpy_more import (
     unsupported_arguments,
 )
 from tracer.frontend.objects import TracedArray
-from tracer.ir import BOOL, F32, F64, I64, ArrayType
+from tracer.ir import BOOL, F32, F64, I64, INTEGERS, U64, ArrayType
 
 
 # ------------------------------------------------------------------------------- bincount
@@ -34,16 +34,16 @@ def bincount(tracer, x, weights=None, minlength=0):
     `minlength` of them; a negative value is NumPy's ValueError (from the Python function)."""
     b = tracer.builder
     xs = as_array(tracer, x, "np.bincount")
-    if xs.rank != 1 or xs.type.dtype not in (I64, BOOL):
-        raise tracer.error("np.bincount of anything but a 1-D array of ints is not supported yet")
+    if xs.rank != 1 or xs.type.dtype not in (BOOL, *INTEGERS) or xs.type.dtype == U64:   # (NumPy: no safe cast of u64)
+        raise tracer.error("np.bincount of anything but a 1-D array of ints (not uint64) is not supported yet")
     v = convert(tracer, xs.value, I64)
     if not is_traced(minlength) and (type(minlength) is not int or minlength < 0):
         raise ValueError("'minlength' must not be negative")
-    fallback_unless(tracer, all_true(tracer, b.emit("ge", (v, b.const(0)))))
+    # no negative value, then max(x) + 1 (0 for an empty x; the min and max of nothing fail the
+    # call, and the Python function runs)
+    smallest, largest = (b.emit("reduce", (v,), kind=kind, axes=(0,), keepdims=False) for kind in ("min", "max"))
+    fallback_unless(tracer, b.emit("ge", (smallest, b.const(0))))
     n = sizes_of(tracer, v)[0]
-    # max(x) + 1 (0 for an empty x; the max of nothing fails the call, and the Python function runs)
-    largest = b.emit("reduce", (b.emit("select", (b.emit("ge", (v, b.const(0))), v, b.const(0))),), kind="max",
-                     axes=(0,), keepdims=False)
     length = b.emit("select", (b.value(b.compare("eq", n, 0)), b.const(0), b.value(b.binary("add", largest, 1))))
     length = b.emit("select", (b.value(b.compare("lt", length, minlength)), b.value(minlength), length))
     if weights is None:

@@ -7,11 +7,17 @@ shape, instead of `instances.materialize` walking the shape on every call.
 A shape in which one list, array or instance appears twice (`key` repeated: the same object twice,
 or one that holds itself) is made by `materialize`, which keeps them one object; so are the rare
 kinds (strings of the run-time table, dicts, sets, optional values...) inside a generated one: each
-such part by `materialize` alone, which is the same while no key repeats.
+such part by `materialize` alone, which is the same while no key repeats. A returned list of
+run-time length (its columns, arrays) is made by zipping their `tolist()`s.
 """
 from __future__ import annotations
 
+import array
+
+from tracer.frontend.dynlists import python_items
 from tracer.frontend.instances import materialize
+from tracer.frontend.run_time_strings import StrField
+from tracer.ir import ScalarType, TupleType
 
 MAX_PARTS = 4000        # a larger shape is walked by materialize (its generated code would be long to compile)
 MAX_DEPTH = 40          # nested expressions deeper than this: the same
@@ -68,7 +74,7 @@ def result_builder(shape):
 
     if not scan(shape, 0) or len(keys) != len(set(keys)):
         return lambda result: materialize(shape, result)
-    constants: dict = {"materialize": materialize, "new": _new}
+    constants: dict = {"materialize": materialize, "new": _new, "items": python_items, "array": array.array}
 
     def constant(value) -> str:
         name = f"K{len(constants)}"
@@ -101,7 +107,29 @@ def result_builder(shape):
                     k += 1
             tail = "," if len(values) == 1 else ""
             return f"new({constant(s[2])}, {tuple(names)!r}, ({', '.join(values)}{tail}))"
+        if kind == "records":
+            return records(s, r)
+        if kind == "string" and s[1] is None:         # one string of the run-time table
+            return f"{constant(s[2])}[{r}[0]]"
+        if kind == "dict":                              # a DynDict: its keys and its values
+            return f"dict(zip({expr(s[1], f'{r}[0]')}, {expr(s[2], f'{r}[1]')}))"
+        if kind == "array.array":
+            return f"array({s[2]!r}, {expr(s[3], r)})"
         return f"materialize({constant(s)}, {r})"        # a rare kind: walked, alone
+
+    def records(s, r: str) -> str:
+        """A returned list of run-time length: its columns' Python lists, zipped where its items
+        are flat tuples of numbers (dynlists.python_items otherwise)."""
+        item = s[1]
+        if item is None:
+            return "[]"
+        if isinstance(item, ScalarType):
+            return f"{r}[0].tolist()"
+        if isinstance(item, StrField):
+            return f"list(map({constant(s[2])}.__getitem__, {r}[0].tolist()))"
+        if isinstance(item, TupleType) and all(isinstance(e, ScalarType) for e in item.elements) and item.elements:
+            return f"list(zip({', '.join(f'{r}[{j}].tolist()' for j in range(len(item.elements)))}))"
+        return f"items({constant(item)}, [a.tolist() for a in {r}], {constant(s[2])})"
 
     source = f"def build(r):\n    return {expr(shape, 'r')}\n"
     exec(compile(source, "<result builder>", "exec"), constants)

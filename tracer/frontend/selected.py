@@ -1,7 +1,8 @@
 """An item of a short list or tuple made in the trace, at an index known only at run time.
 
 `parent[i]` where `i` comes out of a data-dependent loop: the items merge as the paths of a
-branch merge (states.layout_of: numbers, None or a number, tuples of them, strings), and the item
+branch merge (states.layout_of: numbers, None or a number, tuples of them, strings; ints and
+floats as a `mixed_numbers.MixedNumber`), and the item
 is a `select` per leaf over the items, from the last to the first; an index out of range is
 CPython's IndexError. Up to SELECT_LIMIT items (a longer list is held in an array instead, where
 its items are numbers).
@@ -9,7 +10,8 @@ its items are numbers).
 from __future__ import annotations
 
 from tracer.errors import UnsupportedError
-from tracer.frontend.states import ALL, flatten, layout_of, rebuild
+from tracer.frontend import mixed_numbers
+from tracer.frontend.states import ALL, flatten, layout_of, mixed_layout, rebuild
 
 SELECT_LIMIT = 32
 
@@ -30,8 +32,10 @@ def select_item(tracer, container, index):
     try:
         layout = layout_of(items, "an item of this list", b, force=ALL)
     except UnsupportedError as exc:
-        raise UnsupportedError(f"indexing this list at an index known only at run time: {exc.message}", b.loc) \
-            from None
+        if mixed_numbers.merges(items, tracer) is None:
+            raise UnsupportedError(f"indexing this list at an index known only at run time: {exc.message}",
+                                   b.loc) from None
+        layout = mixed_layout(tracer)          # ints and floats: a number whose type is known at run time
     leaves = [flatten(layout, item, b) for item in items]
     chosen = list(leaves[-1])
     for k in range(n - 2, -1, -1):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from tracer import ir
 from tracer.errors import UnsupportedError
-from tracer.frontend import made_arrays, run_time_strings, trace_time
+from tracer.frontend import made_arrays, mixed_numbers, run_time_strings, trace_time
 from tracer.frontend.builder import is_number, is_traced
 from tracer.frontend.dynlists import DynList
 from tracer.frontend.instances import InstanceKind, TracedInstance
@@ -240,6 +240,8 @@ def layout_of(values: list, what: str, b, force=frozenset(), mutated=frozenset()
         if heaps is not None:
             heaps = [h for h, v in zip(heaps, values) if v is not NULL]
         return Maybe(layout_of(inner, what, b, force=ALL, mutated=mutated, heaps=heaps))
+    if (tracer := mixed_numbers.merges(values)) is not None:     # an int or a float by a run-time tag
+        return mixed_layout(tracer)
     if all(_numeric(v) for v in values):
         kinds = {b.kind(v) for v in values}
         if len(kinds) > 1:
@@ -264,6 +266,11 @@ def layout_of(values: list, what: str, b, force=frozenset(), mutated=frozenset()
     kinds = ", ".join(sorted({_describe(v) for v in values}))
     raise MergeError(f"{what} differs between paths of a data-dependent branch or loop ({kinds}); "
                      f"only numbers and tuples of numbers can differ", b.loc)
+
+
+def mixed_layout(tracer) -> Many:
+    """How a number whose type is known only at run time merges: its tag, int and float."""
+    return Many(mixed_numbers.MixedNumber, (Same(tracer), Slot(I64), Slot(I64), Slot(F64)))
 
 
 def attributes_in(v: TracedInstance, heap) -> dict:
@@ -426,6 +433,8 @@ def flatten(layout, value, b, heap=None) -> list[Value]:
             fields = tuple_items(value)
         elif isinstance(layout.kind, InstanceKind):
             fields = [attributes_in(value, heap)[n] for n in layout.kind.names]
+        elif layout.kind is mixed_numbers.MixedNumber and not isinstance(value, layout.kind):
+            fields = mixed_numbers.plain_fields(b, value)
         else:
             fields = value.fields()
         return [x for p, f in zip(layout.parts, fields) for x in flatten(p, f, b, heap)]

@@ -48,7 +48,7 @@ ELEMENTWISE = {
     "add", "sub", "mul", "div", "fdiv", "floordiv", "mod", "pow", "ieee_pow", "neg", "abs", "min", "max",
     "maximum", "minimum", "fma", "lt", "le", "gt", "ge", "eq", "ne", "not", "select", "to_f64", "to_f32", "to_i64",
     "to_bool", *MATH_UNARY, "ieee_log", "fabs", "atan2", "copysign", "fmod", "hypot", "c_hypot", "math_pow", "floor",
-    "ceil", "trunc", "round_even", "isnan", "isinf", "isfinite", "np_exp", "np_log", "np_tanh", "cast", "bit_and", "bit_or", "bit_xor", "lshift", "rshift",
+    "ceil", "trunc", "round_even", "isnan", "isinf", "isfinite", "np_exp", "np_log", "np_tanh", "np_pow", "cast", "bit_and", "bit_or", "bit_xor", "lshift", "rshift",
     "invert",
 }
 
@@ -438,10 +438,41 @@ def _matmul_type(t, a):
     return ArrayType(F64, shape) if shape else F64
 
 
+DOT_LANES = 16    # the partial sums of a vector times a vector (codegen.matmul: 4 vectors of 4 doubles)
+
+
+def _dot_in_lanes(x, y, fused: bool) -> float:
+    """x @ y of two vectors as compiled: the terms of the whole blocks of DOT_LANES added into
+    DOT_LANES partial sums (term p into sum p % DOT_LANES, each in order from +0.0), the sums
+    halved pairwise (sum l plus sum l + half) down to one, then the terms left over in order.
+    (NumPy's BLAS splits its sums too, in an order of its own.)"""
+    np = _numpy()
+    n = x.shape[0]
+    whole = n - n % DOT_LANES
+    if fused:
+        sums = [0.0] * DOT_LANES
+        for p in range(whole):
+            sums[p % DOT_LANES] = fused_multiply_add(float(x[p]), float(y[p]), sums[p % DOT_LANES])
+    elif whole:
+        terms = (x[:whole] * y[:whole]).reshape(-1, DOT_LANES)
+        sums = [float(s) for s in np.add.accumulate(terms, axis=0)[-1] + 0.0]     # (from +0.0)
+    else:
+        sums = [0.0] * DOT_LANES
+    while len(sums) > 1:
+        half = len(sums) // 2
+        sums = [sums[i] + sums[i + half] for i in range(half)]
+    total = sums[0]
+    for p in range(whole, n):
+        total = fused_multiply_add(float(x[p]), float(y[p]), total) if fused else total + float(x[p]) * float(y[p])
+    return total
+
+
 def _matmul(x, y, fused=False):
     np = _numpy()
     if x.shape[-1] != y.shape[0]:
         raise OpFailure(Status.SHAPE_MISMATCH)
+    if x.ndim == 1 and y.ndim == 1:
+        return _dot_in_lanes(x, y, fused)
     a = x if x.ndim == 2 else x[None, :]
     b = y if y.ndim == 2 else y[:, None]
     if a.shape[1] == 0:
@@ -479,7 +510,8 @@ def _matmul_rule_b(ct, out, a, b):
     return a.apply_attrs("transpose", perm=(1, 0)).apply_attrs("matmul", ct)  # a.T @ ct
 
 
-define("matmul", "a @ b for f64 arrays of rank 1 or 2 (NumPy's matmul; the sum over k runs in order; "
+define("matmul", "a @ b for f64 arrays of rank 1 or 2 (NumPy's matmul; the sum over k runs in order, but for a "
+        "vector times a vector, in DOT_LANES partial sums: _dot_in_lanes; "
         "attrs fused=True, set by FMA fusion: each term is added with one fma)",
         _matmul_type, _matmul, [Status.FALLBACK, Status.SHAPE_MISMATCH], vjp=(_matmul_rule_a, _matmul_rule_b))
 
@@ -493,15 +525,16 @@ def _full_type(t, a):
     return ArrayType(t[0], shape)
 
 
-def _full(fill, *sizes, shape):
+def _full(fill, *sizes, shape, unread=False):
     if any(n < 0 for n in sizes):
         raise OpFailure(Status.SHAPE_MISMATCH)        # NumPy: "negative dimensions are not allowed"
     return _numpy().full(sizes, fill, dtype=_dtype(type_of_constant(fill)))
 
 
-define("full", "a new array of the i64 sizes (shape attrs['shape']) with every element the fill value",
+define("full", "a new array of the i64 sizes (shape attrs['shape']) with every element the fill value "
+        "(attrs unread=True: stores write every element before any is read, so compiled code may skip the fill)",
         _full_type, _full, [Status.FALLBACK, Status.SHAPE_MISMATCH, Status.NO_MEMORY], attrs=("shape",),
-        vjp=(lambda ct, out, fill, *sizes, shape: ct.apply_attrs("reduce", kind="sum", axes=tuple(range(len(shape))),
+        vjp=(lambda ct, out, fill, *sizes, shape, unread=False: ct.apply_attrs("reduce", kind="sum", axes=tuple(range(len(shape))),
                                                                   keepdims=False),))
 
 

@@ -94,7 +94,8 @@ class Function:
     parallel: bool = False            # `trace(parallel=True)`: maps may run on every core (codegen.parallel)
     # per tuple of the result type, in pre-order, what the entry makes of it: "tuple", "list" (a
     # function that returns a list), or "numbers" (a list of the numbers of the tuple's one
-    # array: a list of run-time length); empty: every one is a tuple
+    # array: a list of run-time length); per array, "array" or "tolist" (the list of its numbers);
+    # empty: every one is a tuple, every array an ndarray
     result_containers: tuple[str, ...] = ()
 
     @property

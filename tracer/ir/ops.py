@@ -87,7 +87,7 @@ def run(fn: Function, args: list) -> object:
 
 # ops whose float arithmetic can raise the invalid, overflow or divide-by-zero flag
 FLAG_OPS = frozenset({"add", "sub", "mul", "div", "fdiv", "floordiv", "mod", "pow", "ieee_pow", "math_pow", "fma",
-                      "hypot", "c_hypot", "atan2", "fmod", "remainder", "ieee_log", "to_f32", "reduce", "matmul", "scan", "np_exp", "np_log",
+                      "hypot", "c_hypot", "atan2", "fmod", "remainder", "ieee_log", "to_f32", "reduce", "matmul", "scan", "np_exp", "np_log", "np_pow",
                       *MATH_UNARY})
 
 

@@ -159,21 +159,24 @@ class EntryArg:
 
 @dataclass(frozen=True)
 class ListArg:
-    """A positional argument that is exactly a list (or, read for its items alone, a tuple), taken
-    by the entry point itself: no loader runs in Python.
+    """A positional argument that is exactly a list (or, read for its items alone, a tuple), or an
+    `array.array`, taken by the entry point itself: no loader runs in Python.
 
-    `cls` is list or tuple; `length` the length it must have (None: any). `gathers` are the arrays
+    `cls` is list, tuple or array.array; `length` the length it must have (None: any). `gathers` are the arrays
     made of its numbers, each `(param, dtype, row)`: F64 or I64 numbers (exactly floats, or ints
     in 64 bits), one per item (`row` 0) or rows of `row` floats (each item a list of that length).
     `items` are items read as scalars, `(param, index, type)`, and `children` items that are lists
     or tuples read the same way, `(index, ListArg)`. With `scattered`, the numbers of its gathered
-    array go back into the list after a call that succeeded (tracer/csrc/gather.c)."""
+    array go back into the list after a call that succeeded (tracer/csrc/gather.c). An array.array
+    (of typecode `typecode`) has items and at most one gather, read from its memory: in place where
+    the kernel only reads float64 or int64 items, else a float64 (typecodes 'd', 'f') or int64 copy."""
     cls: type
     length: int | None
     gathers: tuple = ()
     items: tuple = ()
     scattered: bool = False
     children: tuple = ()
+    typecode: str | None = None
 
     @property
     def params(self) -> list[int]:
@@ -184,3 +187,8 @@ class ListArg:
     def buffers(self) -> int:
         """How many arrays the entry gathers from it and the lists inside it."""
         return len(self.gathers) + sum(child.buffers for _, child in self.children)
+
+    @property
+    def arrays(self) -> int:
+        """How many `array.array`s the entry reads among it and the lists inside it."""
+        return int(self.typecode is not None) + sum(child.arrays for _, child in self.children)

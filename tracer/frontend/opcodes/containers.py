@@ -480,22 +480,25 @@ class ContainerOps:
         if isinstance(index, slice):
             index = self.concrete_slice(index)
         if is_traced(index) and isinstance(self.builder.examples.get(index), Unknown):
-            self.hold_list(container)
+            self.hold_list(container, value)
         try:
             position = self.builder.concretize(index, "this index")
         except DataDependentControlFlow:        # (an index computed from floats: never pinned)
-            self.hold_list(container)
+            self.hold_list(container, value)
             raise
         container[position] = value
 
-    def hold_list(self, lst: list) -> None:
+    def hold_list(self, lst: list, value) -> None:
         """A store into a list made in the trace at an index known only at run time: the call is
         traced again with the lists made where this one was made held in arrays (ListChanged,
-        interpreter.trace_frame), where such a store is an op."""
+        interpreter.trace_frame), where such a store is an op; a list of numbers of several
+        types (with `value`) is made a list of Mixed items instead (an array would make ints floats)."""
         made = self.tracer.list_sites.get(id(lst))
         if made is not None and made[0] is lst and made[1] not in self.tracer.held_sites:
             exc = ListChanged("a list is written at an index known only at run time", self.builder.loc)
-            exc.sites, exc.grown = frozenset({made[1]}), {}
+            items = [*lst, value]
+            mixed = not dynlists.holds_items(self.builder, items) and dynlists.common_type(self.builder, items)
+            exc.sites, exc.grown = frozenset({made[1]}), ({made[1]: mixed} if mixed else {})
             exc.final = True          # (unrolling the loops over lists would meet the same store)
             raise exc
 
@@ -584,7 +587,12 @@ class ContainerOps:
 
     def op_LIST_EXTEND(self, instr):
         items = self.materialize(self.pop())
-        self.stack[-instr.arg].extend(items)
+        target = self.stack[-instr.arg]
+        if isinstance(target, dynlists.DynList):      # a display [1, 2.5, 3] made empty at run time, then filled
+            for x in items:
+                dynlists.append(self.tracer, target, x)
+            return
+        target.extend(items)
 
     def op_LIST_TO_TUPLE(self, instr):
         self.push(tuple(self.pop()))

@@ -16,7 +16,14 @@ from tracer.frontend import arrays, dicts, dynlists, gathered
 from tracer.frontend.branches import unrolled_instead
 from tracer.frontend.builder import is_traced
 from tracer.frontend.generators import SUM_LOCAL
-from tracer.frontend.iteration import AUTODIFF_UNROLL_LIMIT, UNROLL_LIMIT, ListChanged, RangeIter
+from tracer.frontend.iteration import (
+    AUTODIFF_UNROLL_LIMIT,
+    UNROLL_LIMIT,
+    ListChanged,
+    ParallelRange,
+    ParallelRangeIter,
+    RangeIter,
+)
 from tracer.frontend.objects import (
     BoundMethod,
     ExternalList,
@@ -133,6 +140,9 @@ class ControlFlowOps:
                 return iter(r)
         elif not symbolic and len(r) <= UNROLL_LIMIT:
             return iter(r)
+        if isinstance(r, ParallelRange):      # tracer.prange: a loop marked parallel
+            start = r.args[0]
+            return ParallelRangeIter(*r.args, start if is_traced(start) else self.builder.const(start))
         if symbolic:
             return RangeIter(*r.args, r.args[0])
         return RangeIter(r.start, r.stop, r.step, self.builder.const(r.start))

@@ -5,7 +5,17 @@ import operator
 
 from bytecode import BinaryOp
 
-from tracer.frontend import arrays, complex_arrays, complexes, dicts, dynlists, instance_ops, numpy_bools, pybuiltins
+from tracer.frontend import (
+    arrays,
+    complex_arrays,
+    complexes,
+    dicts,
+    dynlists,
+    instance_ops,
+    mixed_numbers,
+    numpy_bools,
+    pybuiltins,
+)
 from tracer.frontend.builder import BINARY_OPS, is_traced
 from tracer.frontend.numpy_scalars import checked_scalar_arithmetic
 from tracer.frontend.objects import BoundMethod, ExternalList, ExternalObject, MaybeNone, TracedArray, array_unsupported
@@ -69,6 +79,9 @@ class NumberOps:
             else:
                 self.push(arrays.binary(self.tracer, op, a, b))
             return
+        if mixed_numbers.involved(a, b):       # an int or a float by a run-time tag (tracer.frontend.mixed_numbers)
+            self.push(mixed_numbers.binary(self.tracer, BINARY_OPS.get(instr.arg) or operator_symbol(instr.arg), a, b))
+            return
         for x in (a, b):
             if isinstance(x, (ExternalObject, BoundMethod)):
                 what = f"an object of class {type(x.obj).__name__}" if isinstance(x, ExternalObject) else "a method"
@@ -123,6 +136,9 @@ class NumberOps:
             return
         if complexes.involved(a, b):
             self.push(complexes.compare(self.tracer, op, a, b))
+            return
+        if mixed_numbers.involved(a, b):
+            self.push(mixed_numbers.compare(self.tracer, op, a, b))
             return
         if _numpy_typed(a) or _numpy_typed(b):
             self.push(arrays.binary(self.tracer, op, a, b))
@@ -205,6 +221,8 @@ class NumberOps:
         """bool(x) for anything on the stack (containers by their length)."""
         if isinstance(x, complexes.TracedComplex):
             return complexes.truth(self.tracer, x)
+        if isinstance(x, mixed_numbers.MixedNumber):
+            return mixed_numbers.truth(self.tracer, x)
         if _numberish(x):
             return self.builder.truth(x)
         if isinstance(x, ExternalList):
