@@ -349,9 +349,9 @@ def np_pow(k, v, x, y):
                         b.or_(b.icmp_signed("==", x_bits, k.i64(SIGN_BIT)),
                               b.icmp_signed("==", x_bits, k.i64(NEGATIVE_INF_BITS)))),
                  b.and_(x_zero, b.icmp_signed("==", y_bits, k.i64(NEGATIVE_INF_BITS))))
-    # x ** inf past sqrt(DBL_MAX): NumPy's own pow raises the overflow flag there (its warning)
-    edge = b.or_(edge, b.and_(b.icmp_signed("==", y_bits, k.i64(INF_BITS)),
-                              b.icmp_signed(">", x_magnitude, k.i64(_bits_of(POW_SQUARE_LIMIT)))))
+    # a finite x ** inf past sqrt(DBL_MAX): NumPy's own pow raises the overflow flag there (its warning)
+    past = b.and_(x_finite, b.icmp_signed(">", x_magnitude, k.i64(_bits_of(POW_SQUARE_LIMIT))))
+    edge = b.or_(edge, b.and_(b.icmp_signed("==", y_bits, k.i64(INF_BITS)), past))
     k.fail_if(b.or_(b.and_(b.and_(x_finite, y_finite), b.icmp_signed(">=", result_magnitude, k.i64(INF_BITS))), edge),
               Status.FALLBACK)
     return result

@@ -69,6 +69,14 @@ def test_dots_of_slices_are_numpys_within_rounding():
     np.testing.assert_allclose(tracer.trace(autocorrelation)(x, 20), autocorrelation(x, 20), rtol=1e-12, atol=1e-14)
 
 
+def in_order_sum(terms) -> float:
+    """The terms added one after another (not `sum()`, which compensates its rounding from 3.12 on)."""
+    total = 0.0
+    for t in terms:
+        total += t
+    return total
+
+
 @pytest.mark.parametrize("m, k", [(1, 1), (3, 0), (3, 100), (4, 7), (5, 33), (9, 64)])
 def test_a_matrix_of_contiguous_columns_times_a_vector_is_the_plain_loop(m, k):
     """x.T @ v (a's columns contiguous) goes four rows at a time, each row's sum still in order:
@@ -76,7 +84,7 @@ def test_a_matrix_of_contiguous_columns_times_a_vector_is_the_plain_loop(m, k):
     x, v = RNG.standard_normal((k, m)), RNG.standard_normal(2 * k)
     plain, fused = tracer.trace(fuse_fma=False)(lambda a, b: a @ b), tracer.trace(lambda a, b: a @ b)
     for a, w in ((x.T, v[:k]), (x.T, v[::2]), (x[::2].T, v[:len(x[::2])])):
-        in_order = np.array([sum((float(a[i, p]) * float(w[p]) for p in range(a.shape[1])), 0.0) for i in range(m)])
+        in_order = np.array([in_order_sum(float(a[i, p]) * float(w[p]) for p in range(a.shape[1])) for i in range(m)])
         np.testing.assert_array_equal(plain(a, w), in_order)
         np.testing.assert_array_equal(fused(a, w), _matmul(a, w, fused=True))
 
@@ -88,7 +96,7 @@ def test_a_matrix_times_a_transposed_matrix_is_the_plain_loop(m, k, n):
     x, w = RNG.standard_normal((m, k)), RNG.standard_normal((n, 2 * k))
     plain, fused = tracer.trace(fuse_fma=False)(lambda a, b: a @ b), tracer.trace(lambda a, b: a @ b)
     for y in (w[:, :k].T, w[:, ::2].T, w[::-1, :k].T):
-        in_order = np.array([[sum((float(x[i, p]) * float(y[p, j]) for p in range(k)), 0.0) for j in range(n)]
+        in_order = np.array([[in_order_sum(float(x[i, p]) * float(y[p, j]) for p in range(k)) for j in range(n)]
                              for i in range(m)])
         np.testing.assert_array_equal(plain(x, y), in_order)
         np.testing.assert_array_equal(fused(x, y), _matmul(x, y, fused=True))

@@ -376,7 +376,7 @@ def _np_pow(x: float, y: float) -> float:
         raise OpFailure(Status.FALLBACK)     # NumPy's own: sqrt(x) for a scalar exponent, C's pow for an array
     if x == 0.0 and y == -math.inf:
         raise OpFailure(Status.FALLBACK)     # inf, and C's divide-by-zero flag: NumPy warns
-    if y == math.inf and abs(x) > POW_SQUARE_LIMIT:
+    if y == math.inf and math.isfinite(x) and abs(x) > POW_SQUARE_LIMIT:
         raise OpFailure(Status.FALLBACK)     # inf, and NumPy's own pow raises the overflow flag: it warns
     return result
 
