@@ -1,4 +1,5 @@
-"""Settings shared by every test folder: the markers the suite uses, and the `python_runs` fixture.
+"""Settings shared by every test folder: the markers the suite uses, and the `python_runs` and
+`pool_size` fixtures.
 
 The compile cache is off for the suite (and the processes it starts), so that each test traces
 and compiles what it checks; tests/api/test_compile_cache.py turns it on where it tests it."""
@@ -9,6 +10,7 @@ import pytest
 os.environ.setdefault("TRACER_CACHE", "0")
 
 import tracer.api  # (after the cache is turned off)
+from tracer import native
 
 
 def pytest_configure(config):
@@ -28,3 +30,12 @@ def python_runs(monkeypatch):
         return plain(f, *args, **kwargs)
     monkeypatch.setattr(tracer.api, "run_plain", counted)
     return ran
+
+
+@pytest.fixture(params=[1, 2, 3], ids=lambda n: f"{n}threads")
+def pool_size(request):
+    """The runtime's thread pool at 1, 2 and 3 threads for the test, as it was after."""
+    before = native.get_num_threads()
+    native.set_num_threads(request.param)
+    yield request.param
+    native.set_num_threads(before)

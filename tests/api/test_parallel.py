@@ -42,14 +42,6 @@ def logs(a):
     return np.log(a) * 2.0
 
 
-@pytest.fixture(params=[1, 2, 3], ids=lambda n: f"{n}threads")
-def pool_size(request):
-    before = native.get_num_threads()
-    native.set_num_threads(request.param)
-    yield request.param
-    native.set_num_threads(before)
-
-
 def uses_the_pool(compiled) -> bool:
     return any("__tracer_parallel_for" in s.compiled.optimized_ir for s in compiled.specializations)
 

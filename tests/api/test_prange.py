@@ -104,14 +104,6 @@ def uses_prange(compiled) -> bool:
     return any(".prange" in s.compiled.optimized_ir for s in compiled.specializations)
 
 
-@pytest.fixture(params=[1, 2, 3], ids=lambda n: f"{n}threads")
-def pool_size(request):
-    before = native.get_num_threads()
-    native.set_num_threads(request.param)
-    yield request.param
-    native.set_num_threads(before)
-
-
 def test_prange_is_range_in_python():
     assert list(prange(5)) == list(range(5))
     assert list(prange(2, 11, 3)) == list(range(2, 11, 3))
