@@ -3,7 +3,7 @@
 NumPy's `np.maximum.reduce` (`a.max()`, `np.min`, `np.ptp`...) of a contiguous array takes the
 first element as the start and runs its SIMD loop (numpy/_core/src/umath/loops_minmax.dispatch.c.src,
 `simd_reduce_c_*`) over the rest, W lanes of W elements at a time (W: its vector register's bytes
-on this CPU, `LANE_BYTES`, over the item size):
+on this CPU, `lane_bytes()`, over the item size):
 
     acc = [a[0]] * W
     blocks of 8 vectors v0..v7:  acc = f(acc, f(f(f(v0, v1), f(v2, v3)), f(f(v4, v5), f(v6, v7))))
@@ -19,6 +19,8 @@ NumPy's scalar loop (`strided_extreme`: 8 running extremes); argmax and argmin s
 extreme chunk by chunk (`first_extreme`).
 """
 from __future__ import annotations
+
+import functools
 
 from llvmlite import ir as ll
 
@@ -41,9 +43,11 @@ CHUNK = 4096                 # argmax: the extreme of each chunk of elements, th
 QUIET_NAN = float("nan")     # as an LLVM constant 0x7ff8... (float32: 0x7fc00000): NumPy's
 
 
-def _lane_bytes() -> int:
+@functools.cache
+def lane_bytes() -> int:
     """The bytes of the vector register NumPy's maximum loop runs with on this CPU (its dispatch
-    target: AVX-512 64, AVX2 32, else 16)."""
+    target: AVX-512 64, AVX2 32, else 16). Asked when a max/min is compiled, not at import:
+    compiling a function without arrays does not import NumPy."""
     try:
         from numpy._core import _multiarray_umath as umath
         current = umath.__cpu_targets_info__["maximum"]["ddd"]["current"]
@@ -53,8 +57,6 @@ def _lane_bytes() -> int:
         return 64
     return 32 if "V3" in current or "AVX2" in current else 16
 
-
-LANE_BYTES = _lane_bytes()
 
 
 def supports(dtype: ir.ScalarType) -> bool:
@@ -81,7 +83,7 @@ def _pick(b: ll.IRBuilder, kind: str, dtype: ir.ScalarType, x, y):
 
 def _define(module: ll.Module, kind: str, dtype: ir.ScalarType, name: str) -> ll.Function:
     t = ELEMENT_TYPES[dtype]
-    lanes = LANE_BYTES // ITEM_SIZE[dtype]
+    lanes = lane_bytes() // ITEM_SIZE[dtype]
     vt = ll.VectorType(t, lanes)
     fn = ll.Function(module, ll.FunctionType(t, [PTR, I64]), name)
     fn.linkage = "internal"
@@ -167,7 +169,7 @@ def first_extreme(k: KernelBuilder, kind: str, dtype: ir.ScalarType, data, n) ->
 
 def _define_search(k: KernelBuilder, kind: str, dtype: ir.ScalarType, name: str) -> ll.Function:
     t = ELEMENT_TYPES[dtype]
-    lanes = 4 * LANE_BYTES // ITEM_SIZE[dtype]           # a block of four vectors a step
+    lanes = 4 * lane_bytes() // ITEM_SIZE[dtype]           # a block of four vectors a step
     vt = ll.VectorType(t, lanes)
     extreme_name = f"__tracer_{kind}_{dtype.name}"
     target = k.module.globals.get(extreme_name) or _define(k.module, kind, dtype, extreme_name)
