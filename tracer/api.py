@@ -154,6 +154,7 @@ class CodeCompiler:
                 raise
             run = PythonRun(self.display_name, argument_signature(args), exc)
             run.log(code_location(self.code))
+            self._add_native(run)
             self.specializations.append(run)
             return
         if trace.break_point is not None:     # the continuation: a function of its own, traced alike
@@ -165,6 +166,8 @@ class CodeCompiler:
             self._add_native(run)
             self.specializations.append(run)
             return
+        if not spec.fast and self.python_on_break and trace.break_point is None:
+            spec.on_mostly_python = self._run_as_python
         self._add_native(spec)
         if self.cache:
             self._store(spec, args, globals, builtins, closure)
@@ -173,8 +176,14 @@ class CodeCompiler:
 
     def _add_native(self, spec) -> None:
         """Put `spec` in the C dispatcher's table: its native entry behind its binding guards, or
-        (the loaded path, a graph break) its `run`, which checks the arguments itself."""
-        if spec.fast:
+        (the loaded path, a graph break) its `run`, which checks the arguments itself, or (a
+        PythonRun) an entry that checks the argument types and calls the function (where the
+        argument vector is the positional one; else `call_existing` finds the PythonRun)."""
+        if getattr(spec, "python", False):
+            if not self.positional_only_vector or not all(isinstance(kind, type) for kind in spec.signature):
+                return
+            entry = (native.plain_entry_address, (self.py_func, spec.signature), ())
+        elif spec.fast:
             guards = spec.native_guards()
             address = spec.entry_address if getattr(spec, "from_cache", False) else spec.compiled.entry_address
             entry = (address, spec.fallback, guards)
@@ -183,6 +192,25 @@ class CodeCompiler:
         self.bound.add_native(*entry)
         if self.positional_only_vector:
             self.dispatcher.add_native(*entry)
+
+    def _run_as_python(self, spec, args: tuple) -> None:
+        """Most calls of the loaded-path `spec` needed Python after all (its `run` says so): it
+        gives way to a PythonRun for its arguments' kinds, after every compiled entry."""
+        from tracer.specialize import PythonRun, argument_signature
+        with COMPILE_LOCK:
+            if spec not in self.specializations:
+                return
+            reason = UnsupportedError(f"its compiled code gave {spec.fell_back} of {spec.calls} calls to Python "
+                                      f"(an exception an except clause catches, or a result only Python gives)")
+            run = PythonRun(self.display_name, argument_signature(args), reason)
+            run.log(code_location(self.code))
+            self.specializations[:] = [s for s in self.specializations if s is not spec] + [run]
+            self.bound.clear()
+            if self.positional_only_vector:
+                self.dispatcher.clear()
+            compiled = [s for s in self.specializations if not getattr(s, "python", False)]
+            for s in compiled + [s for s in self.specializations if getattr(s, "python", False)]:
+                self._add_native(s)
 
     # ---------------------------------------------------------------- the compile cache
     def cache_key(self) -> str:

@@ -10,6 +10,7 @@ class Sentinel: ...
 
 MISS: Sentinel      # no native entry took the call
 python_entry_address: int   # an entry that calls its self_obj(args tuple): MISS from it is "not mine"
+plain_entry_address: int    # an entry for (fn, types): fn(*args) as run_plain() when each type is exact, else "not mine"
 gather_list_address: int   # int32 gather_list(list, out, n, m, is_float): a list argument read by a compiled entry (tracer/csrc/gather.c)
 scatter_list_address: int   # int32 scatter_list(list, in, n, m, is_float): its numbers written back, 0 or -1
 list_of_numbers_address: int   # PyObject *list_of_numbers(data, n, kind): a returned list of run-time length

@@ -32,6 +32,11 @@ from tracer.ir import BOOL, F64, I64, ArrayType, EntryArg, Function, ListArg, Tu
 from tracer.logs import fallback_log
 from tracer.transforms.passes import optimize
 
+# a loaded-path specialization whose compiled code gives at least 7 in 8 of its first this many
+# calls (or more) to Python runs such calls as Python from then on: trying first costs more than
+# it gains
+MOSTLY_PYTHON_CALLS = 64
+
 
 class NeedsPython(Exception):
     """The compiled code returned FALLBACK on the loaded path: the exact answer needs Python."""
@@ -53,6 +58,12 @@ class Specialization:
     leaf_call: object = None                # loaded path: a Dispatcher over the leaf entry
     loader: object = None                   # loaded path: generated guard checks + input loads
     timings: dict = field(default_factory=dict)   # seconds per stage: passes, then codegen's (lower...)
+    # the loaded path counts its calls and those the compiled code gave to Python (FALLBACK: a
+    # raise an except clause catches, an exact result it cannot give); when most do,
+    # `on_mostly_python(self, args)` is told, once (the API then runs such calls as Python)
+    calls: int = 0
+    fell_back: int = 0
+    on_mostly_python: object = None
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -100,10 +111,16 @@ class Specialization:
             return native.MISS
         if leaves is ALIASED:           # lists it writes are shared: Python does it
             return self.fallback(*args)
+        self.calls += 1
         try:
             return self.call_loaded(leaves)
         except NeedsPython:
             pass                        # (outside the handler: the function's exceptions chain nothing of ours)
+        self.fell_back += 1
+        if (self.calls >= MOSTLY_PYTHON_CALLS and self.fell_back * 8 >= self.calls * 7
+                and self.on_mostly_python is not None):
+            tell, self.on_mostly_python = self.on_mostly_python, None
+            tell(self, args)
         return self.fallback(*args)
 
     def call_loaded(self, leaves: list):

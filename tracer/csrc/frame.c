@@ -562,6 +562,30 @@ frame_run_plain(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     return result;
 }
 
+/* A dispatcher entry for calls that run as Python (a PythonRun, tracer.specialize): self_obj
+ * is (fn, types).  When every argument's type is exactly the one at its place, fn(*args) runs
+ * as run_plain() runs it; otherwise the entry is "not mine" (NULL, no exception).  Its address
+ * is `plain_entry_address`, for add_native: such calls skip the miss path's Python. */
+static PyObject *
+plain_entry(PyObject *self_obj, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *types = PyTuple_GET_ITEM(self_obj, 1);
+    if (nargs != PyTuple_GET_SIZE(types)) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        if ((PyObject *)Py_TYPE(args[i]) != PyTuple_GET_ITEM(types, i)) {
+            return NULL;
+        }
+    }
+    if (disabled_add(1) < 0) {
+        return NULL;
+    }
+    PyObject *result = PyObject_Vectorcall(PyTuple_GET_ITEM(self_obj, 0), args, nargs, NULL);
+    disabled_add(-1);
+    return result;
+}
+
 static PyObject *
 frame_interception_disabled(PyObject *module, PyObject *unused)
 {
@@ -636,7 +660,8 @@ PyInit_native(void)
     if (dispatch_module_init(module) < 0 || gather_module_init(module) < 0
             || tools_module_init(module) < 0 || released_module_init(module) < 0
             || pool_module_init(module) < 0 || objload_module_init(module) < 0
-            || runtime_module_init(module) < 0) {
+            || runtime_module_init(module) < 0
+            || tools_add_address(module, "plain_entry_address", (void *)(uintptr_t)&plain_entry) < 0) {
         Py_DECREF(module);
         return NULL;
     }
