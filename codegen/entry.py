@@ -4,7 +4,8 @@
 
 called by the dispatcher (not by CPython's call machinery), so its protocol is:
   - a guard miss (wrong argument count, an argument of another exact type, an int past 64 bits,
-    a trace-time constant argument with another value) returns NULL with NO exception set;
+    a trace-time constant argument or list item with another value or type, codegen.entry_pins)
+    returns NULL with NO exception set;
   - Status.OK returns the boxed result (a new reference);
   - Status.FALLBACK (and SHAPE_MISMATCH) returns PyObject_Vectorcall(self, args, nargs, NULL):
     `self` runs the original Python function, which gives the exact (big int, complex) answer
@@ -38,6 +39,8 @@ from codegen.entry_lists import (
     view_count,
 )
 from codegen.entry_lists import SIGNATURES as LIST_SIGNATURES
+from codegen.entry_pins import SIGNATURES as PIN_SIGNATURES
+from codegen.entry_pins import box_constant, guard_str
 from codegen.kernel import DOUBLE, I1, I32, I64, PTR, ArrayValue, llvm_type
 from codegen.lower import raise_sites
 from codegen.raises import raise_exception, raised_natively
@@ -151,6 +154,7 @@ class CApi:
         JIT_MEMORY.alloc: (PTR, [I64]),           # the runtime's allocator (tracer/csrc/runtime.c)
         JIT_MEMORY.free: (ll.VoidType(), [PTR]),
         **LIST_SIGNATURES,                        # list arguments' numbers (tracer/csrc/gather.c)
+        **PIN_SIGNATURES,                         # pinned strings (codegen.entry_pins)
     }
 
     def __init__(self, module: ll.Module, builder: ll.IRBuilder):
@@ -460,6 +464,8 @@ class EntryBuilder:
             return self.box_array(t, leaves.pop(0))
         assert isinstance(t, ir.TupleType), t
         container = self.containers.pop(0) if self.containers else "tuple"     # (pre-order)
+        if type(container) is tuple:               # ("constant", value)
+            return box_constant(self, container[1])
         if container == "numbers":
             return self.list_of_numbers(t.elements[0], leaves.pop(0))
         kind = "List" if container == "list" else "Tuple"
@@ -534,6 +540,9 @@ def lower_entry(fn: ir.Function, entry_args: list[ir.EntryArg], module: ll.Modul
         obj = b.load(b.gep(args, [ll.Constant(I64, i)], source_etype=PTR), typ=PTR, name=f"arg{i}")
         if isinstance(arg, ir.ListArg):
             lists.read_argument(obj, arg, fn, params, overflow)
+            continue
+        if isinstance(arg, ir.PinnedStr):
+            guard_str(e, obj, arg.equals)
             continue
         value = e.unbox(obj, arg, overflow)
         if arg.param is None:

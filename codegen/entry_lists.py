@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 from llvmlite import ir as ll
 
+from codegen.entry_pins import guard_pin
 from codegen.kernel import DOUBLE, I32, I64, PTR, ArrayValue
 from tracer import ir
 
@@ -137,6 +138,8 @@ class ListReader:
         self.read.append(Read(obj, n, arg, buffers, arg.scattered or row_of_written))
         for param, index, t in arg.items:
             params[param] = e.unbox(self._item(obj, n, arg.cls, index), ir.EntryArg(t, param), overflow)
+        for index, value in arg.pins:
+            guard_pin(e, self._item(obj, n, arg.cls, index), value, overflow)
         written_rows = arg.scattered and any(row for _, _, row in arg.gathers)
         for index, child in arg.children:
             self.read_argument(self._item(obj, n, arg.cls, index), child, fn, params, overflow, written_rows)

@@ -239,7 +239,7 @@ class CodeCompiler:
         held); whether there were any. Each kind of arguments is looked up once."""
         store = current_store() if self.cache else None
         kinds = tuple(cache_entries.argument_kinds(full))
-        looked = (kinds, *(a for a in full if type(a) in (int, bool)))    # (an entry may pin an int)
+        looked = (kinds, cache_entries.pinnable_values(full))    # (an entry may pin an int, a str, an item)
         if store is None or looked in self._looked_up:
             return False
         self._looked_up.add(looked)

@@ -1,9 +1,10 @@
 """A compiled specialization: one trace, optimized and compiled, plus the guards that select it.
 
 Two ways in:
-- *native fast path*: when every input is a number passed directly as an argument, the generated
-  CPython entry checks argument types (and pinned values) itself and the C dispatcher checks
-  global/closure bindings; no Python runs per call.
+- *native fast path*: when every input is a number, an array or a list or tuple of them passed as an
+  argument, the generated CPython entry checks argument types (and pinned values: numbers and
+  strings, `op == 'add'`) itself and the C dispatcher checks global/closure bindings; no Python
+  runs per call.
 - *loaded path*: when inputs come from lists or user objects (a micrograd `MLP`), each call checks
   the structure guards and loads the current numbers in Python, then calls native code with them.
   Contents are never frozen: a weight updated in place is read on the next call.
@@ -18,6 +19,7 @@ from array import array
 from dataclasses import dataclass, field
 
 import codegen.entry  # module references: codegen imports tracer.ir, so no names at import
+import codegen.entry_pins
 import codegen.jit
 from tracer import native
 from tracer.errors import UnsupportedError
@@ -28,7 +30,19 @@ from tracer.frontend.interpreter import Trace
 from tracer.frontend.loader import ALIASED, make_loader, type_label
 from tracer.frontend.results import build_result
 from tracer.frontend.sources import ABSENT, ArgSource, AttrSource, GatherSource, ItemSource
-from tracer.ir import BOOL, F64, I64, ArrayType, EntryArg, Function, ListArg, TupleType, leaf_types, type_of_constant
+from tracer.ir import (
+    BOOL,
+    F64,
+    I64,
+    ArrayType,
+    EntryArg,
+    Function,
+    ListArg,
+    PinnedStr,
+    TupleType,
+    leaf_types,
+    type_of_constant,
+)
 from tracer.logs import fallback_log
 from tracer.transforms.passes import optimize
 
@@ -322,8 +336,9 @@ NUMBERS = (F64, I64, BOOL)      # the items of lists the entry reads (and return
 def result_containers(trace: Trace, bare_arrays: bool = True) -> tuple[str, ...] | None:
     """Function.result_containers, for the entry to make the call's result itself: per tuple and
     array of the result type (pre-order), for a tuple "tuple", "list" (a list returned) or "numbers"
-    (a list of run-time length of numbers, from an array), for an array "array" or "tolist" (a list
-    held in an array: the list of its numbers); None where Python must make it (instances, dicts,
+    (a list of run-time length of numbers, from an array) or ("constant", value) (a str, bytes or
+    None returned whatever the arguments hold), for an array "array" or "tolist" (a list held in an
+    array: the list of its numbers); None where Python must make it (instances, dicts,
     the same list twice...), or where an array is returned as one and not `bare_arrays`."""
     keys: list = []
 
@@ -332,6 +347,8 @@ def result_containers(trace: Trace, bare_arrays: bool = True) -> tuple[str, ...]
             if not bare_arrays and any(isinstance(x, ArrayType) for x in leaf_types(t)):
                 return None
             return _plain_containers(t)
+        if shape[0] == "constant" and t == TupleType(()) and codegen.entry_pins.returnable(shape[1]):
+            return [shape]
         if shape == ("tolist",) and isinstance(t, ArrayType) and t.rank == 1 and t.dtype in NUMBERS:
             return ["tolist"]
         if (shape[0] == "records" and shape[1] in NUMBERS and shape[2] == () and isinstance(t, TupleType)
@@ -374,12 +391,15 @@ def native_entry_args(trace: Trace) -> list | None:
     """How the native entry takes the call's own arguments (the fast path: no Python between the
     call and the kernel): numbers and arrays as they are (EntryArg), lists and tuples read by the
     entry itself (ListArg: numbers gathered into arrays, items read as scalars, lists inside them,
-    written back after the call; `array.array`s read from their memory); None where the loaded path
-    must read the inputs (objects' attributes, dicts, results made in Python...)."""
+    written back after the call; `array.array`s read from their memory); values the trace used as
+    constants checked by the entry (numbers and strings, PinnedStr, arguments or items of lists and
+    tuples: ListArg.pins); None where the loaded path must read the inputs (objects' attributes,
+    dicts, results made in Python...)."""
     typecodes = array_typecodes(trace)
+    pins = [*trace.pins, *(g for g in trace.identity_guards if _pinned_str(g))]
     if (typecodes is None or result_containers(trace) is None or trace.missing_attr_guards
             or trace.each_guards or not all(_native_guard(g) for g in trace.binding_guards)
-            or not all(isinstance(g.source, ArgSource) for g in trace.pins)):
+            or not all(codegen.entry_pins.pinnable(g.value) for g in pins)):
         return None
     shapes = {g.source.key: g for g in trace.structure_guards}
     if any(g.cls not in (list, tuple, array) or g.keys is not None or (g.cls is array) != (g.source.key in typecodes)
@@ -393,7 +413,8 @@ def native_entry_args(trace: Trace) -> list | None:
             if not (isinstance(source, ArgSource) or (isinstance(source, ItemSource) and type(source.index) is int
                                                       and source.base.key in shapes)):
                 raise _NotTaken
-            nodes[source.key] = {"source": source, "gathers": [], "items": [], "children": [], "scattered": False}
+            nodes[source.key] = {"source": source, "gathers": [], "items": [], "children": [], "scattered": False,
+                                 "pins": []}
             if isinstance(source, ItemSource):
                 node(source.base)["children"].append((source.index, source.key))
         return nodes[source.key]
@@ -403,11 +424,11 @@ def native_entry_args(trace: Trace) -> list | None:
         shape = shapes.get(key)
         cls = list if shape is None else shape.cls
         if (cls is tuple and n["gathers"]) or (n["scattered"] and len(n["gathers"]) != 1) \
-                or (cls is array and (n["children"] or any(g[2] for g in n["gathers"]))):
+                or (cls is array and (n["children"] or n["pins"] or any(g[2] for g in n["gathers"]))):
             raise _NotTaken
         return ListArg(cls, None if shape is None else shape.length, tuple(n["gathers"]), tuple(n["items"]),
                        n["scattered"], tuple((index, list_arg(child)) for index, child in n["children"]),
-                       typecodes.get(key))
+                       typecodes.get(key), tuple(n["pins"]))
 
     by_arg: dict[int, object] = {}
     try:
@@ -432,8 +453,15 @@ def native_entry_args(trace: Trace) -> list | None:
             node(s.base)["scattered"] = True
         for g in shapes.values():
             node(g.source)
-        for pin in trace.pins:
-            by_arg[pin.source.index] = EntryArg(type_of_constant(pin.value), None, pin.value)
+        for pin in pins:           # (a str: PinnedStr; an item of a list or tuple: ListArg.pins)
+            source, value = pin.source, pin.value
+            if isinstance(source, ArgSource):
+                by_arg[source.index] = (PinnedStr(value) if type(value) is str
+                                        else EntryArg(type_of_constant(value), None, value))
+            elif isinstance(source, ItemSource) and type(source.index) is int and source.base.key in shapes:
+                node(source.base)["pins"].append((source.index, value))
+            else:
+                return None
         for key, n in nodes.items():
             if isinstance(n["source"], ArgSource):
                 if n["source"].index in by_arg:
@@ -450,15 +478,23 @@ def native_entry_args(trace: Trace) -> list | None:
 
 def array_typecodes(trace: Trace) -> dict | None:
     """The typecode of each `array.array` input by its source's key (tracer.frontend.buffers.wrap
-    guards it: `a.typecode == 'd'`); None where the trace has an identity guard of another kind,
-    which only the loaded path checks."""
+    guards it: `a.typecode == 'd'`); None where the trace has an identity guard of another kind
+    than those and pinned strings, which only the loaded path checks."""
     found = {}
     for g in trace.identity_guards:
+        if _pinned_str(g):
+            continue
         if not (isinstance(g.source, AttrSource) and g.source.attr == "typecode" and type(g.value) is str
                 and g.value in buffers.TYPECODES):
             return None
         found[g.source.base.key] = g.value
     return found
+
+
+def _pinned_str(g) -> bool:
+    """Whether identity guard `g` pins a str argument, or a str item of a list or tuple (the trace
+    used its value: `op == 'add'`), which the native entry can check (codegen.entry_pins)."""
+    return type(g.value) is str and (isinstance(g.source, ArgSource) or isinstance(g.source, ItemSource))
 
 
 def _native_guard(g) -> bool:

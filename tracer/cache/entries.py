@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import ctypes
 import functools
+import itertools
 import sys
 import types
 
@@ -171,9 +172,9 @@ def describe(spec, args: tuple, globals: dict, builtins: dict, closure, absent) 
         raise NotStorable("it returns objects of classes it made (they are made in Python from the results)")
     meta = describe_code(spec.name, spec.compiled, spec.optimized, spec.trace.binding_guards, globals, builtins,
                          closure, absent)
-    # the arguments the entry takes only at one value (the trace used them as constants)
-    pins = [[i, a.equals] for i, a in enumerate(spec.entry_args)     # (a list argument has no `param`)
-            if spec.fast and getattr(a, "param", 0) is None]
+    # the arguments, and items of list arguments, the entry takes only at one value (the trace used
+    # them as constants)
+    pins = entry_pins(spec.entry_args) if spec.fast else []
     if not all(_plain(value) for _, value in pins):
         raise NotStorable("an argument it takes at one value only has no text")
     meta.update(arguments=argument_kinds(args), pins=pins, signature=spec.signature(), labels=spec.guards())
@@ -187,6 +188,24 @@ def describe(spec, args: tuple, globals: dict, builtins: dict, closure, absent) 
         meta["loader"] = {"source": loader.source_text, "constants": constants, "leaves": len(spec.trace.leaves),
                           "scatters": [list(s) for s in spec.scatters], "result": repr(shape)}
     return meta
+
+
+def entry_pins(entry_args: list) -> list[list]:
+    """[where, value] per argument (where: its index) and per item of a list or tuple argument
+    (where: the indices down to it, [argument, item, item...]) a native entry takes at one value
+    only (tracer.ir.EntryArg.equals, PinnedStr, ListArg.pins)."""
+    pins = []
+
+    def items(arg, path: list) -> None:
+        pins.extend([[*path, index], value] for index, value in arg.pins)
+        for index, child in arg.children:
+            items(child, [*path, index])
+    for i, a in enumerate(entry_args):
+        if hasattr(a, "children"):                 # a ListArg
+            items(a, [i])
+        elif a.param is None:
+            pins.append([i, a.equals])
+    return pins
 
 
 def store(store_: Store, key: str, spec, args: tuple, globals: dict, builtins: dict, closure, absent) -> str | None:
@@ -327,7 +346,7 @@ def load(store_: Store, key: str, args: tuple, globals: dict, builtins: dict, cl
             continue
         meta, code = got
         try:
-            if meta["arguments"] != kinds or not all(_same(args[i], value) for i, value in meta["pins"]):
+            if meta["arguments"] != kinds or not all(_same(_at(args, where), value) for where, value in meta["pins"]):
                 continue
             linked = link(meta, code, globals, builtins, closure, path)
             if linked is None:
@@ -388,6 +407,36 @@ def stored_alike(store_: Store, key: str, meta: dict) -> bool:
         if got is not None and all(got[0].get(k) == meta[k] for k in ("arguments", "pins", "guards")):
             return True
     return False
+
+
+PINNABLE_VALUES = 4096       # (the first ones: a long list of numbers costs no more)
+
+
+def pinnable_values(args: tuple) -> int:
+    """A hash of the values a stored entry may pin among `args` (ints, bools and strs, as arguments
+    and as items of lists and tuples, nested; the first PINNABLE_VALUES): arguments alike in it are
+    looked up in the cache once."""
+    def values(obj, depth: int):
+        if type(obj) in (int, bool, str):
+            yield type(obj), obj
+        elif type(obj) in (list, tuple) and depth < 4:
+            yield len(obj)
+            for item in obj:
+                yield from values(item, depth + 1)
+    return hash(tuple(itertools.islice((x for a in args for x in values(a, 0)), PINNABLE_VALUES)))
+
+
+def _at(args: tuple, where):
+    """The argument a stored pin names (an index), or the item of a list or tuple argument (a
+    path of indices: entry_pins); None where there is no such item."""
+    if type(where) is int:
+        return args[where]
+    obj = args[where[0]]
+    for index in where[1:]:
+        if type(obj) not in (list, tuple) or not -len(obj) <= index < len(obj):
+            return None
+        obj = obj[index]
+    return obj
 
 
 def _same(arg, value) -> bool:

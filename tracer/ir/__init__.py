@@ -62,6 +62,7 @@ from tracer.ir.types import (
                              EntryArg,
                              ListArg,
                              ListType,
+                             PinnedStr,
                              ScalarType,
                              TapeType,
                              TupleType,
@@ -76,7 +77,7 @@ from tracer.ir.verify import REGION_CHECKS, VerificationError, verify
 __all__ = [
     "ARRAY_DTYPE_NAMES", "BITS", "BOOL", "C64", "C128", "COMPLEX", "DTYPES_BY_NAME", "F16", "F32", "F64", "FLOATS", "I8", "I16", "I32", "I64", "I64_MAX", "I64_MIN",
     "INTEGERS", "NARROW", "NUMPY_DTYPE_NAMES", "PART_TYPE", "SIGNED", "U8", "U16", "U32", "U64", "UNSIGNED", "OPS", "REGION_CHECKS", "REGION_NAMES",
-    "ArrayType", "Block", "EntryArg", "Function", "ListArg", "ListType", "ScalarType", "TapeType", "TupleType", "Type", "Value",
+    "ArrayType", "Block", "EntryArg", "Function", "ListArg", "ListType", "PinnedStr", "ScalarType", "TapeType", "TupleType", "Type", "Value",
     "VerificationError", "clone", "copy_block", "defined_in", "evaluate", "format_function", "free_values",
     "compute_type", "int_range", "leaf_types", "make_param", "run", "type_of_constant", "used_in", "value_names", "verify", "zero",
 ]

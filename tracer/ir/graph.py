@@ -93,8 +93,9 @@ class Function:
     numpy_results: tuple[bool, ...] = ()
     parallel: bool = False            # `trace(parallel=True)`: maps may run on every core (codegen.parallel)
     # per tuple of the result type, in pre-order, what the entry makes of it: "tuple", "list" (a
-    # function that returns a list), or "numbers" (a list of the numbers of the tuple's one
-    # array: a list of run-time length); per array, "array" or "tolist" (the list of its numbers);
+    # function that returns a list), "numbers" (a list of the numbers of the tuple's one
+    # array: a list of run-time length) or ("constant", value) (an empty tuple that stands for a
+    # str, bytes or None returned as it is); per array, "array" or "tolist" (the list of its numbers);
     # empty: every one is a tuple, every array an ndarray
     result_containers: tuple[str, ...] = ()
 

@@ -158,6 +158,16 @@ class EntryArg:
 
 
 @dataclass(frozen=True)
+class PinnedStr:
+    """A positional argument the trace used as a constant string (`if op == "add"` compiled for
+    op "add"): the entry only checks that it is exactly a str (not a subclass) with the same
+    contents as `equals`; anything else is a guard miss. It feeds no parameter."""
+    equals: str
+    param = None
+    numpy = False
+
+
+@dataclass(frozen=True)
 class ListArg:
     """A positional argument that is exactly a list (or, read for its items alone, a tuple), or an
     `array.array`, taken by the entry point itself: no loader runs in Python.
@@ -166,10 +176,12 @@ class ListArg:
     made of its numbers, each `(param, dtype, row)`: F64 or I64 numbers (exactly floats, or ints
     in 64 bits), one per item (`row` 0) or rows of `row` floats (each item a list of that length).
     `items` are items read as scalars, `(param, index, type)`, and `children` items that are lists
-    or tuples read the same way, `(index, ListArg)`. With `scattered`, the numbers of its gathered
-    array go back into the list after a call that succeeded (tracer/csrc/gather.c). An array.array
-    (of typecode `typecode`) has items and at most one gather, read from its memory: in place where
-    the kernel only reads float64 or int64 items, else a float64 (typecodes 'd', 'f') or int64 copy."""
+    or tuples read the same way, `(index, ListArg)`; `pins` items the trace used as constants,
+    `(index, value)`, checked as a PinnedStr (a str value) or an EntryArg's `equals` (a number) are.
+    With `scattered`, the numbers of its gathered array go back into the list after a call that
+    succeeded (tracer/csrc/gather.c). An array.array (of typecode `typecode`) has items and at most
+    one gather, read from its memory: in place where the kernel only reads float64 or int64 items,
+    else a float64 (typecodes 'd', 'f') or int64 copy."""
     cls: type
     length: int | None
     gathers: tuple = ()
@@ -177,6 +189,7 @@ class ListArg:
     scattered: bool = False
     children: tuple = ()
     typecode: str | None = None
+    pins: tuple = ()
 
     @property
     def params(self) -> list[int]:
