@@ -13,10 +13,13 @@ by memory, nearly twice slower for these, bound by arithmetic. And np_exp's loop
 shorter and overlaps more (`_avx512`): its scaling by 2^n, p * 2^first * 2^second, is p * 2^n
 rounded once (the first product is exact), so it is llvm.ldexp there, one vscalefpd (with the
 same flags), not the eight integer operations and two multiplications of the portable form, and n
-comes from llvm.lrint (one conversion, not a rounding and two conversions); and the loop
-interleaves 4 vectors: its body is one chain of 16 dependent fmas, which LLVM's cost
+comes from llvm.lrint (one conversion, not a rounding and two conversions; np_pow's e^t too); and
+the loop interleaves 4 vectors: its body is one chain of 16 dependent fmas, which LLVM's cost
 model, seeing a big body, leaves at 1, and the CPU then keeps too few iterations in flight to
-fill its FMA units.
+fill its FMA units. np_log's loop is bound by the count of its vector instructions (each table
+entry costs a compare and three blends): its reduction is four integer operations on x's bits (a
+subnormal x first multiplied by 2^54), its special values one select, and its loop is not
+interleaved (with 2 vectors at a time LLVM spills the constants it broadcasts).
 """
 from __future__ import annotations
 
@@ -42,7 +45,10 @@ from tracer.ir.numpy_math_ops import (
     LOG_J,
     LOG_LN2_HI,
     LOG_LN2_LO,
-    MANTISSA,
+    NP_LOG_BOUNDS,
+    NP_LOG_C_HI,
+    NP_LOG_C_LO,
+    NP_LOG_J,
     POW_EXP,
     POW_LOG1P,
     POW_SQUARE_LIMIT,
@@ -54,6 +60,7 @@ from tracer.ir.numpy_math_ops import (
     TANH_Q,
     TANH_S,
     TANH_SMALL,
+    TWO_54,
 )
 
 
@@ -171,21 +178,25 @@ def _bits_of(x: float) -> int:
 
 @lowers("np_log")
 def np_log(k, v, x):
+    """Computed for a positive finite x (1.0 stands in for the others); +inf and nan give x. NumPy
+    warns of log(0) (divide by zero) and of a negative's (invalid value): the call fails there, and
+    the Python function runs (in a `map`, the failure is only noted: no exit from the loop), so
+    those lanes' values are never seen."""
     b = k.builder
-    bits, magnitude, nan = _classes(k, x)
-    zero = b.icmp_signed("==", magnitude, k.i64(0))
-    negative = b.and_(b.icmp_signed("<", bits, k.i64(0)), b.not_(b.or_(nan, zero)))
+    bits = b.bitcast(x, I64)
     positive = b.icmp_unsigned("<", b.sub(bits, k.i64(1)), k.i64(INF_BITS - 1))   # in (0, inf)
-    kf, r, t1, c_lo = _log_reduced(k, b.select(positive, x, k.f64(1.0)))   # (other lanes: chosen below)
-    hi, e = _fast_two_sum(k, t1, r)
-    p = b.fmul(_horner_up(k, LOG1P_P3, r), b.fmul(b.fmul(r, r), r))
-    tail = b.fadd(b.fadd(e, b.fadd(b.fmul(kf, k.f64(LOG_LN2_LO)), c_lo)), b.fmul(b.fmul(k.f64(-0.5), r), r))
-    result = b.fadd(hi, b.fadd(tail, p))
-    # NumPy warns of log(0) (divide by zero) and of a negative's (invalid value): the call fails
-    # there, and the Python function runs (in a `map`, the failure is only noted: no exit from the loop)
-    k.fail_if(b.or_(zero, negative), Status.FALLBACK)
-    result = b.select(zero, k.f64(float("-inf")), b.select(negative, k.f64(float("nan")), result))
-    return b.select(b.or_(nan, b.icmp_signed("==", bits, k.i64(INF_BITS))), x, result)
+    # zero or negative (-inf too, not a nan): its bits, as an i64, at most 0 and x at most inf in size
+    k.fail_if(b.and_(b.icmp_signed("<", bits, k.i64(1)),
+                     b.icmp_signed("<", b.and_(bits, k.i64(~SIGN_BIT)), k.i64(INF_BITS + 1))), Status.FALLBACK)
+    kf, r, c_hi, c_lo = _log_reduced(k, b.select(positive, x, k.f64(1.0)),
+                                     (NP_LOG_J, NP_LOG_BOUNDS, NP_LOG_C_HI, NP_LOG_C_LO))
+    fma = functools.partial(k.intrinsic, "fma")
+    hi, e = _fast_two_sum(k, fma(kf, k.f64(LOG_LN2_HI), c_hi), r)        # (k ln2_hi - log(c)_hi: exact)
+    q = _horner_up(k, LOG1P_P3 + (-0.5,), r)                          # -1/2 + r P(r)
+    result = b.fadd(hi, fma(b.fmul(r, r), q, b.fadd(e, fma(kf, k.f64(LOG_LN2_LO), c_lo))))
+    if _avx512(k):
+        k.loop_metadata = _interleaved(k.module, 1)
+    return b.select(positive, result, x)
 
 
 @lowers("c_hypot")
@@ -199,40 +210,31 @@ def _fast_two_sum(k, a, x):
     return s, b.fadd(b.fsub(a, s), x)
 
 
-def _two_sum(k, a, x):
+def _log_reduced(k, x, table=(LOG_J, LOG_BOUNDS, LOG_C_HI, LOG_C_LO)):
+    """(k, r, -log(c)_hi, -log(c)_lo) with x = 2^k m, m c = 1 + r, for a positive finite x:
+    tracer.ir.numpy_math_ops.log_reduced's operations (the table's entries chosen by compares;
+    np_pow's table unless `table` is np_log's)."""
+    j, bounds, c_hi, c_lo = table
     b = k.builder
-    s = b.fadd(a, x)
-    back = b.fsub(s, a)
-    return s, b.fadd(b.fsub(a, b.fsub(s, back)), b.fsub(x, back))
-
-
-def _log_reduced(k, x):
-    """(k, r, k ln2_hi - log(c)_hi, -log(c)_lo) with x = 2^k m, m c = 1 + r, for a positive finite x:
-    tracer.ir.numpy_math_ops.log_reduced's operations (the table's entries chosen by compares)."""
-    b = k.builder
-    # a subnormal x: its bits shifted up to a normal's (what x * 2^54 gives, exactly, but with no
-    # multiplication: LLVM would compute that product in every lane, and 1e308 * 2^54 raises the
-    # overflow flag)
-    bits = b.bitcast(x, I64)
-    tiny = b.icmp_signed("<", bits, k.i64(1 << 52))
-    lead = b.sub(b.call(k.declare_function("llvm.ctlz.i64", ll.FunctionType(I64, [I64, ll.IntType(1)])),
-                        [bits, ll.Constant(ll.IntType(1), 0)]), k.i64(11))    # x's top bit up to bit 52
-    shift = b.select(tiny, lead, k.i64(0))
-    y_bits = b.shl(bits, shift)
-    exponent = b.sub(b.select(tiny, b.sub(k.i64(1), shift), b.ashr(bits, k.i64(52))), k.i64(1023))
-    m_bits = b.or_(b.and_(y_bits, k.i64(MANTISSA)), k.i64(1023 << 52))
-    halve = b.icmp_signed(">", m_bits, k.i64(SQRT_TWO_BITS))
-    m = b.bitcast(b.select(halve, b.sub(m_bits, k.i64(1 << 52)), m_bits), DOUBLE)
-    kf = b.sitofp(b.add(exponent, b.zext(halve, I64)), DOUBLE)
-    above = [b.fcmp_ordered(">=", m, k.f64(bound)) for bound in LOG_BOUNDS]
+    # a subnormal x times 2^54 (exact, no flag), k then 54 less: the multiplier is frozen, so that
+    # LLVM multiplies by it, not (folding x * 1.0) computes x * 2^54 in every lane (a flag there)
+    tiny = b.icmp_signed("<", b.bitcast(x, I64), k.i64(1 << 52))
+    bits = b.bitcast(b.fmul(x, _opaque(k, b.select(tiny, k.f64(TWO_54), k.f64(1.0)))), I64)
+    # bits - the bits of m's lowest value (just above sqrt(2)/2 with a normal's exponent) has
+    # k in its top bits (arithmetic shift: k may be negative), m's mantissa in the rest
+    above_lowest = b.sub(bits, k.i64(SQRT_TWO_BITS + 1 - (1 << 52)))
+    whole = b.ashr(above_lowest, k.i64(52))
+    m = b.bitcast(b.sub(bits, b.shl(whole, k.i64(52))), DOUBLE)
+    kf = b.sitofp(b.sub(whole, b.select(tiny, k.i64(54), k.i64(0))), DOUBLE)
+    above = [b.fcmp_ordered(">=", m, k.f64(bound)) for bound in bounds]
 
     def entry(values):
         v = k.f64(values[0])
         for cond, value in zip(above, values[1:]):
             v = b.select(cond, k.f64(value), v)
         return v
-    r = k.intrinsic("fma", m, entry([j / 8.0 for j in LOG_J]), k.f64(-1.0))
-    return kf, r, b.fadd(b.fmul(kf, k.f64(LOG_LN2_HI)), entry(LOG_C_HI)), entry(LOG_C_LO)
+    r = k.intrinsic("fma", m, entry([c / 8.0 for c in j]), k.f64(-1.0))
+    return kf, r, entry(c_hi), entry(c_lo)
 
 
 def _opaque(k, value):
@@ -248,22 +250,21 @@ def _pow_log(k, x):
     """log(x) as (hi, lo) for a positive finite x: tracer.ir.numpy_math_ops.pow_log's operations."""
     b = k.builder
     fma = functools.partial(k.intrinsic, "fma")
-    kf, r, t1, c_lo = _log_reduced(k, x)
-    t2, e2 = _fast_two_sum(k, t1, r)
+    kf, r, c_hi, c_lo = _log_reduced(k, x)
+    t2, e2 = _fast_two_sum(k, fma(kf, k.f64(LOG_LN2_HI), c_hi), r)        # (k ln2_hi - log(c)_hi: exact)
     ar = b.fmul(k.f64(-0.5), r)
     ar2 = b.fmul(ar, r)
     ar2_lo = fma(ar, r, b.fneg(ar2))
     hi, e3 = _fast_two_sum(k, t2, ar2)
     minus_2r = b.fmul(k.f64(-2.0), r)
     r3 = b.fmul(minus_2r, ar2)
-    r3_lo = b.fadd(fma(minus_2r, ar2, b.fneg(r3)), b.fmul(minus_2r, ar2_lo))
+    r3_lo = fma(minus_2r, ar2_lo, fma(minus_2r, ar2, b.fneg(r3)))
     p3 = b.fmul(r3, k.f64(POW_THIRD[0]))
     p3_lo = b.fadd(fma(r3, k.f64(POW_THIRD[0]), b.fneg(p3)),
-                   b.fadd(b.fmul(r3_lo, k.f64(POW_THIRD[0])), b.fmul(r3, k.f64(POW_THIRD[1]))))
-    q = b.fmul(_horner_up(k, POW_LOG1P, r), b.fmul(r3, r))
+                   fma(r3_lo, k.f64(POW_THIRD[0]), b.fmul(r3, k.f64(POW_THIRD[1]))))
     hi, e4 = _fast_two_sum(k, hi, p3)
-    lo = b.fadd(b.fadd(b.fadd(b.fadd(b.fadd(e2, e3), b.fadd(ar2_lo, p3_lo)),
-                              b.fadd(b.fmul(kf, k.f64(LOG_LN2_LO)), c_lo)), e4), q)
+    small = b.fadd(b.fadd(b.fadd(b.fadd(e2, e3), b.fadd(ar2_lo, p3_lo)), fma(kf, k.f64(LOG_LN2_LO), c_lo)), e4)
+    lo = fma(_horner_up(k, POW_LOG1P, r), b.fmul(r3, r), small)
     total = b.fadd(hi, lo)
     return total, b.fadd(b.fsub(hi, total), lo)
 
@@ -280,18 +281,23 @@ def _pow_exp(k, t, t_lo):
     """e^(t + t_lo) for |t| <= POW_T_CLAMP: tracer.ir.numpy_math_ops.pow_exp's operations."""
     b = k.builder
     fma = functools.partial(k.intrinsic, "fma")
-    n = k.intrinsic("rint", b.fmul(t, k.f64(LOG2E)))
+    avx512, scaled = _avx512(k), b.fmul(t, k.f64(LOG2E))
+    if avx512:     # n = rint(t / ln2) as an integer first (one vcvtpd2qq; vscalefpd below reuses n)
+        whole = b.call(k.declare_function("llvm.lrint.i64.f64", ll.FunctionType(I64, [DOUBLE])), [scaled])
+        n = b.sitofp(whole, DOUBLE)       # (0.0 where rint's is -0.0: r and p the same)
+    else:
+        n = k.intrinsic("rint", scaled)
+        whole = b.fptosi(n, I64)
     r1 = fma(b.fneg(n), k.f64(LOG_LN2_HI), t)
-    r, r_lo = _two_sum(k, r1, b.fsub(t_lo, b.fmul(n, k.f64(LOG_LN2_LO))))
+    r, r_lo = _fast_two_sum(k, r1, fma(b.fneg(n), k.f64(LOG_LN2_LO), t_lo))
     rr = b.fmul(r, r)
     h = b.fmul(k.f64(0.5), rr)
     h_lo = b.fmul(k.f64(0.5), fma(r, r, b.fneg(rr)))
     w = b.fmul(_horner_up(k, POW_EXP, r), b.fmul(rr, r))
     s1, e1 = _fast_two_sum(k, k.f64(1.0), r)
     s2, e2 = _fast_two_sum(k, s1, h)
-    p = b.fadd(s2, b.fadd(b.fadd(b.fadd(b.fadd(e1, e2), h_lo), w), b.fmul(r_lo, s2)))
-    whole = b.fptosi(n, I64)
-    if _avx512(k):          # one vscalefpd: the same single rounding as the two products below
+    p = b.fadd(s2, fma(r_lo, s2, b.fadd(b.fadd(b.fadd(e1, e2), h_lo), w)))
+    if avx512:              # one vscalefpd: the same single rounding as the two products below
         return b.call(k.declare_function("llvm.ldexp.f64.i64", ll.FunctionType(DOUBLE, [DOUBLE, I64])), [p, whole])
     first = b.ashr(whole, k.i64(1))
     return b.fmul(b.fmul(p, _power_of_two(k, first)), _power_of_two(k, b.sub(whole, first)))
@@ -319,7 +325,7 @@ def np_pow(k, v, x, y):
     yc = k.intrinsic("maxnum", k.intrinsic("minnum", ys, k.f64(POW_Y_CLAMP)), k.f64(-POW_Y_CLAMP))
     hi, lo = _pow_log(k, b.select(b.and_(x_finite, b.not_(x_zero)), ax, k.f64(1.0)))
     t = b.fmul(yc, hi)
-    t_lo = b.fadd(k.intrinsic("fma", yc, hi, b.fneg(t)), b.fmul(yc, lo))
+    t_lo = k.intrinsic("fma", yc, lo, k.intrinsic("fma", yc, hi, b.fneg(t)))
     beyond = b.fcmp_ordered(">", k.intrinsic("fabs", t), k.f64(POW_T_CLAMP))
     g = _pow_exp(k, b.select(beyond, k.intrinsic("copysign", k.f64(POW_T_CLAMP), t), t),
                  b.select(beyond, k.f64(0.0), t_lo))
