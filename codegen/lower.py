@@ -124,6 +124,7 @@ class BlockLowering:
         self.raise_statuses = raise_statuses
         self.sites = sites or {}         # value -> its index among failure_sites (k.site while lowered)
         self.replaced: dict = {}         # value -> a function that lowers it instead of its op's rule
+        self.probed: set = set()         # maps into arguments already probed for NumPy's warnings
         k.regions = self
 
     def block(self, block: ir.Block) -> list | None:
@@ -148,7 +149,21 @@ class BlockLowering:
             if watched:        # NumPy would warn: the Python function runs (codegen.fpflags)
                 self.k.fail_if(fpflags.flags_raised(self.k, self.k.numpy_flags), Status.FALLBACK)
             self.values[v] = result
+            if v.op == "in_place_check" and self.k.numpy_flags is not None:
+                self._probe_maps_after(block, v)
         return [self.values[r] for r in block.results]
+
+    def _probe_maps_after(self, block: ir.Block, check: ir.Value) -> None:
+        """Probe each map after `check` that writes an argument in place for NumPy's warnings
+        (_probe_warnings), all before the first of them writes: a warning found in the second
+        must find the first argument as it was."""
+        for m in block.values[block.values.index(check) + 1:]:
+            if m.op == "map" and m.attrs.get("into") and sets_fp_flags(m):
+                inputs = m.args[m.attrs["into"]:]
+                types = m.type.elements if isinstance(m.type, ir.TupleType) else (m.type,)
+                _probe_warnings(self.k, m.regions[0], ([self.values[a] for a in inputs],
+                                [a.type.dtype for a in inputs], [t.dtype for t in types]))
+                self.probed.add(m)
 
 
 # ------------------------------------------------------------------------- the region ops
@@ -215,7 +230,7 @@ def lower_map(k: KernelBuilder, v: ir.Value, *operands):
             return results
         return compute
     straight = not any(x.regions or x.op == "raise" for x in region.values)
-    if into and k.numpy_flags is not None and sets_fp_flags(v):
+    if into and k.numpy_flags is not None and sets_fp_flags(v) and v not in k.regions.probed:
         _probe_warnings(k, region, arguments)
     if inputs and parallel.sums_as_it_goes(k, v, k.summed_later.get(v)):     # (codegen.reductions.fused_sum)
         return parallel.PendingMap(v, arguments, element)

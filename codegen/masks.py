@@ -2,15 +2,20 @@
 tracer/ir/mask_ops.py).
 
 Both check the mask's sizes against x's leading ones (SHAPE_MISMATCH: NumPy's IndexError), then
-count the true elements in one pass over the mask. `mask_select` allocates (count, *rest) and
-copies, in a second pass, the elements (or sub-arrays of the rest's shape) where the mask is true
-into rows 0, 1, ... of it. `mask_update` copies x, checks that array values have count rows
-(SHAPE_MISMATCH: NumPy's ValueError) and the rest's sizes, and writes row j of the values (or the
-one scalar) at the j-th true position (into x itself where x is dead after: codegen.ownership). The running position is a stack slot (SROA makes it a
-register). Where the mask has all of x's axes, both go without branches (random masks make
-branches mispredict): every element of x is stored at the running position, which advances past
-the kept ones (`mask_select` allocates one element more for the last store), and `mask_update`
-rewrites each element with itself or the next value; over C-contiguous arrays in one flat loop.
+count the true elements in one pass over the mask (a flat one where it is C-contiguous).
+`mask_select` allocates (count, *rest) and copies, in a second pass, the elements (or sub-arrays
+of the rest's shape) where the mask is true into rows 0, 1, ... of it. `mask_update` copies x
+(not where x is dead after: codegen.ownership, nor with attrs['into'], an argument written in
+place by tracer.transforms.passes.inplace), checks that array values have count rows
+(SHAPE_MISMATCH: NumPy's ValueError) and the rest's sizes, all before it writes, and writes row
+j of the values (or the one scalar) at the j-th true position. The running position is a stack
+slot (SROA makes it a register). Where the mask has all of x's axes, both go without branches
+(random masks make branches mispredict): every element of x is stored at the running position,
+which advances past the kept ones (`mask_select` allocates one element more for the last
+store), and `mask_update` rewrites each element with itself or the next value (or the scalar).
+Over C-contiguous arrays that is one flat loop, but for `mask_update` of array values, which
+there reads the mask 64 bytes at a time into a word of bits and writes only at its set bits
+(_update_by_words).
 """
 from __future__ import annotations
 
@@ -29,22 +34,24 @@ from codegen.arrays import (
     load_element,
     store_element,
 )
-from codegen.kernel import I64, ArrayValue, KernelBuilder
+from codegen.kernel import I64, ArrayValue, KernelBuilder, for_range
 from codegen.lowerings import lowers
 from tracer import ir
 from tracer.errors import Status
 
 
 def _count(k: KernelBuilder, mask: ArrayValue) -> ll.Value:
-    """The number of true elements of `mask`."""
+    """The number of true elements of `mask` (in one flat loop where it is C-contiguous)."""
     b = k.builder
     total = k.stack_slot(I64, "count")
     b.store(k.i64(0), total)
 
-    def body(idx):
-        bit = load_element(k, mask, idx, ir.BOOL)
-        b.store(b.add(b.load(total, typ=I64), b.zext(bit, I64)), total)
-    for_each_index(k, mask.sizes, body)
+    def count(mask, _):
+        def body(idx):
+            bit = load_element(k, mask, idx, ir.BOOL)
+            b.store(b.add(b.load(total, typ=I64), b.zext(bit, I64)), total)
+        for_each_index(k, mask.sizes, body)
+    _whole(k, mask, [], count)
     return b.load(total, typ=I64)
 
 
@@ -68,9 +75,10 @@ def _sub(k: KernelBuilder, a: ArrayValue, idx) -> ArrayValue:
     return ArrayValue(data, a.sizes[len(idx):], a.strides[len(idx):])
 
 
-def _whole(k: KernelBuilder, mask: ArrayValue, arrays: list, emit) -> None:
+def _whole(k: KernelBuilder, mask: ArrayValue, arrays: list, emit, emit_flat=None) -> None:
     """emit(mask, arrays) on flat 1-D views where the mask has all of x's axes and every array
-    is C-contiguous (one loop over the elements, not one per row), else on the arrays as they are."""
+    is C-contiguous (one loop over the elements, not one per row; `emit_flat` there if given),
+    else on the arrays as they are."""
     b = k.builder
     whole = ll.Constant(ll.IntType(1), 1)
     for a, t in [(mask, ir.BOOL), *arrays]:
@@ -78,7 +86,7 @@ def _whole(k: KernelBuilder, mask: ArrayValue, arrays: list, emit) -> None:
     n = element_count(k, mask.sizes)
     with b.if_else(whole) as (flat, rows):
         with flat:
-            emit(flat_view(k, mask, ir.BOOL, n), [flat_view(k, a, t, n) for a, t in arrays])
+            (emit_flat or emit)(flat_view(k, mask, ir.BOOL, n), [flat_view(k, a, t, n) for a, t in arrays])
         with rows:
             emit(mask, [a for a, _ in arrays])
 
@@ -131,7 +139,8 @@ def mask_update(k: KernelBuilder, v: ir.Value, x: ArrayValue, mask: ArrayValue, 
     rank = len(mask.sizes)
     check_same_sizes(k, mask.sizes, x.sizes[:rank])
     rest = x.sizes[rank:]
-    out = x if v in k.reused else copy_to_new(k, x, dtype)      # x's own memory, dead after (codegen.ownership)
+    # x's own memory, dead after (codegen.ownership), or an argument written in place (attrs into)
+    out = x if v in k.reused or v.attrs.get("into") else copy_to_new(k, x, dtype)
     if isinstance(values, ArrayValue):
         count = _count(k, mask)
         k.fail_if(b.icmp_signed("!=", values.sizes[0], count), Status.SHAPE_MISMATCH)
@@ -169,5 +178,53 @@ def mask_update(k: KernelBuilder, v: ir.Value, x: ArrayValue, mask: ArrayValue, 
             b.store(b.add(j, b.zext(bit, I64)), position)
         with b.if_then(b.icmp_signed(">", values.sizes[0], k.i64(0))):   # (none: nothing to write)
             for_each_index(k, mask.sizes, visit)
-    _whole(k, mask, [(out, dtype)], update)
+    flat = (lambda mask, arrays: _update_by_words(k, mask, arrays[0], values, dtype)) \
+        if isinstance(values, ArrayValue) else None
+    _whole(k, mask, [(out, dtype)], update, flat)
     return out
+
+
+WORD = 64       # mask bytes compared at once (_update_by_words)
+
+
+def _update_by_words(k: KernelBuilder, mask: ArrayValue, target: ArrayValue, values: ArrayValue, dtype) -> None:
+    """target[i] = values[j] at the j-th true mask[i], over flat views (the mask's bytes
+    contiguous): WORD mask bytes at a time become a word of bits (one vector compare), whose set
+    bits are visited in order, a trip per true element: no write where the mask is false, and
+    no branch per element to mispredict. The last elements (fewer than WORD) one by one."""
+    b = k.builder
+    n = mask.sizes[0]
+    blocks = b.sdiv(n, k.i64(WORD))
+    vector = ll.VectorType(ll.IntType(8), WORD)
+    word = ll.IntType(WORD)
+
+    def block(i, position):
+        base = b.mul(i, k.i64(WORD))
+        data = b.load(b.gep(mask.data, [base], source_etype=ll.IntType(8)), typ=vector, align=1)
+        bits = b.zext(b.bitcast(b.icmp_unsigned("!=", data, ll.Constant(vector, None)), word), I64)
+        start = b.block
+        test, visit, done = (k.function.append_basic_block(x) for x in ("bits", "bit", "bits_done"))
+        b.branch(test)
+        b.position_at_end(test)
+        left, j = b.phi(I64), b.phi(I64)
+        left.add_incoming(bits, start)
+        j.add_incoming(position, start)
+        b.cbranch(b.icmp_unsigned("!=", left, k.i64(0)), visit, done)
+        b.position_at_end(visit)
+        at = b.add(base, k.call_intrinsic("llvm.cttz.i64", I64, [I64, ll.IntType(1)], left, ll.Constant(ll.IntType(1), 1)))
+        store_element(k, target, (at,), dtype, load_element(k, values, (j,), dtype))
+        left.add_incoming(b.and_(left, b.sub(left, k.i64(1))), visit)     # (the lowest set bit cleared)
+        j.add_incoming(b.add(j, k.i64(1)), visit)
+        b.branch(test)
+        b.position_at_end(done)
+        return [j]
+    position, = for_range(k, blocks, block, carried=[k.i64(0)])
+    first = b.mul(blocks, k.i64(WORD))
+
+    def rest(i, j):
+        at = b.add(first, i)
+        bit = load_element(k, mask, (at,), ir.BOOL)
+        with b.if_then(bit):
+            store_element(k, target, (at,), dtype, load_element(k, values, (j,), dtype))
+        return [b.add(j, b.zext(bit, I64))]
+    for_range(k, b.sub(n, first), rest, carried=[position])

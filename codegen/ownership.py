@@ -43,8 +43,10 @@ def owns(v: ir.Value) -> bool:
     a view of it: never)."""
     if not isinstance(v.type, ir.ArrayType) or v.regions and v.op != "map":
         return False
+    if v.op in ("map", "mask_update") and v.attrs.get("into"):
+        return False                     # (an argument array, written in place)
     if v.op == "map":
-        return not v.attrs.get("into")
+        return True
     if v.op == "reshape":
         return v.args[0].op != "param"
     return v.op in MAKERS or v.op in ELEMENTWISE
@@ -66,7 +68,7 @@ def _may_write_argument(v: ir.Value) -> bool:
     array that is not (a view of) one the kernel made."""
     if v.op == "writeback":
         return True
-    targets = v.args[:1] if v.op == "store" else v.args[:v.attrs.get("into", 0)] if v.op == "map" else ()
+    targets = v.args[:1] if v.op == "store" else v.args[:v.attrs.get("into", 0)] if v.op in ("map", "mask_update") else ()
     for x in targets:
         while x.op in VIEWS or x.op == "reshape":
             x = x.args[0]

@@ -72,7 +72,7 @@ def summed_later(fn: ir.Function) -> dict[ir.Value, ir.Value]:
             if x.op != "reduce" or x.args[0].op != "map" or uses.get(x.args[0]) != 1 or x.args[0] not in place:
                 continue
             between = block.values[place[x.args[0]] + 1:place[x]]
-            if not any((y.regions and (y.op != "map" or y.attrs.get("into"))) or y.op in ("store", "writeback")
+            if not any((y.regions and y.op != "map") or y.attrs.get("into") or y.op in ("store", "writeback")
                        or OPS[y.op].effect for y in between):
                 found[x.args[0]] = x
     visit(fn.body)

@@ -1,4 +1,4 @@
-"""np.bincount, np.nanmax / np.nanmin, ufunc.accumulate, np.linalg.norm and np.trapezoid in
+"""np.bincount, np.nanmax / np.nanmin, np.ptp, ufunc.accumulate, np.linalg.norm and np.trapezoid in
 traced code (tracer.frontend.numpy_stats) against NumPy: `check` (from test_numpy_more) compares
 type, dtype, shape and bits, and runs the optimized IR too. Where NumPy raises or warns, the call
 runs the Python function: its error and warning."""
@@ -58,6 +58,32 @@ def test_nan_extremes(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert np.array_equal(got, fn(only_nans, axis=0), equal_nan=True)
+
+
+def test_ptp_along_axes_with_numpys_dtypes():
+    x = with_nans((4, 5))
+    check(lambda x: (np.ptp(x), np.ptp(x, axis=0), np.ptp(x, axis=1, keepdims=True), np.ptp(x, axis=(0, 1))), x)
+    y = RNG.normal(size=(3, 4))
+    check(lambda x: (np.ptp(x), np.ptp(x, axis=-1), np.ptp(x, keepdims=True)), y)
+    check(lambda x: np.ptp(x, axis=0), np.float32(y))
+    check(lambda v: (np.ptp(v), np.ptp(v, axis=1)), np.int8([[127, -128, 0], [5, 1, 2]]))    # wraps, as NumPy's
+    check(lambda v: np.ptp(v, axis=0), np.uint8([[3, 250], [7, 9]]))
+    check(lambda v: np.ptp(v, axis=1), np.zeros((0, 3)))                                        # empty slices: none
+
+
+def test_ptp_errors_and_warnings_are_numpys():
+    f = trace(lambda x: np.ptp(x, axis=0))
+    for empty in (np.zeros(0), np.zeros((0, 3))):
+        with pytest.raises(ValueError, match="zero-size array"):
+            f(empty)
+    with pytest.raises(TypeError, match="boolean subtract"):
+        trace(lambda x: np.ptp(x))(np.array([True, False]))
+    infinite = np.array([[np.inf, 1.0], [np.inf, 2.0]])
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in subtract"):
+        got = f(infinite)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same(got, np.ptp(infinite, axis=0))
 
 
 @pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.maximum, np.minimum], ids=lambda u: u.__name__)

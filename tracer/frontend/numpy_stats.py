@@ -1,5 +1,5 @@
 """NumPy's counting, NaN-ignoring extremes, running extremes and norms inside a trace:
-`np.bincount`, `np.nanmax` / `np.nanmin`, `ufunc.accumulate` (`np.add.accumulate`,
+`np.bincount`, `np.nanmax` / `np.nanmin`, `np.ptp`, `ufunc.accumulate` (`np.add.accumulate`,
 `np.maximum.accumulate`, ...), `np.linalg.norm` and `np.trapezoid`, each built from the IR's ops
 in the order NumPy computes it.
 
@@ -83,6 +83,26 @@ def _nan_extreme(kind: str):
 
 numpy_function("nanmax")(_nan_extreme("max"))
 numpy_function("nanmin")(_nan_extreme("min"))
+
+
+# ------------------------------------------------------------------------------- ptp
+@numpy_function("ptp")
+def ptp(tracer, a, axis=None, out=None, keepdims=False):
+    """np.ptp: the maximum less the minimum along the axes, by NumPy's subtraction (integers wrap,
+    a NaN gives NaN, inf - inf NumPy's warning); of bools NumPy's TypeError, and of an empty
+    slice the reductions' ValueError (from the Python function)."""
+    unsupported_arguments(tracer, "np.ptp", out=out)
+    x = as_array(tracer, a, "np.ptp")
+    if x.type.dtype == BOOL:
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, "
+                        "the `^` operator, or the logical_xor function instead.")
+    axes = axis_tuple(tracer, axis, x.rank)
+    b = tracer.builder
+    if not axes:                       # a 0-d array, or axis=(): each element less itself
+        high = low = x.value
+    else:
+        high, low = (b.emit("reduce", (x.value,), kind=k, axes=axes, keepdims=bool(keepdims)) for k in ("max", "min"))
+    return arrays.binary(tracer, "sub", wrap(tracer, high), wrap(tracer, low))
 
 
 # ------------------------------------------------------------------------------- accumulate

@@ -69,14 +69,14 @@ def _mask_select(x, mask):
     return x[mask]                                    # (a new array)
 
 
-def _mask_update(x, mask, values):
+def _mask_update(x, mask, values, into=0):
     import numpy as np
     _check_mask(x, mask)
-    out = x.copy()
     if isinstance(values, np.ndarray):
         count = int(np.count_nonzero(mask))
         if values.shape != (count,) + x.shape[mask.ndim:]:
             raise OpFailure(Status.SHAPE_MISMATCH)    # NumPy's ValueError (the Python function raises it)
+    out = x if into else x.copy()                     # into=1: x itself (an argument written in place)
     out[mask] = values
     return out
 
@@ -103,6 +103,7 @@ define("mask_select", "x[mask]: a new array of the elements (or sub-arrays) of x
        "SHAPE_MISMATCH)", _select_type, _mask_select, [Status.FALLBACK, Status.SHAPE_MISMATCH, Status.NO_MEMORY],
        vjp=(_select_rule, None))
 define("mask_update", "a copy of x with x[mask] = values (a scalar, or an array of shape (count, "
-       "*x.shape[mask.ndim:]), else SHAPE_MISMATCH; a mask of other sizes than x's leading ones: SHAPE_MISMATCH)",
+       "*x.shape[mask.ndim:]), else SHAPE_MISMATCH; a mask of other sizes than x's leading ones: SHAPE_MISMATCH; "
+       "attrs into=1: written into x itself, after the checks)",
        _update_type, _mask_update, [Status.FALLBACK, Status.SHAPE_MISMATCH, Status.NO_MEMORY],
        vjp=(_update_rule_x, None, _update_rule_values))

@@ -16,7 +16,21 @@ as an operand), the temporary and the copy go away. That is safe when:
 
 Before the first such map an `in_place_check` does what could still fail: each W has the
 sizes of what its map reads (SHAPE_MISMATCH) and shares no memory with another argument array
-(FALLBACK). The other pairs stay in the writeback.
+(FALLBACK). The other pairs stay in the writeback. codegen probes every map after the check for
+NumPy's warnings before the first of them writes (codegen.lower).
+
+`new` may also be `mask_update(W, mask, values)` of W itself (`W[mask] *= -1`): with attrs into=1
+it writes W's memory (codegen.masks), when its mask and values are no view of W and nothing
+after it reads W. It checks its sizes before it writes, so it goes first among the writes, and
+only one does.
+
+An update made in a branch only (`if norm > m: g *= m / norm`) writes a copy of W, made at the
+top of the function, and the writeback copies it into W on either path. Where every written
+array is written so, in one `if`, and nothing after the `if` may fail, write memory or read W,
+each branch gets its own write-back at its end instead (what it does not write stays as it was)
+and its maps write into W as above; the copies go. Only if every pair of the branch goes in
+place: a write-back in a branch would run before the rest of the function, which then must
+not fail.
 """
 from __future__ import annotations
 
@@ -28,15 +42,30 @@ VIEWS = ("transpose", "slice", "broadcast_in_dim", "index")
 
 def update_in_place(fn: ir.Function) -> ir.Function:
     out = ir.clone(fn)
-    block = out.body
-    writebacks = [v for v in block.values if v.op == "writeback"]
+    writebacks = [v for v in out.body.values if v.op == "writeback"]
     if len(writebacks) != 1:
         return out
-    writeback = writebacks[0]
-    uses = out.uses()
+    trial = ir.clone(out)
+    if _into_branch(trial, next(v for v in trial.body.values if v.op == "writeback")):
+        return ir.verify(trial)
+    if _in_place(out, out.body, writebacks[0]):
+        out.body.values.remove(writebacks[0])
+    return ir.verify(out)
+
+
+def _in_place(fn: ir.Function, block: ir.Block, writeback: ir.Value) -> bool:
+    """Turn the maps of `writeback` (in `block`) that may write their argument in place into
+    such maps, before it; whether none of its pairs is left to copy."""
+    uses = fn.uses()
     pairs = list(zip(writeback.args[::2], writeback.args[1::2]))
     chosen = {new: target for target, new in pairs
-              if _writable_map(target, new, block, writeback, uses, fn.python_on_failure)}
+              if _writable_map(target, new, block, writeback, uses, fn)
+              or _writable_update(target, new, block, writeback, uses, fn)}
+    # a masked update may fail (sizes) before it writes: only as the first write, and only one
+    updates = sorted((m for m in chosen if m.op == "mask_update"), key=block.values.index)
+    first = min(map(block.values.index, chosen), default=None)
+    for m in updates[1:] if updates and block.values.index(updates[0]) == first else updates:
+        del chosen[m]
     # keep only maps after the last op that may fail (other than the chosen maps and the writeback)
     while chosen:
         failing = [i for i, v in enumerate(block.values)
@@ -47,12 +76,12 @@ def update_in_place(fn: ir.Function) -> ir.Function:
             break
         chosen = kept
     if not chosen:
-        return out
+        return False
 
     maps = sorted(chosen, key=block.values.index)
     between = block.values[block.values.index(maps[0]):block.values.index(writeback)]
     if any((v.regions or OPS[v.op].effect) and v not in chosen for v in between):
-        return out       # the maps move to the writeback's place: nothing may write memory in between
+        return False     # the maps move to the writeback's place: nothing may write memory in between
     for m in maps:
         block.values.remove(m)
     rest = [x for target, new in pairs if new not in chosen for x in (target, new)]
@@ -60,7 +89,7 @@ def update_in_place(fn: ir.Function) -> ir.Function:
     # copied by the writeback too) shares memory with another argument array
     groups, operands = [], []
     for m in maps:
-        arrays = [a for a in dict.fromkeys(m.args) if a is not chosen[m]]
+        arrays = [a for a in dict.fromkeys(m.args) if a is not chosen[m]] if m.op == "map" else []
         operands += [chosen[m], *arrays]
         groups.append(1 + len(arrays))
     operands += rest[::2]
@@ -69,17 +98,59 @@ def update_in_place(fn: ir.Function) -> ir.Function:
     at = block.values.index(writeback)
     block.values[at:at] = [check, *maps]
     for m in maps:
-        m.args = (chosen[m], *m.args)
+        if m.op == "map":
+            m.args = (chosen[m], *m.args)
         m.attrs = {**m.attrs, "into": 1}
-    if rest:
-        writeback.args = tuple(rest)
-    else:
-        block.values.remove(writeback)
-    return ir.verify(out)
+    writeback.args = tuple(rest)
+    return not rest
+
+
+def _into_branch(fn: ir.Function, writeback: ir.Value) -> bool:
+    """Move the updates that one `if` makes of copies of the written arguments into its branches,
+    each written in place (see the module docstring); False (fn left half-changed) where they
+    cannot all be."""
+    body = fn.body
+    pairs = list(zip(writeback.args[::2], writeback.args[1::2]))
+    if not pairs or any(t.op != "param" or c.op != "copy" or c.args[0] is not t or c not in body.values
+                        for t, c in pairs):
+        return False
+    copies = {c: t for t, c in pairs}
+    uses = fn.uses()
+    for branch in (v for v in body.values if v.op == "if"):
+        stores = [[x for x in region.values if x.op == "store" and x.args[0] in copies] for region in branch.regions]
+        found = [x.args[0] for region in stores for x in region]
+        if not found:
+            continue
+        if any(len(x.args) != 2 for region in stores for x in region) \
+                or any(len({x.args[0] for x in region}) != len(region) for region in stores) \
+                or any(uses.get(c) != 1 + found.count(c) for c in copies):
+            return False
+        after = body.values[body.values.index(branch) + 1:body.values.index(writeback)]
+        views = set().union(*(_views_of(t, fn) for t in copies.values()))
+        if any(_may_fail(v) or v.regions or OPS[v.op].effect or _reads(v, views) for v in after) \
+                or views & set(body.results):
+            return False
+        for region, written in zip(branch.regions, stores):
+            if not written:
+                continue
+            for x in written:
+                region.values.remove(x)
+            inner = ir.Value("writeback", tuple(a for x in written for a in (copies[x.args[0]], x.args[1])),
+                             ir.TupleType(()), {}, writeback.loc)
+            region.values.append(inner)
+            if not _in_place(fn, region, inner):
+                return False
+            region.values.remove(inner)
+        body.values.remove(writeback)
+        for c in copies:             # (unused now; they may fail only for want of memory)
+            body.values.remove(c)
+        return True
+    return False
 
 
 def count_in_place(fn: ir.Function) -> int:
-    return sum(1 for v in fn.walk() if v.op == "map" and v.attrs.get("into") and v.args[0].op == "param")
+    """How many maps and masked updates write an argument array in place."""
+    return sum(1 for v in fn.walk() if v.op in ("map", "mask_update") and v.attrs.get("into") and v.args[0].op == "param")
 
 
 def _may_fail(v: ir.Value) -> bool:
@@ -92,10 +163,10 @@ def _flags_in(block: ir.Block) -> bool:
                for x in block.values)
 
 
-def _views_of(target: ir.Value, block: ir.Block) -> set[ir.Value]:
-    """`target` and every view made from it (transitively) in `block`."""
+def _views_of(target: ir.Value, fn: ir.Function) -> set[ir.Value]:
+    """`target` and every view made from it (transitively) anywhere in `fn`."""
     found = {target}
-    for v in block.values:
+    for v in fn.walk():
         if v.op in VIEWS and v.args and v.args[0] in found:
             found.add(v)
     return found
@@ -107,16 +178,32 @@ def _reads(v: ir.Value, values: set) -> bool:
 
 
 def _writable_map(target: ir.Value, new: ir.Value, block: ir.Block, writeback: ir.Value, uses: dict,
-                  warns: bool) -> bool:
+                  fn: ir.Function) -> bool:
+    warns = fn.python_on_failure
     if target.op != "param" or new.op != "map" or new.attrs.get("into") or new.type != target.type \
             or new not in block.values or uses.get(new) != 1 or target not in new.args:
         return False
-    views = _views_of(target, block)
+    views = _views_of(target, fn)
     if any(a in views and a is not target for a in new.args):
         return False
     if any(_may_fail(x) for x in new.regions[0].values):
         return False
     if warns and any(_flags_in(r) for x in new.regions[0].values for r in x.regions):
+        return False
+    after = block.values[block.values.index(new) + 1:]
+    return not any(_reads(x, views) for x in after if x is not writeback) and target not in block.results
+
+
+def _writable_update(target: ir.Value, new: ir.Value, block: ir.Block, writeback: ir.Value, uses: dict,
+                     fn: ir.Function) -> bool:
+    """Whether `new` is `W[mask] = values` of argument W itself that may write W's memory: its
+    mask and values are no view of W, and nothing after it reads W. It checks the sizes before
+    its first write (codegen.masks)."""
+    if target.op != "param" or new.op != "mask_update" or new.attrs.get("into") or new.args[0] is not target \
+            or new.type != target.type or new not in block.values or uses.get(new) != 1:
+        return False
+    views = _views_of(target, fn)
+    if any(a in views for a in new.args[1:]):
         return False
     after = block.values[block.values.index(new) + 1:]
     return not any(_reads(x, views) for x in after if x is not writeback) and target not in block.results
