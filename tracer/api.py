@@ -337,7 +337,7 @@ class CodeCompiler:
                 warn_storm(self.display_name, code_location(self.code), self.max_specializations,
                            describe_misses(self.specializations[-1:], full, self.code)[0])
             return run_plain(f, *args, **kwargs)
-        if (native.interception_disabled() or native.run_as_python()) and self.plain is not None:
+        if native.run_as_python() and self.plain is not None:
             return run_plain(f, *args, **kwargs)
         if self.cache:
             with COMPILE_LOCK:

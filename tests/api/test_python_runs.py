@@ -70,6 +70,25 @@ def test_an_exception_from_a_python_run_has_the_users_traceback():
     assert not any("tracer" in f.filename.split("/")[-2:-1] for f in frames)
 
 
+def inner(x):
+    return x * x + 1.0
+
+
+def test_traced_functions_called_from_a_python_run_compile():
+    traced_inner = trace(inner)
+
+    def outer(x):
+        global LAST
+        LAST = x
+        return traced_inner(x)
+    compiled = trace(outer)
+    assert compiled(3.0) == 10.0 and compiled(4.0) == 17.0
+    assert kinds(compiled) == ["PythonRun"]
+    assert kinds(traced_inner) == ["Specialization"]
+    (spec,) = traced_inner.specializations
+    assert spec.fast
+
+
 def checked_ratios(pairs):
     out = []
     for a, b in pairs:
