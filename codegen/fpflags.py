@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
+from codegen.arrays import VIEWS
 from codegen.lowerings import lowers
 from tracer import ir
 from tracer.errors import Status
@@ -54,11 +55,20 @@ def flags_raised(k, flags: int) -> ll.Value:
 
 def start_numpy_warns(k, fn: ir.Function) -> None:
     """The flag of NumPy scalars' warnings, cleared (only where the kernel runs under Python and
-    can run the Python function again: a kernel that called into it cannot)."""
+    can run the Python function again: a kernel that called into it cannot). Where the kernel
+    stores into argument arrays (tracer.transforms.passes.inplace) a warning fails it at once
+    instead: the Python function then runs again having seen only the stores before the warning."""
     ops = {v.op for v in fn.walk()}
     if "numpy_scalar_check" in ops and "python_call" not in ops and k.check_signals is not None:
         k.numpy_warns = k.stack_slot(I1, "numpy_warns")
         k.builder.store(ll.Constant(I1, 0), k.numpy_warns)
+        k.numpy_warns_at_once = any(v.op == "store" and _root(v.args[0]).op == "param" for v in fn.walk())
+
+
+def _root(v: ir.Value) -> ir.Value:
+    while v.op in VIEWS:
+        v = v.args[0]
+    return v
 
 
 def fail_if_numpy_warns(k) -> None:
@@ -76,7 +86,10 @@ def numpy_scalar_check(k, v: ir.Value, result, a, b):
     with bld.if_then(bld.not_(_magnitude(k, result, "<")), likely=False):
         link = v.args[0]
         warns = _warns(k, link, result, a, b) if link.op in CHAIN else _warns(k, None, result, a, b)
-        bld.store(bld.or_(bld.load(k.numpy_warns), warns), k.numpy_warns)
+        if k.numpy_warns_at_once:
+            k.fail_if(warns, Status.FALLBACK)
+        else:
+            bld.store(bld.or_(bld.load(k.numpy_warns), warns), k.numpy_warns)
     return result
 
 

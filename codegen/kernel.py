@@ -147,6 +147,7 @@ class KernelBuilder:
         self.check_signals = getattr(memory, "check_signals", None)   # None: no polls (poll_signals)
         self.numpy_flags = None          # the floating-point flags NumPy warns of, if watched (codegen.fpflags)
         self.numpy_warns = None          # i1 slot: a NumPy scalar result would have warned (codegen.fpflags)
+        self.numpy_warns_at_once = False     # a warning fails the kernel where it happens (codegen.fpflags)
         self.function = function
         args = list(function.args)
         self.params = []             # one per IR parameter (an array: an ArrayValue)

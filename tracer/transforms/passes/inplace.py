@@ -31,11 +31,25 @@ each branch gets its own write-back at its end instead (what it does not write s
 and its maps write into W as above; the copies go. Only if every pair of the branch goes in
 place: a write-back in a branch would run before the rest of the function, which then must
 not fail.
+
+Item stores (`x[0] = v`, `out[i] = a[i] * 2.0` in a loop) go to a copy of the argument made at
+the top of the function (tracer.frontend.arrays.writable). The stores write the argument itself
+instead, after an `in_place_check` at the top (it shares no memory with another argument array,
+else FALLBACK before anything is written), where either
+
+  - the function never reads the argument's contents, only its sizes, and the copy is only
+    ever written (through views too): then a failure after some stores that runs the Python
+    function again (FALLBACK: an IndexError, a NumPy warning) is harmless, Python computes and
+    stores the same values again, reading nothing the stores changed, and ends as it would
+    have (the same elements written, the same error); or
+  - every store and read of the copy is in the function's body (no loop or branch), and nothing
+    after the first store may fail (nor raise a NumPy warning where those run Python): a
+    store checks its index and sizes before it writes.
 """
 from __future__ import annotations
 
 from tracer import ir
-from tracer.ir.ops import FLAG_OPS, OPS
+from tracer.ir.ops import FLAG_OPS, OPS, sets_fp_flags
 
 VIEWS = ("transpose", "slice", "broadcast_in_dim", "index")
 
@@ -45,6 +59,9 @@ def update_in_place(fn: ir.Function) -> ir.Function:
     writebacks = [v for v in out.body.values if v.op == "writeback"]
     if len(writebacks) != 1:
         return out
+    if _stores_in_place(out, writebacks[0]):
+        out.body.values.remove(writebacks[0])
+        return ir.verify(out)
     trial = ir.clone(out)
     if _into_branch(trial, next(v for v in trial.body.values if v.op == "writeback")):
         return ir.verify(trial)
@@ -149,8 +166,115 @@ def _into_branch(fn: ir.Function, writeback: ir.Value) -> bool:
 
 
 def count_in_place(fn: ir.Function) -> int:
-    """How many maps and masked updates write an argument array in place."""
-    return sum(1 for v in fn.walk() if v.op in ("map", "mask_update") and v.attrs.get("into") and v.args[0].op == "param")
+    """How many maps, masked updates and item stores write an argument array in place."""
+    return sum(1 for v in fn.walk() if (v.op in ("map", "mask_update") and v.attrs.get("into") or v.op == "store")
+               and _root(v.args[0]).op == "param")
+
+
+def _root(v: ir.Value) -> ir.Value:
+    while v.op in VIEWS:
+        v = v.args[0]
+    return v
+
+
+def _stores_in_place(fn: ir.Function, writeback: ir.Value) -> bool:
+    """Let the item stores into the copies of argument arrays (pairs `param, copy(param)` of
+    `writeback`) write the arguments themselves, where the module docstring's rules allow;
+    whether no pair is left to copy."""
+    body = fn.body
+    users: dict[ir.Value, list] = {}             # value -> [(user or None for a result, slot)]
+    def visit(block: ir.Block) -> None:
+        for v in block.values:
+            for slot, a in enumerate(v.args):
+                users.setdefault(a, []).append((v, slot))
+            for region in v.regions:
+                visit(region)
+        for r in block.results:
+            users.setdefault(r, []).append((None, None))
+    visit(body)
+    top = set(body.values)
+    pairs = list(zip(writeback.args[::2], writeback.args[1::2]))
+    moved = {}
+    for target, copied in pairs:
+        if target.op != "param" or copied.op != "copy" or copied.args[0] is not target or copied not in top \
+                or len(users.get(copied, ())) < 2 or [t for t, _ in pairs].count(target) != 1:
+            continue
+        if _only_written(copied, users, writeback, _in_parallel_loops(fn)) and all(
+                u is copied or u is writeback or (u is not None and u.op == "dim") for u, _ in users[target]):
+            moved[copied] = target
+        elif _nothing_fails_after_stores(fn, copied, target, users, writeback, top):
+            moved[copied] = target
+    if not moved:
+        return False
+    for v in fn.walk():
+        if any(a in moved for a in v.args):
+            v.args = tuple(moved.get(a, a) for a in v.args)
+    for copied, target in moved.items():
+        at = body.values.index(copied)
+        body.values[at] = ir.Value("in_place_check", (target,), ir.TupleType(()), {"groups": (1,)}, copied.loc)
+    writeback.args = tuple(x for t, c in pairs if c not in moved for x in (t, c))
+    return not writeback.args
+
+
+def _only_written(copied: ir.Value, users: dict, writeback: ir.Value, parallel: set) -> bool:
+    """Whether `copied` and the views made of it are only ever the target of stores (or asked
+    their sizes), none in a prange loop (its chunks may store past an iteration that fails:
+    codegen.prange)."""
+    for user, slot in users.get(copied, ()):
+        if user is writeback or (user is not None and user.op == "dim"):
+            continue
+        if user is None or slot != 0 or user.op not in ("store", *VIEWS) or copied in user.args[1:] \
+                or user in parallel:
+            return False
+        if user.op != "store" and not _only_written(user, users, writeback, parallel):
+            return False
+    return True
+
+
+def _in_parallel_loops(fn: ir.Function) -> set[ir.Value]:
+    return {x for v in fn.walk() if v.op == "loop" and v.attrs.get("parallel")
+            for region in v.regions for x in _walk_block(region)}
+
+
+def _walk_block(block: ir.Block):
+    for v in block.values:
+        yield from _walk(v)
+
+
+def _nothing_fails_after_stores(fn: ir.Function, copied: ir.Value, target: ir.Value, users: dict,
+                                writeback: ir.Value, top: set) -> bool:
+    """Whether every use of `copied` (and of its views) is an op of the body, nothing after its
+    first store may fail (the store itself checks before it writes) and nothing after it reads
+    `target` (the argument) but through `copied`."""
+    shown, stores, pending = {copied}, [], [copied]
+    while pending:
+        for user, _ in users.get(pending.pop(), ()):
+            if user is writeback:
+                continue
+            if user is None or user not in top:
+                return False
+            if user.op in VIEWS and user not in shown:
+                shown.add(user)
+                pending.append(user)
+            elif user.op == "store" and user.args[0] in shown:
+                stores.append(user)
+    if not stores:
+        return False
+    body = fn.body.values
+    first = min(map(body.index, stores))
+    if any(u is not copied and u is not writeback and (u is None or u not in top or body.index(u) > first)
+           for u, _ in users[target]):
+        return False
+    warns = fn.python_on_failure
+    return not any(v is not writeback and (_may_fail(v) or (warns and any(map(sets_fp_flags, _walk(v)))))
+                   for v in body[first + 1:]) and not (writeback.args[2:] and _may_fail(writeback))
+
+
+def _walk(v: ir.Value):
+    yield v
+    for region in v.regions:
+        for x in region.values:
+            yield from _walk(x)
 
 
 def _may_fail(v: ir.Value) -> bool:
