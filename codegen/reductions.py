@@ -16,12 +16,15 @@ each added (pairwise, `pairwise_sum` reading float16 into float32) or multiplied
 taken as a float32, rounded to float16 once per run; where a kept axis runs innermost every
 element rounds. Its sum with dtype float32 (np.mean's) sums each run in pieces of BUFFER elements,
 NumPy's casting buffers.
+
+An integer or bool sum over every axis of one block of memory is one flat loop (codegen.int_sums);
+bools and int8...uint16 (COUNTED_SUMS) add into int64 unchecked, as they cannot overflow.
 """
 from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from codegen import extremes
+from codegen import extremes, int_sums
 from codegen.arrays import (
     ELEMENT_TYPES,
     ITEM_SIZE,
@@ -41,6 +44,7 @@ from codegen.lowerings import lowers
 from codegen.parallel import Outlined, PendingMap, reduce_rows, split_rows
 from tracer import ir
 from tracer.errors import Status
+from tracer.ir.reductions import COUNTED_SUMS
 
 FLOATS = {ir.F64: DOUBLE, ir.F32: FLOAT}
 PAIRWISE_SUMS = {ir.F64: "__tracer_pairwise_sum_f64", ir.F32: "__tracer_pairwise_sum_f32",
@@ -118,6 +122,10 @@ def reduce(k: KernelBuilder, v: ir.Value, a: ArrayValue):
                     _in_order(k, a, kind, source, dtype, kept, out)
                 with f_order:
                     _in_order(k, ArrayValue(a.data, a.sizes[::-1], a.strides[::-1]), kind, source, dtype, kept, out)
+        elif kind == "sum" and source in COUNTED_SUMS and not kept and rank:    # count_nonzero, any, all
+            int_sums.counted_sum(k, a, source, out, lambda: _in_order(k, a, kind, source, dtype, [], out))
+        elif kind == "sum" and source == dtype == ir.I64 and not kept and rank:
+            int_sums.int_sum(k, a, out, lambda: _in_order(k, a, kind, source, dtype, [], out))
         elif kind in ("max", "min") and not kept and rank and _on_pool(k, source, dtype):    # (codegen.parallel)
             reduce_rows(k, a, out, start, lambda rows, slot: _in_order(k, rows, kind, source, dtype, [], slot),
                         lambda acc, x: _combine(k, kind, dtype, acc, x))
@@ -222,9 +230,11 @@ def _in_order(k: KernelBuilder, a: ArrayValue, kind: str, source, dtype, kept: l
     def body(idx):
         place = [idx[d] for d in kept]
         x = load_element(k, a, idx, source)
-        if dtype != source:
-            x = b.zext(x, I64)
-        store_element(k, out, place, dtype, _combine(k, kind, dtype, load_element(k, out, place, dtype), x))
+        acc = load_element(k, out, place, dtype)
+        if dtype != source:           # bools, narrow ints (COUNTED_SUMS): the sum cannot overflow
+            store_element(k, out, place, dtype, b.add(acc, int_sums.widened(k, x, source)))
+        else:
+            store_element(k, out, place, dtype, _combine(k, kind, dtype, acc, x))
     for_each_index(k, a.sizes, body)
 
 

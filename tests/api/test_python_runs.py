@@ -10,6 +10,7 @@ import traceback
 
 import pytest
 
+import tracer
 from tracer import native, trace
 from tracer.specialize import MOSTLY_PYTHON_CALLS, Specialization
 
@@ -145,3 +146,48 @@ def test_a_python_run_made_from_compiled_code_sits_after_the_compiled_entries():
     assert ratios(compiled, good3) == ratios(checked_ratios, good3)
     assert kept.calls == calls + 1                                       # still the compiled code
     assert compiled.entries[0][1] == kept.run and compiled.entries[-1][0] == native.plain_entry_address
+
+
+def table_total(n, m, x):
+    rows = []
+    for i in range(n):
+        row = []
+        for j in range(m):
+            row.append(i * j * x + 1.0)
+        rows.append(row)
+    return sum(map(sum, rows)), len(rows)
+
+
+def test_a_trace_past_the_size_bound_runs_as_python(monkeypatch):
+    import tracer.frontend.builder as builder
+    monkeypatch.setattr(builder, "MAX_TRACE_OPS", 400)
+    compiled = trace(table_total)
+    assert compiled(30, 30, 0.5) == table_total(30, 30, 0.5)
+    assert kinds(compiled) == ["PythonRun"]
+    assert "grew past 400 operations" in compiled.specializations[0].reason.message
+    assert compiled(3, 4, 0.5) == table_total(3, 4, 0.5)          # (int, int, float): the same PythonRun
+    strict = trace(table_total, fullgraph=True)
+    with pytest.raises(tracer.UnsupportedError, match="grew past 400 operations"):
+        strict(30, 30, 0.5)
+
+
+def test_a_small_trace_of_the_same_function_compiles(monkeypatch):
+    import tracer.frontend.builder as builder
+    monkeypatch.setattr(builder, "MAX_TRACE_OPS", 400)
+    compiled = trace(table_total)
+    assert compiled(3, 4, 0.5) == table_total(3, 4, 0.5)
+    assert kinds(compiled) == ["Specialization"]
+
+
+def test_gradient_traces_have_no_size_bound(monkeypatch):
+    import tracer.frontend.builder as builder
+    monkeypatch.setattr(builder, "MAX_TRACE_OPS", 50)
+
+    def poly(x):
+        total = 0.0
+        for k in range(40):
+            total = total * x + k
+        return total
+    h = 1e-6
+    slope = tracer.grad(poly)(0.5)
+    assert abs(slope - (poly(0.5 + h) - poly(0.5 - h)) / (2 * h)) < 1e-4 * abs(slope)

@@ -45,6 +45,7 @@ from tracer.ir import (
     ops,
     type_of_constant,
 )
+from tracer.ir.reductions import COUNTED_SUMS
 
 Operand = "Value | int | float | bool"
 
@@ -112,6 +113,18 @@ FLOAT32_SCALARS = ("a {dtype} scalar (an element or a reduction of a {dtype} arr
 # array ops that never loop at run time (views, one element); every other op on arrays loops
 ONE_STEP_ARRAY_OPS = frozenset({"dim", "load", "index", "slice", "store"})
 LOOPING_OPS = frozenset({"loop", "map", "python_call", "list_array"})    # (list_find: codegen.lists)
+# A trace that holds more than this many ops (loops unrolled because they change lists, with the
+# values that size them pinned) would take LLVM many seconds to compile, and again for every other
+# size: the call runs as Python instead. Traces for autodiff have no Python version: no bound.
+MAX_TRACE_OPS = 12_000
+SIZE_CHECK_EVERY = 1024         # ops emitted between two counts of the trace's size
+
+
+class TraceTooLarge(UnsupportedError):
+    """The trace grew past MAX_TRACE_OPS: it is not compiled (no graph break, no retrace)."""
+    final = True
+
+
 NO_LOOPS = ("a loop or an array operation inside a try body whose handler would catch an interrupt (a `with`, "
             "a `finally`, a bare `except` or `except BaseException`): compiled code checks for Ctrl-C in loops, "
             "and an interrupt found there would skip that handler")
@@ -157,6 +170,10 @@ class GraphBuilder:
         self.raise_attrs = None         # exc -> the attributes of its `raise` op (opcodes.exceptions)
         self.fails_in_handler = None    # where an op that may raise was emitted that such a handler may catch
                                         # (or inside a handler: its exception's context)
+        self.max_ops: int | None = MAX_TRACE_OPS     # None: no bound (autodiff's traces)
+        self.next_size_check = SIZE_CHECK_EVERY        # (counted in emitted ops, rolled-back ones too)
+        self.emitted = 0
+        self.too_large = False
 
     # ------------------------------------------------------------------ building blocks
     def add_param(self, name: str, type: ScalarType, example, numpy: bool = False) -> Value:
@@ -174,9 +191,13 @@ class GraphBuilder:
         narrow = next((a.type.dtype for a in args if isinstance(a.type, ArrayType) and a.type.dtype in NARROW
                        and a.type.dtype != F32), None)
         if narrow is not None and op not in NARROW_ARRAY_OPS and not (narrow == F16 and op in FLOAT16_ARRAY_OPS) \
-                and not (narrow != F16 and op in ("reduce", "argreduce") and attrs.get("kind") in NARROW_EXTREME_KINDS):
+                and not (narrow != F16 and op in ("reduce", "argreduce") and attrs.get("kind") in NARROW_EXTREME_KINDS) \
+                and not (op == "reduce" and attrs.get("kind") == "sum" and narrow in COUNTED_SUMS):     # (into int64)
             raise UnsupportedError(f"this operation ({op}) on {NUMPY_DTYPE_NAMES[narrow]} arrays is not supported "
                                    f"yet", self.loc)
+        self.emitted += 1
+        if self.max_ops is not None and (self.too_large or self.emitted >= self.next_size_check):
+            self.check_size()
         opdef = ops.OPS[op]
         result_type = opdef.result_type(tuple(a.type for a in args), attrs)
         if self.no_loops and loops(op, args, result_type):
@@ -201,6 +222,21 @@ class GraphBuilder:
             except OpFailure as exc:
                 self.examples[v] = Failed(exc.status)
         return v
+
+    def check_size(self) -> None:
+        """Raise TraceTooLarge where the ops the trace holds (nested regions included) pass
+        max_ops; once they have, on every later emit too (so no other path goes on tracing)."""
+        if not self.too_large:
+            self.next_size_check = self.emitted + SIZE_CHECK_EVERY
+
+            def size(block: Block) -> int:
+                return len(block.values) + sum(size(r) for v in block.values for r in v.regions)
+            blocks = [*self.enclosing, self.block]
+            self.too_large = size(blocks[0]) + sum(len(b.values) for b in blocks[1:]) > self.max_ops
+        if self.too_large:
+            raise TraceTooLarge(f"the trace grew past {self.max_ops} operations (loops unrolled over sizes known at "
+                                f"trace time): compiling it would take long",
+                                self.loc)
 
     def append(self, v: Value, example=UNKNOWN) -> Value:
         """Add a value built elsewhere (control flow ops) to the current block."""

@@ -637,6 +637,7 @@ def _trace_gathering(code, args: tuple, globals: dict, builtins: dict, closure, 
 
 def _trace_frame(tracer, code, args, globals, builtins, closure, name, unroll_loops) -> Trace:
     tracer.unroll_loops = int(unroll_loops)
+    tracer.builder.max_ops = None if unroll_loops else tracer.builder.max_ops   # (a gradient: no bound)
     tracer.builder.loc = SourceLoc(code.co_filename, code.co_firstlineno, code.co_name)
     if code.co_flags & CO_VARKEYWORDS:
         raise tracer.error(f"{name}() takes **kwargs, which traced functions do not support yet")

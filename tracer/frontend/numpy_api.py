@@ -379,13 +379,15 @@ def _mean(tracer, x, axis=None, keepdims=False):
         return convert(tracer, scalar, F64)
     source = _array_arg(tracer, x, "np.mean")
     t = F32 if source.type.dtype == F32 else F64
-    v = convert(tracer, source, t)
-    axes = _axes(tracer, v.type.rank, axis)
+    axes = _axes(tracer, source.type.rank, axis)
     count = 1
     for a in axes:
-        count = b.binary("mul", count, arrays.sizes_of(tracer, v)[a])
-    total = reduce(tracer, "sum", wrap(tracer, v), axes, keepdims)
-    total = operand(tracer, total)
+        count = b.binary("mul", count, arrays.sizes_of(tracer, source)[a])
+    if source.type.dtype == BOOL and axes:      # bools counted (their float64 sum is that count)
+        total = convert(tracer, operand(tracer, reduce(tracer, "sum", wrap(tracer, source), axes, keepdims)), F64)
+    else:
+        v = convert(tracer, source, t)
+        total = operand(tracer, reduce(tracer, "sum", wrap(tracer, v), axes, keepdims))
     return wrap(tracer, emit_elementwise(tracer, "div", [total, b.convert(b.value(count), F64)], t))
 
 

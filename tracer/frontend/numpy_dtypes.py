@@ -25,6 +25,7 @@ from tracer.frontend.arrays import wrap
 from tracer.frontend.dtypes import CAST_NARROW, cast, kind
 from tracer.frontend.objects import TracedArray
 from tracer.ir import F16, F64, NUMPY_DTYPE_NAMES, U64, UNSIGNED, ArrayType, compute_type
+from tracer.ir.reductions import COUNTED_SUMS
 
 KEEP = {"max", "amax", "min", "amin", "sort", "ptp", "nanmax", "nanmin"}
 ACCUMULATE = {"sum", "prod", "cumsum", "cumprod", "nansum", "nanprod"}
@@ -79,11 +80,25 @@ def call_on_narrow(tracer, name: str, impl, dtype, args, kwargs):
             return numpy_float16.FUNCTIONS[name](tracer, *args, **kwargs)
         raise tracer.error(f"{what} is not supported yet")
     if name in ACCUMULATE:
-        result = impl(tracer, *_cast_arrays(tracer, args, False), **_cast_arrays(tracer, kwargs, False))
+        counted = name == "sum" and _counted_sum(args, kwargs)    # read as they are (codegen.reductions)
+        result = impl(tracer, *args, **kwargs) if counted else \
+            impl(tracer, *_cast_arrays(tracer, args, False), **_cast_arrays(tracer, kwargs, False))
         return _result(tracer, result, U64) if dtype in UNSIGNED else result
     if name in TO_FLOAT:
         return impl(tracer, *_cast_arrays(tracer, args, True), **_cast_arrays(tracer, kwargs, True))
     raise tracer.error(f"{what} is not supported yet")
+
+
+def _counted_sum(args, kwargs) -> bool:
+    """Whether np.sum(x, axis, keepdims=...) sums over some axis of an array x of int8, uint8,
+    int16 or uint16: a `reduce` of int64 that reads the elements as they are."""
+    if not args or len(args) > 2 or not set(kwargs) <= {"axis", "keepdims"} or "axis" in kwargs and len(args) > 1:
+        return False
+    x, axis = args[0], args[1] if len(args) > 1 else kwargs.get("axis")
+    if not (isinstance(x, TracedArray) and x.type.dtype in COUNTED_SUMS and x.type.rank >= 1):
+        return False
+    return axis is None or type(axis) is int or type(axis) is tuple and len(axis) > 0 and \
+        all(type(d) is int for d in axis)
 
 
 def handles(name: str) -> bool:

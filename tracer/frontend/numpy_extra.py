@@ -4,8 +4,9 @@
 `np.nansum` and `np.nanmean`, and `np.fill_diagonal`.
 
 Registered into `tracer.frontend.numpy_more`'s tables. Each follows NumPy's own algorithm:
-- any/all/count_nonzero count the true elements (x != 0; NaN is true) as int64 sums, so an empty
-  array or axis gives NumPy's False/True/0 without a special case;
+- any/all/count_nonzero count the true elements (x != 0; NaN is true) as int64 sums (all: the
+  count equals the number of elements), so an empty array or axis gives NumPy's False/True/0
+  without a special case;
 - the angle functions are NumPy's C `x * (180.0 / NPY_PI)` and `x * (NPY_PI / 180.0)`, the
   constant computed in float32 for float32 arrays (180.0f / NPY_PIf): bit for bit;
 - isclose is `abs(x - y) <= atol + rtol * abs(y)` and `isfinite(y)`, or `x == y` (y made inexact
@@ -29,6 +30,7 @@ from tracer.frontend.numpy_more import (
     METHODS,
     as_array,
     axis_tuple,
+    count_of,
     fallback_unless,
     index_arg,
     mean_of,
@@ -64,10 +66,8 @@ def _truth(tracer, a, what: str):
     return convert(tracer, x.value, BOOL), x.rank
 
 
-def _count_true(tracer, a, axis, keepdims, what: str, negate: bool = False):
+def _count_true(tracer, a, axis, keepdims, what: str):
     truth, rank = _truth(tracer, a, what)
-    if negate:
-        truth = tracer.builder.emit("not", (truth,))
     axes = axis_tuple(tracer, axis, rank)
     if not axes:
         return convert(tracer, truth, I64)
@@ -79,8 +79,12 @@ def _test(name, negate):
         unsupported_arguments(tracer, f"np.{name}", out=out)
         if where is not None and where is not True:
             raise tracer.error(f"np.{name}(..., where=...) is not supported yet")
-        count = _count_true(tracer, a, axis, keepdims, f"np.{name}", negate)
-        return wrap(tracer, emit_elementwise(tracer, "eq" if negate else "ne", [count, 0], I64))
+        count = _count_true(tracer, a, axis, keepdims, f"np.{name}")
+        if not negate:
+            return wrap(tracer, emit_elementwise(tracer, "ne", [count, 0], I64))
+        x = as_array(tracer, a, f"np.{name}")         # all: every element along the axes is true
+        size = count_of(tracer, x.value, axis_tuple(tracer, axis, x.rank))
+        return wrap(tracer, emit_elementwise(tracer, "eq", [count, size], I64))
     return impl
 
 

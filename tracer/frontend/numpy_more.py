@@ -182,9 +182,13 @@ def linspace(tracer, start, stop, num=50, endpoint=True, retstep=False, dtype=No
 
 # ------------------------------------------------------------------------------- statistics
 def mean_of(tracer, v, axes, keepdims):
-    """a.mean(axes): the sum (of float64 for ints and bools) divided by the count."""
+    """a.mean(axes): the sum (of float64 for ints and bools) divided by the count. Bools are
+    counted as int64 (their float64 sum in any order is that count, exactly)."""
     t = F64 if v.type.dtype in (I64, BOOL) else v.type.dtype
-    total = sum_of(tracer, convert(tracer, v, t), axes, keepdims)
+    if v.type.dtype == BOOL and axes:
+        total = convert(tracer, sum_of(tracer, v, axes, keepdims), F64)
+    else:
+        total = sum_of(tracer, convert(tracer, v, t), axes, keepdims)
     return emit_elementwise(tracer, "div", [total, count_of(tracer, v, axes)], t)
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from bytecode import Bytecode, CellVar, Instr, Label
 
 from tracer.errors import BigIntInput, UnsupportedError
-from tracer.frontend.builder import is_traced
+from tracer.frontend.builder import TraceTooLarge, is_traced
 from tracer.frontend.instances import TracedInstance
 from tracer.frontend.iteration import ListChanged
 from tracer.frontend.numpy_scalars import made_by_numpy
@@ -108,7 +108,7 @@ class Breaking:
         try:
             return handler(instr)
         except UnsupportedError as exc:
-            if isinstance(exc, BigIntInput) or retraced(self.tracer, exc):
+            if isinstance(exc, (BigIntInput, TraceTooLarge)) or retraced(self.tracer, exc):
                 raise
             del block.values[emitted:]
             self.tracer.updated_arrays.clear()

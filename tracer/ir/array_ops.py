@@ -27,7 +27,7 @@ from dataclasses import replace
 from tracer.errors import OpFailure, Status
 from tracer.ir import cast_ops, numpy_math_ops  # noqa: F401 (np_exp, cast: defined before ELEMENTWISE extends them)
 from tracer.ir.graph import Value
-from tracer.ir.reductions import reduce_in_order
+from tracer.ir.reductions import COUNTED_SUMS, reduce_in_order
 from tracer.ir.registry import OPS, FailureRule, OpDef, define, may_fail_by_status
 from tracer.ir.scalar_ops import MATH_UNARY, fused_multiply_add
 from tracer.ir.types import (
@@ -366,7 +366,8 @@ def _reduce_type(t, a):
         raise TypeError(f"reduce: {kind} of {x} (of float16, NumPy's float16 loops: sum and prod)")
     if a.get("dtype") is not None and (a["dtype"] != "float32" or x.dtype != F16 or kind != "sum"):
         raise TypeError(f"reduce: the {kind} of {x} with dtype {a['dtype']!r} (only a float16 sum in float32)")
-    dtype = F32 if a.get("dtype") else I64 if kind in ("sum", "prod") and x.dtype == BOOL else x.dtype
+    dtype = F32 if a.get("dtype") else I64 if kind in ("sum", "prod") and x.dtype == BOOL or \
+        kind == "sum" and x.dtype in COUNTED_SUMS else x.dtype
     if len(axes) == x.rank and not a["keepdims"]:
         return dtype
     if a["keepdims"]:
@@ -638,7 +639,8 @@ def _store(x, value, *indices):
 
 
 define("store", "x[indices] = value (fewer indices than axes: value is an array of the rest's shape); "
-        "x must be an array the function made", _store_type, _store, [Status.FALLBACK, Status.SHAPE_MISMATCH], effect=True)
+        "x is an array the function made, or an argument array the in-place pass lets it write "
+        "(tracer.transforms.passes.inplace)", _store_type, _store, [Status.FALLBACK, Status.SHAPE_MISMATCH], effect=True)
 
 
 def _writeback_type(t, a):

@@ -17,7 +17,11 @@ from __future__ import annotations
 import math
 
 from tracer.errors import OpFailure, Status
-from tracer.ir.types import I64_MAX, I64_MIN
+from tracer.ir.types import BOOL, I8, I16, I64_MAX, I64_MIN, U8, U16
+
+# a sum of these is int64 (as NumPy's of bool; NumPy's of int8 and int16 too, and of uint8 and
+# uint16 in uint64): it cannot overflow (an array would need 2**47 elements)
+COUNTED_SUMS = (BOOL, I8, U8, I16, U16)
 
 BUFFER = 8192            # NumPy's default buffer size (np.getbufsize()): a casting loop's pieces
 GATHERED = 1 << 22       # the largest scattered array whose sum is one run (codegen.reductions)
