@@ -113,15 +113,18 @@ FLOAT32_SCALARS = ("a {dtype} scalar (an element or a reduction of a {dtype} arr
 # array ops that never loop at run time (views, one element); every other op on arrays loops
 ONE_STEP_ARRAY_OPS = frozenset({"dim", "load", "index", "slice", "store"})
 LOOPING_OPS = frozenset({"loop", "map", "python_call", "list_array"})    # (list_find: codegen.lists)
-# A trace that holds more than this many ops (loops unrolled because they change lists, with the
-# values that size them pinned) would take LLVM many seconds to compile, and again for every other
-# size: the call runs as Python instead. Traces for autodiff have no Python version: no bound.
+# A finished trace of more than MAX_TRACE_OPS ops (loops unrolled because they change lists, with
+# the values that size them pinned) would take LLVM many seconds to compile, and again for every
+# other size: the call runs as Python instead. While tracing, loops unroll before they are rolled
+# back into loop ops: up to MAX_TRACING_OPS ops are held then. Traces for autodiff have no Python
+# version: no bound.
 MAX_TRACE_OPS = 12_000
+MAX_TRACING_OPS = 10 * MAX_TRACE_OPS
 SIZE_CHECK_EVERY = 1024         # ops emitted between two counts of the trace's size
 
 
 class TraceTooLarge(UnsupportedError):
-    """The trace grew past MAX_TRACE_OPS: it is not compiled (no graph break, no retrace)."""
+    """The trace grew past its bound: it is not compiled (no graph break, no retrace)."""
     final = True
 
 
@@ -153,6 +156,11 @@ def raises_python_error(opdef, v: Value) -> bool:
     return opdef.may_fail(v) and any(st not in (Status.FALLBACK, Status.SHAPE_MISMATCH) for st in opdef.statuses)
 
 
+def block_size(block: Block) -> int:
+    """The ops of a block, those of the regions inside it included."""
+    return len(block.values) + sum(block_size(r) for v in block.values for r in v.regions)
+
+
 class GraphBuilder:
     def __init__(self, name: str):
         self.name = name
@@ -170,7 +178,7 @@ class GraphBuilder:
         self.raise_attrs = None         # exc -> the attributes of its `raise` op (opcodes.exceptions)
         self.fails_in_handler = None    # where an op that may raise was emitted that such a handler may catch
                                         # (or inside a handler: its exception's context)
-        self.max_ops: int | None = MAX_TRACE_OPS     # None: no bound (autodiff's traces)
+        self.max_ops: int | None = MAX_TRACE_OPS     # of the finished trace; None: no bound (autodiff's)
         self.next_size_check = SIZE_CHECK_EVERY        # (counted in emitted ops, rolled-back ones too)
         self.emitted = 0
         self.too_large = False
@@ -224,19 +232,19 @@ class GraphBuilder:
         return v
 
     def check_size(self) -> None:
-        """Raise TraceTooLarge where the ops the trace holds (nested regions included) pass
-        max_ops; once they have, on every later emit too (so no other path goes on tracing)."""
+        """Raise TraceTooLarge where the ops the trace holds now (nested regions included) pass
+        10 x max_ops; once they have, on every later emit too (so no other path goes on tracing)."""
         if not self.too_large:
             self.next_size_check = self.emitted + SIZE_CHECK_EVERY
-
-            def size(block: Block) -> int:
-                return len(block.values) + sum(size(r) for v in block.values for r in v.regions)
             blocks = [*self.enclosing, self.block]
-            self.too_large = size(blocks[0]) + sum(len(b.values) for b in blocks[1:]) > self.max_ops
+            held = block_size(blocks[0]) + sum(len(b.values) for b in blocks[1:])
+            self.too_large = held > self.max_ops * (MAX_TRACING_OPS // MAX_TRACE_OPS)
         if self.too_large:
-            raise TraceTooLarge(f"the trace grew past {self.max_ops} operations (loops unrolled over sizes known at "
-                                f"trace time): compiling it would take long",
-                                self.loc)
+            raise self.too_large_error()
+
+    def too_large_error(self) -> TraceTooLarge:
+        return TraceTooLarge(f"the trace grew past {self.max_ops} operations (loops unrolled over sizes known at "
+                             f"trace time): compiling it would take long", self.loc)
 
     def append(self, v: Value, example=UNKNOWN) -> Value:
         """Add a value built elsewhere (control flow ops) to the current block."""
@@ -291,6 +299,8 @@ class GraphBuilder:
         fn.params = [p for p in fn.params if p not in self.pinned]
         for i, p in enumerate(fn.params):
             p.attrs["index"] = i
+        if self.max_ops is not None and block_size(fn.body) > self.max_ops:
+            raise self.too_large_error()
         return fn
 
     def must_be_concrete(self, x) -> bool:
