@@ -231,8 +231,10 @@ def _in_order(k: KernelBuilder, a: ArrayValue, kind: str, source, dtype, kept: l
         place = [idx[d] for d in kept]
         x = load_element(k, a, idx, source)
         acc = load_element(k, out, place, dtype)
-        if dtype != source:           # bools, narrow ints (COUNTED_SUMS): the sum cannot overflow
-            store_element(k, out, place, dtype, b.add(acc, int_sums.widened(k, x, source)))
+        if dtype != source:           # bools (a product too), narrow ints (COUNTED_SUMS) in int64
+            x = int_sums.widened(k, x, source)
+        if dtype != source and kind == "sum":      # (the sum cannot overflow)
+            store_element(k, out, place, dtype, b.add(acc, x))
         else:
             store_element(k, out, place, dtype, _combine(k, kind, dtype, acc, x))
     for_each_index(k, a.sizes, body)

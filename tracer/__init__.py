@@ -34,10 +34,10 @@ _PUBLIC = {   # name -> the module that defines it
     "grad": "tracer.gradients",
     "value_and_grad": "tracer.gradients",
     "vjp": "tracer.gradients",
-    "vectorize": "tracer.vectorize",
+    "vectorize": "tracer.vectorized",
     "prange": "tracer.frontend.iteration",
     "export": "tracer.aot.export",
-    "explain": "tracer.explain",
+    "explain": "tracer.explanation",
     "capture": "tracer.regions",
     "stats": "tracer.regions",
     "TracerError": "tracer.errors",
@@ -70,8 +70,8 @@ if TYPE_CHECKING:
     from tracer.aot.export import export
     from tracer.api import trace
     from tracer.errors import DataDependentControlFlow, TracerError, UnsupportedError
-    from tracer.explain import explain
+    from tracer.explanation import explain
     from tracer.frontend.iteration import prange
     from tracer.gradients import grad, value_and_grad, vjp
     from tracer.regions import capture, stats
-    from tracer.vectorize import vectorize
+    from tracer.vectorized import vectorize

@@ -226,7 +226,7 @@ def run_dump(options) -> int:
     if options.format == "dot" and options.stage not in ("ir", "opt"):
         raise CommandError(f"--format dot shows the IR stages (--stage ir or opt), not {options.stage}")
     if options.timings:
-        from tracer.explain import explain
+        from tracer.explanation import explain
         from tracer.gradients import grad
         argnums = tuple(int(a) for a in options.argnums.split(","))
         print(explain(grad(fn, argnums) if options.grad else fn, *args))

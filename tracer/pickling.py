@@ -63,9 +63,7 @@ def rebuild_transform(cls, source, inner, *options):
 def rebuild_vectorized(fn, fuse_fma: bool, parallel: bool = False):
     """An unpickled `vectorize(fn)` (its `__reduce__`): made once per function and options in
     this process."""
-    # the public function, which tracer/__init__.py loads on first use: were the module
-    # tracer.vectorize imported by its name first, `from tracer import vectorize` would find the
-    # module in its place
+    # the public function, which tracer/__init__.py loads from tracer.vectorized on first use
     return sys.modules["tracer"].vectorize(fn, fuse_fma=fuse_fma, parallel=parallel)
 
 

@@ -173,3 +173,19 @@ def test_int64_sums_near_the_limits():
     check(total, np.array([top, 1] * 50, np.int64), fails=True)
     check(total, np.array([-1] * 70 + [bottom + 70], np.int64))
     check(total, np.array([-1] * 71 + [bottom + 70], np.int64), fails=True)
+
+
+def whole_product(m):
+    return m.prod()
+
+
+def column_products(m):
+    return np.prod(m, axis=0)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0])
+def test_bool_products_multiply(p):
+    # (bools widened to int64 as sums are, then multiplied: not counted)
+    for m in views(bools((6, 5), p)):
+        check(whole_product, m)
+        check(column_products, m)

@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 import tracer
-from tracer.explain import explain
+from tracer.explanation import explain
 from tracer.specialize import Specialization
 
 
